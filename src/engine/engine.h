@@ -1,0 +1,50 @@
+// The engine interface: a loaded model (weights shared, immutable after load) that hands out
+// execution contexts, one per inference worker. Backends live in their own folders
+// (engine/opencv, engine/native) and are picked at run time by name (engine/engine_factory.h).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/tensor.h"
+
+namespace sd {
+
+struct TensorInfo {
+  std::string name;
+  Shape shape;  // -1 for a dynamic dim
+};
+
+struct EngineCapabilities {
+  bool dynamic_input_size = false;  // accepts any H, W (multiples of the stride)
+  bool dynamic_batch = false;       // accepts N > 1 in one call
+  bool shares_weights = false;      // contexts share one copy of the weights
+  std::string device = "cpu";       // "cpu", "cuda:0", ...
+};
+
+struct ContextOptions {
+  int threads = 0;  // 0: the engine's default
+};
+
+// Runs the model. Not thread-safe: one context per worker thread.
+class InferenceContext {
+ public:
+  virtual ~InferenceContext() = default;
+  // input: NCHW float32, N >= 1. outputs are resized to the model's outputs, in output_info order.
+  // Outputs keep their buffers between calls (no allocation in steady state).
+  virtual Status infer(const TensorView& input, std::vector<Tensor>& outputs) = 0;
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual std::string name() const = 0;
+  virtual const std::vector<TensorInfo>& inputs() const = 0;
+  virtual const std::vector<TensorInfo>& outputs() const = 0;
+  virtual EngineCapabilities capabilities() const = 0;
+  virtual Result<std::unique_ptr<InferenceContext>> create_context(const ContextOptions& options) = 0;
+};
+
+}  // namespace sd

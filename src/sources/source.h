@@ -1,0 +1,42 @@
+// Frame sources: video files, images/folders/globs, V4L2 cameras, GStreamer pipelines,
+// RTSP/HTTP streams. open_source() picks the kind from the spec string.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/error.h"
+#include "core/frame.h"
+
+namespace sd {
+
+enum class SourceKind { kVideoFile, kImages, kCamera, kGStreamer, kStream };
+
+const char* source_kind_name(SourceKind kind);
+
+struct SourceInfo {
+  std::string uri;              // what the user passed
+  SourceKind kind = SourceKind::kVideoFile;
+  double fps = 0;               // 0 when unknown
+  int width = 0, height = 0;    // of the first frame
+  int64_t frame_count = -1;     // -1 when unknown (live, stream)
+  bool live = false;            // camera / network / gstreamer: frames arrive on their own clock
+};
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  virtual const SourceInfo& info() const = 0;
+  // Fills `frame` and returns true, or returns false at the end of the source.
+  // A frame that cannot be decoded returns kCorruptFrame (the caller may skip it and go on);
+  // a source that broke returns kSource.
+  virtual Result<bool> read(Frame& frame) = 0;
+};
+
+struct SourceOptions {
+  int source_id = 0;
+};
+
+Result<std::unique_ptr<Source>> open_source(const std::string& spec, const SourceOptions& options = {});
+
+}  // namespace sd
