@@ -42,6 +42,12 @@ struct TensorView {
   int64_t numel() const { return shape.numel(); }
 };
 
+// A named tensor as a model declares it.
+struct TensorInfo {
+  std::string name;
+  Shape shape;  // -1 for a dynamic dim
+};
+
 // Owning float tensor; resize() keeps the buffer when capacity suffices (steady state: no malloc).
 class Tensor {
  public:

@@ -12,11 +12,6 @@
 
 namespace sd {
 
-struct TensorInfo {
-  std::string name;
-  Shape shape;  // -1 for a dynamic dim
-};
-
 struct EngineCapabilities {
   bool dynamic_input_size = false;  // accepts any H, W (multiples of the stride)
   bool dynamic_batch = false;       // accepts N > 1 in one call

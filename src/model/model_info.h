@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/tensor.h"
 
 namespace sd {
 
@@ -39,6 +40,8 @@ struct ModelInfo {
   std::vector<int> strides;                     // from metadata "stride" (empty if absent)
   int imgsz_w = 0, imgsz_h = 0;                 // from metadata "imgsz" (0 if absent)
   std::optional<DarknetConfig> darknet;
+  std::vector<TensorInfo> declared_inputs;   // ONNX graph inputs (initializers excluded), -1 dynamic
+  std::vector<TensorInfo> declared_outputs;  // ONNX graph outputs
   int max_stride() const;  // the largest known stride, 32 when unknown
 };
 
