@@ -1,0 +1,15 @@
+// Minimal stderr logging: one line per message, prefixed with the program name. Quiet mode
+// silences info; warnings and errors always print.
+#pragma once
+
+#include <cstdarg>
+
+namespace sd {
+
+void set_log_quiet(bool quiet);
+bool log_quiet();
+void log_info(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_warn(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+}  // namespace sd

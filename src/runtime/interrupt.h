@@ -1,0 +1,12 @@
+// Ctrl-C / SIGTERM handling: the first signal asks the pipeline to stop and finalize its
+// outputs; a second one exits at once.
+#pragma once
+
+namespace sd {
+
+void install_interrupt_handler();
+bool interrupt_requested();
+void request_interrupt();  // what the handler does; also used by tests
+void clear_interrupt();
+
+}  // namespace sd

@@ -1,0 +1,38 @@
+// Detections as JSON Lines, one object per frame (format documented in the README):
+// {"source": "...", "frame": 12, "timestamp_ms": 400.0, "detections": [{"box": [x1, y1, x2, y2],
+//  "class_id": 2, "class_name": "car", "confidence": 0.91}]}
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sinks/sink.h"
+
+namespace sd {
+
+class JsonlSink final : public Sink {
+ public:
+  // Opens (truncates) the file now, so an unwritable path fails before processing starts.
+  static Result<std::unique_ptr<JsonlSink>> open(const std::string& path, std::string source_uri,
+                                                 const std::vector<std::string>& class_names);
+  ~JsonlSink() override;
+  std::string name() const override { return "jsonl " + path_; }
+  Status write(const FrameResult& result) override;
+  Status finish() override;
+
+  // Formats one frame's line (without the newline) into `out`; exposed for tests.
+  void format_line(const FrameResult& result, std::string& out) const;
+
+ private:
+  std::string path_;
+  std::FILE* file_ = nullptr;
+  std::string source_json_;                 // the source uri, JSON-escaped and quoted
+  std::vector<std::string> names_json_;     // class names, JSON-escaped and quoted
+  std::string line_;                        // reused buffer
+};
+
+std::string json_quote(const std::string& s);
+
+}  // namespace sd

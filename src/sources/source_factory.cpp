@@ -1,0 +1,75 @@
+// Picks the kind of source from the spec string the user passed to --source.
+#include <glob.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include <opencv2/videoio.hpp>
+
+#include "sources/image_source.h"
+#include "sources/source.h"
+#include "sources/video_capture_source.h"
+
+namespace sd {
+namespace fs = std::filesystem;
+
+const char* source_kind_name(SourceKind kind) {
+  switch (kind) {
+    case SourceKind::kVideoFile: return "video file";
+    case SourceKind::kImages: return "images";
+    case SourceKind::kCamera: return "camera";
+    case SourceKind::kGStreamer: return "GStreamer pipeline";
+    case SourceKind::kStream: return "stream";
+  }
+  return "source";
+}
+
+namespace {
+
+bool is_url(const std::string& s) {
+  for (const char* scheme : {"rtsp://", "rtsps://", "http://", "https://", "rtmp://", "udp://", "tcp://", "srt://"})
+    if (s.rfind(scheme, 0) == 0) return true;
+  return false;
+}
+
+std::vector<std::string> expand_glob(const std::string& pattern) {
+  std::vector<std::string> files;
+  glob_t g{};
+  if (::glob(pattern.c_str(), 0, nullptr, &g) == 0)
+    for (size_t i = 0; i < g.gl_pathc; ++i)
+      if (fs::is_regular_file(g.gl_pathv[i])) files.emplace_back(g.gl_pathv[i]);
+  globfree(&g);
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Source>> open_source(const std::string& spec, const SourceOptions& options) {
+  if (spec.empty()) return fail(ErrorCode::kSource, "empty --source");
+  if (spec.find_first_not_of("0123456789") == std::string::npos || spec.rfind("/dev/video", 0) == 0)
+    return VideoCaptureSource::open(spec, SourceKind::kCamera, cv::CAP_V4L2, options);
+  if (spec.find('!') != std::string::npos && spec.find("appsink") != std::string::npos)
+    return VideoCaptureSource::open(spec, SourceKind::kGStreamer, cv::CAP_GSTREAMER, options);
+  if (is_url(spec)) return VideoCaptureSource::open(spec, SourceKind::kStream, cv::CAP_FFMPEG, options);
+  std::error_code ec;
+  if (fs::is_directory(spec, ec)) {
+    std::vector<std::string> files;
+    for (const auto& entry : fs::directory_iterator(spec, ec))
+      if (entry.is_regular_file() && has_image_extension(entry.path().string())) files.push_back(entry.path().string());
+    std::sort(files.begin(), files.end());
+    return ImageSource::open(spec, std::move(files), options);
+  }
+  if (!fs::exists(spec, ec)) {
+    if (spec.find_first_of("*?[") != std::string::npos) {
+      auto files = expand_glob(spec);
+      if (files.empty()) return fail(ErrorCode::kSource, "source pattern " + spec + " matches no file");
+      return ImageSource::open(spec, std::move(files), options);
+    }
+    return fail(ErrorCode::kSource, "source " + spec + " does not exist");
+  }
+  if (has_image_extension(spec)) return ImageSource::open(spec, {spec}, options);
+  return VideoCaptureSource::open(spec, SourceKind::kVideoFile, cv::CAP_FFMPEG, options);
+}
+
+}  // namespace sd
