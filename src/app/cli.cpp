@@ -1,14 +1,127 @@
 #include "app/cli.h"
 
+#include <cstdio>
+#include <fstream>
+#include <string>
+
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "app/bench_command.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "runtime/interrupt.h"
+#include "runtime/pipeline.h"
 
 namespace sd {
 
+namespace {
+
+// Options shared by `run` and `bench`: which model, how to feed it, how to decode it.
+void add_model_options(CLI::App& cmd, ModelOptions& m, std::string& layout) {
+  cmd.add_option("-m,--model", m.model, "ONNX model (.onnx) or Darknet config (.cfg; its .weights beside it)")
+      ->required();
+  cmd.add_option("--weights", m.weights, "Darknet .weights file (default: the .cfg's name with .weights)");
+  cmd.add_option("--engine", m.engine, "inference engine: opencv")->capture_default_str();
+  cmd.add_option("--threads", m.threads, "inference threads (0: the engine's default)")->check(CLI::NonNegativeNumber);
+  cmd.add_option("--input-size", m.input_size,
+                 "network input: auto (dynamic models: the frame size rounded up to the stride, e.g. 1280x720 -> "
+                 "1280x736; fixed models: their size), W,H, or N for NxN")
+      ->capture_default_str();
+  cmd.add_option("--layout", layout, "output layout: auto|yolov8|yolov5|yolov10|yolox|ssd|darknet")
+      ->capture_default_str();
+  cmd.add_option("--preprocess", m.preprocess,
+                 "override preprocessing, comma-separated: rgb|bgr, letterbox|stretch, center|topleft, scale=F "
+                 "(or 1/255), pad=N, mean=a:b:c, std=a:b:c");
+  cmd.add_option("--classes", m.classes_file, "class names file, one per line (default: model metadata, or COCO for 80 classes)");
+  cmd.add_option("--conf", m.conf, "confidence threshold")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  cmd.add_option("--iou", m.iou, "NMS IoU threshold")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  cmd.add_flag("--agnostic", m.agnostic, "class-agnostic NMS (boxes of different classes suppress each other)");
+  cmd.add_option("--max-det", m.max_det, "maximum detections per frame")->capture_default_str()->check(CLI::PositiveNumber);
+}
+
+Status resolve_layout(const std::string& text, ModelOptions& m) {
+  auto layout = parse_layout(text);
+  if (!layout) return fail(ErrorCode::kUsage, "unknown --layout '" + text + "' (auto|yolov8|yolov5|yolov10|yolox|ssd|darknet)");
+  m.layout = *layout;
+  return ok();
+}
+
+int report_error(const Error& e) {
+  log_error("%s", e.message.c_str());
+  return exit_code_for(e.code);
+}
+
+int run_command(RunOptions& options, const std::string& layout) {
+  set_log_quiet(options.quiet);
+  if (auto st = resolve_layout(layout, options.model); !st) return report_error(st.error());
+  install_interrupt_handler();
+  RunOutcome outcome = run_detection(options);
+  if (outcome.started) {
+    if (!options.quiet) std::fprintf(stderr, "%s", format_profile(outcome.profile).c_str());
+    if (!options.profile_json.empty()) {
+      std::ofstream out(options.profile_json);
+      out << profile_to_json(outcome.profile).dump(2) << "\n";
+      if (!out) {
+        log_error("cannot write profile to %s", options.profile_json.c_str());
+        if (outcome.status) return exit_code::kOutput;
+      }
+    }
+  }
+  if (!outcome.status) return report_error(outcome.status.error());
+  return exit_code::kOk;
+}
+
+}  // namespace
+
 int cli_main(int argc, char** argv) {
-  CLI::App app{"streamdet: real-time object detection for video"};
+  CLI::App app{"streamdet: real-time object detection for video, with the profile built in"};
+  app.set_version_flag("--version", std::string("streamdet ") + STREAMDET_VERSION);
   app.require_subcommand(1);
-  CLI11_PARSE(app, argc, argv);
-  return 0;
+  app.footer(
+      "Exit codes: 0 ok, 1 internal error, 2 usage, 3 model, 4 source, 5 output, 6 unsupported, 130 interrupted.\n"
+      "Run 'streamdet <command> --help' for a command's options.");
+
+  RunOptions run;
+  std::string run_layout = "auto";
+  CLI::App* run_cmd = app.add_subcommand("run", "detect objects in a source; write annotated video, JSONL and a profile");
+  add_model_options(*run_cmd, run.model, run_layout);
+  run_cmd->add_option("-s,--source", run.sources,
+                      "video file, image file/folder/glob, camera (0, /dev/video0), GStreamer pipeline ending in "
+                      "appsink, or rtsp://... / http://... URL")
+      ->required();
+  run_cmd->add_option("-o,--output", run.output, "annotated video to write (.mp4, .avi, .mkv)");
+  run_cmd->add_option("-d,--detections", run.detections, "detections as JSON Lines, one line per frame");
+  run_cmd->add_option("--profile-json", run.profile_json, "save the profile as JSON");
+  run_cmd->add_option("--max-frames", run.max_frames, "stop after N frames (-1: all)")->capture_default_str();
+  run_cmd->add_flag("-q,--quiet", run.quiet, "no progress line, no profile table on stderr");
+
+  BenchOptions bench;
+  std::string bench_layout = "auto";
+  CLI::App* bench_cmd = app.add_subcommand("bench", "time the engine alone (warm-up, then N iterations)");
+  add_model_options(*bench_cmd, bench.model, bench_layout);
+  add_bench_options(*bench_cmd, bench);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    log_error("%s (see 'streamdet --help')", e.what());
+    return exit_code::kUsage;
+  }
+
+  if (run_cmd->parsed()) return run_command(run, run_layout);
+  if (bench_cmd->parsed()) {
+    if (auto st = resolve_layout(bench_layout, bench.model); !st) return report_error(st.error());
+    auto st = run_bench(bench);
+    return st ? exit_code::kOk : report_error(st.error());
+  }
+  return exit_code::kUsage;
 }
 
 }  // namespace sd
