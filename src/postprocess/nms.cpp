@@ -54,6 +54,7 @@ void Nms::run(Detections& dets, const NmsOptions& options) {
     if (v->size() < limit) v->resize(limit);
   if (kclass_.size() < limit) kclass_.resize(limit);
   kept_.clear();
+  kept_.reserve(limit);
 
   constexpr int kChunk = 64;  // kept boxes tested per vectorised pass before checking for a hit
   int kept = 0;
