@@ -83,6 +83,10 @@ TEST(DecoderSsd, RawOffsetsAreDecodedAgainstThePriorsWithSoftmaxScores) {
     EXPECT_NEAR(got[0].x2, (cx + w / 2) * 200, 1e-3f);
     EXPECT_NEAR(got[0].y1, (0.5f - 0.2f) * 100, 1e-3f);
     EXPECT_NEAR(got[0].y2, (0.5f + 0.2f) * 100, 1e-3f);
+    // A zero threshold keeps every foreground class of every anchor.
+    got.clear();
+    dec.decode(outs, 0, {0.f, 0, 0}, got);
+    EXPECT_EQ(got.size(), 4u);
   }
 }
 

@@ -84,7 +84,8 @@ void emit_anchor(const Views& v, int64_t a, SsdScoreKind kind, float best_fg, fl
   const float m = bg > best_fg ? bg : best_fg;
   float sum = 0.f;
   for (int c = 0; c < v.classes; ++c) sum += std::exp(v.score(c, a) - m);
-  const float floor = std::log(conf) - 1e-3f;  // exp(x - m) / sum <= exp(x - m): below it, p < conf
+  // exp(x - m) / sum <= exp(x - m): below this floor, p < conf.
+  const float floor = conf > 0.f ? std::log(conf) - 1e-3f : -INFINITY;
   for (int c = 1; c < v.classes; ++c) {
     const float x = v.score(c, a) - m;
     if (!(x >= floor)) continue;

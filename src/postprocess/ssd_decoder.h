@@ -10,6 +10,8 @@
 //    (cx = pcx + 0.1 * tx * pw, w = pw * exp(0.2 * tw)) and scores are logits, softmaxed over the
 //    classes (NVIDIA DeepLearningExamples SSD300, 8732 anchors).
 // make_decoder picks raw when A == 8732, decoded otherwise; ONNX metadata can force it (see decoder.h).
+// Raw decoding knows only the SSD300 COCO default boxes (scales 21..315); models trained with other
+// priors (e.g. ssd.pytorch's VOC scales 30..315) need an export with decoded boxes.
 //
 // Raw scores are not softmaxed for every anchor: softmax(x)_c <= exp(x_c - max x), so an anchor whose
 // best non-background logit is more than -log(conf) below its largest logit cannot reach conf and is
