@@ -4,7 +4,7 @@
 
 namespace sd {
 
-Postprocessor::Postprocessor(std::unique_ptr<Decoder> decoder, const DecodeOptions& decode, const NmsOptions& nms)
+Postprocessor::Postprocessor(std::shared_ptr<const Decoder> decoder, const DecodeOptions& decode, const NmsOptions& nms)
     : decoder_(std::move(decoder)), decode_(decode), nms_options_(nms) {}
 
 void Postprocessor::run(std::span<const TensorView> outputs, int batch_index, Detections& out) {

@@ -1,4 +1,4 @@
-// Decode + NMS for one image: owns the decoder, the NMS scratch and the candidate buffer, so a
+// Decode + NMS for one image: shares the (immutable) decoder, owns the NMS scratch and the candidate buffer, so a
 // frame in steady state allocates nothing. One Postprocessor per thread (not thread-safe).
 #pragma once
 
@@ -12,7 +12,7 @@ namespace sd {
 
 class Postprocessor {
  public:
-  Postprocessor(std::unique_ptr<Decoder> decoder, const DecodeOptions& decode, const NmsOptions& nms);
+  Postprocessor(std::shared_ptr<const Decoder> decoder, const DecodeOptions& decode, const NmsOptions& nms);
 
   // Replaces `out` with the detections of image `batch_index` (network-input pixels, highest
   // score first, at most max_det). Models with NMS inside skip ours but still honour max_det.
@@ -23,7 +23,7 @@ class Postprocessor {
   const NmsOptions& nms_options() const { return nms_options_; }
 
  private:
-  std::unique_ptr<Decoder> decoder_;
+  std::shared_ptr<const Decoder> decoder_;
   DecodeOptions decode_;
   NmsOptions nms_options_;
   Nms nms_;

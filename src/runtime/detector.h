@@ -22,7 +22,7 @@ namespace sd {
 struct Detector {
   ModelInfo model;
   std::unique_ptr<Engine> engine;
-  std::unique_ptr<Decoder> decoder;
+  std::shared_ptr<const Decoder> decoder;  // immutable, shared by every worker's Postprocessor
   std::vector<std::string> class_names;
   cv::Size input_size;
   PreprocessSpec preprocess;

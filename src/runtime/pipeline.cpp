@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/log.h"
+#include "postprocess/postprocessor.h"
 #include "preprocess/letterbox.h"
 #include "runtime/detector.h"
 #include "runtime/interrupt.h"
@@ -87,11 +88,9 @@ RunOutcome run_detection(const RunOptions& options) {
   std::vector<Tensor> outputs;
   std::vector<TensorView> views;
   PreprocessScratch scratch;
-  Nms nms;
+  Postprocessor post(det.decoder, det.decode, det.nms);
   FrameResult result;
   result.detections.reserve(static_cast<size_t>(std::max(det.nms.max_det, 16)));
-  Detections candidates;
-  candidates.reserve(4096);
   int64_t processed = 0;
   const int64_t total = options.max_frames >= 0 && info.frame_count >= 0
                             ? std::min(options.max_frames, info.frame_count)
@@ -136,16 +135,7 @@ RunOutcome run_detection(const RunOptions& options) {
       ScopedStage s(rec, Stage::kPostprocess);
       views.clear();
       for (const auto& t : outputs) views.push_back(t.view());
-      candidates.clear();
-      det.decoder->decode(views, 0, det.decode, candidates);
-      if (det.decoder->nms_in_model()) {
-        std::stable_sort(candidates.begin(), candidates.end(),
-                         [](const Detection& a, const Detection& b) { return a.score > b.score; });
-        if (candidates.size() > static_cast<size_t>(det.nms.max_det)) candidates.resize(static_cast<size_t>(det.nms.max_det));
-      } else {
-        nms.run(candidates, det.nms);
-      }
-      result.detections.assign(candidates.begin(), candidates.end());
+      post.run(views, 0, result.detections);
       for (Detection& d : result.detections) transform.map_back(d);
     }
     if (video) {
