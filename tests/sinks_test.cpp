@@ -13,7 +13,7 @@ namespace {
 
 TEST(JsonlSink, OneLinePerFrameInTheDocumentedShape) {
   test::TempDir dir;
-  auto sink = JsonlSink::open(dir.file("d.jsonl"), "clip \"1\".mp4", {"person", "bicycle", "car"});
+  auto sink = JsonlSink::open(dir.file("d.jsonl"), {"clip \"1\".mp4"}, {"person", "bicycle", "car"});
   ASSERT_TRUE(sink);
   FrameResult r;
   r.frame.index = 12;
@@ -45,7 +45,7 @@ TEST(JsonlSink, OneLinePerFrameInTheDocumentedShape) {
 }
 
 TEST(JsonlSink, UnwritablePathFailsAtOpen) {
-  auto sink = JsonlSink::open("/nonexistent-dir/x.jsonl", "s", {});
+  auto sink = JsonlSink::open("/nonexistent-dir/x.jsonl", {"s"}, {});
   ASSERT_FALSE(sink);
   EXPECT_EQ(sink.error().code, ErrorCode::kOutput);
   EXPECT_NE(sink.error().message.find("/nonexistent-dir/x.jsonl"), std::string::npos);

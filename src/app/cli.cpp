@@ -40,6 +40,39 @@ void add_model_options(CLI::App& cmd, ModelOptions& m, std::string& layout) {
   cmd.add_option("--max-det", m.max_det, "maximum detections per frame")->capture_default_str()->check(CLI::PositiveNumber);
 }
 
+// Options of the pipelined runtime (threads, batching, frame policies, trace, live view).
+void add_runtime_options(CLI::App& cmd, RunOptions& r, std::string& policy) {
+  cmd.add_option("--workers", r.workers, "inference workers, each with its own execution context (--threads are divided among them)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--batch", r.batch, "frames per inference call (micro-batching, across sources too)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--batch-wait", r.batch_wait_ms, "ms a worker waits for a batch to fill")->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd.add_option("--policy", policy,
+                 "what happens to frames the pipeline cannot take yet: auto (block for files, latest for live sources), "
+                 "block, latest (always infer the newest frame, drop older ones), drop-oldest")
+      ->capture_default_str();
+  cmd.add_option("--queue", r.queue, "queue length for --policy drop-oldest")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd.add_option("--every", r.every, "infer every Nth frame only (the others are dropped and counted)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--max-age", r.max_age_ms, "drop frames older than this many ms when a worker takes them (0: off)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--trace", r.trace, "write a Chrome trace-event file (open in Perfetto or chrome://tracing)");
+  cmd.add_flag("--show", r.show, "show every captured frame with the latest detections in a window; q quits");
+}
+
+Status resolve_policy(const std::string& text, RunOptions& r) {
+  for (FramePolicy p : {FramePolicy::kAuto, FramePolicy::kBlock, FramePolicy::kLatest, FramePolicy::kDropOldest})
+    if (text == frame_policy_name(p)) {
+      r.policy = p;
+      return ok();
+    }
+  return fail(ErrorCode::kUsage, "unknown --policy '" + text + "' (auto|block|latest|drop-oldest)");
+}
+
 Status resolve_layout(const std::string& text, ModelOptions& m) {
   auto layout = parse_layout(text);
   if (!layout) return fail(ErrorCode::kUsage, "unknown --layout '" + text + "' (auto|yolov8|yolov5|yolov10|yolox|ssd|darknet)");
@@ -84,17 +117,22 @@ int cli_main(int argc, char** argv) {
 
   RunOptions run;
   std::string run_layout = "auto";
+  std::string run_policy = "auto";
   CLI::App* run_cmd = app.add_subcommand("run", "detect objects in a source; write annotated video, JSONL and a profile");
   add_model_options(*run_cmd, run.model, run_layout);
   run_cmd->add_option("-s,--source", run.sources,
                       "video file, image file/folder/glob, camera (0, /dev/video0), GStreamer pipeline ending in "
-                      "appsink, or rtsp://... / http://... URL")
-      ->required();
-  run_cmd->add_option("-o,--output", run.output, "annotated video to write (.mp4, .avi, .mkv)");
-  run_cmd->add_option("-d,--detections", run.detections, "detections as JSON Lines, one line per frame");
+                      "appsink, or rtsp://... / http://... URL; repeat for several sources in one process")
+      ->required()
+      ->take_all();
+  run_cmd->add_option("-o,--output", run.output,
+                      "annotated video to write (.mp4, .avi, .mkv); with several sources {i} or {name} in the name, "
+                      "else _<i> is added");
+  run_cmd->add_option("-d,--detections", run.detections, "detections as JSON Lines, one line per frame (all sources)");
   run_cmd->add_option("--profile-json", run.profile_json, "save the profile as JSON");
   run_cmd->add_option("--max-frames", run.max_frames, "stop after N frames (-1: all)")->capture_default_str();
   run_cmd->add_flag("-q,--quiet", run.quiet, "no progress line, no profile table on stderr");
+  add_runtime_options(*run_cmd, run, run_policy);
 
   BenchOptions bench;
   std::string bench_layout = "auto";
@@ -115,7 +153,10 @@ int cli_main(int argc, char** argv) {
     return exit_code::kUsage;
   }
 
-  if (run_cmd->parsed()) return run_command(run, run_layout);
+  if (run_cmd->parsed()) {
+    if (auto st = resolve_policy(run_policy, run); !st) return report_error(st.error());
+    return run_command(run, run_layout);
+  }
   if (bench_cmd->parsed()) {
     if (auto st = resolve_layout(bench_layout, bench.model); !st) return report_error(st.error());
     auto st = run_bench(bench);

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
+
+#include "runtime/ring.h"
 #include <vector>
 
 namespace sd {
@@ -39,8 +41,7 @@ class BoundedQueue {
     }
     if (closed_) return r;
     if (items_.size() >= capacity_) {
-      r.evicted.emplace(std::move(items_.front()));
-      items_.pop_front();
+      r.evicted.emplace(items_.pop_front());
       ++dropped_;
     }
     items_.push_back(std::move(item));
@@ -56,8 +57,7 @@ class BoundedQueue {
     std::unique_lock<std::mutex> lock(mutex_);
     not_empty_.wait(lock, [&] { return !items_.empty() || closed_; });
     if (items_.empty()) return std::nullopt;
-    T item = std::move(items_.front());
-    items_.pop_front();
+    T item = items_.pop_front();
     lock.unlock();
     not_full_.notify_one();
     return item;
@@ -76,8 +76,7 @@ class BoundedQueue {
         if (!not_empty_.wait_until(lock, deadline, [&] { return !items_.empty() || closed_; })) break;
         if (items_.empty()) break;
       }
-      out.push_back(std::move(items_.front()));
-      items_.pop_front();
+      out.push_back(items_.pop_front());
       not_full_.notify_one();
     }
   }
@@ -96,8 +95,7 @@ class BoundedQueue {
   std::vector<T> drain() {
     std::lock_guard<std::mutex> lock(mutex_);
     std::vector<T> out;
-    items_.for_each([&](T& i) { out.push_back(std::move(i)); });
-    items_.clear();
+    while (!items_.empty()) out.push_back(items_.pop_front());
     not_full_.notify_all();
     return out;
   }
@@ -122,32 +120,7 @@ class BoundedQueue {
   const QueuePolicy policy_;
   mutable std::mutex mutex_;
   std::condition_variable not_empty_, not_full_;
-  // Fixed ring of capacity_ slots: no allocation after construction.
-  struct Ring {
-    explicit Ring(size_t n) : slots(n) {}
-    std::vector<std::optional<T>> slots;
-    size_t head = 0, count = 0;
-    size_t size() const { return count; }
-    bool empty() const { return count == 0; }
-    T& front() { return *slots[head]; }
-    void pop_front() {
-      slots[head].reset();
-      head = (head + 1) % slots.size();
-      --count;
-    }
-    void push_back(T v) {
-      slots[(head + count) % slots.size()].emplace(std::move(v));
-      ++count;
-    }
-    template <class F>
-    void for_each(F f) {
-      for (size_t i = 0; i < count; ++i) f(*slots[(head + i) % slots.size()]);
-    }
-    void clear() {
-      while (count) pop_front();
-    }
-  };
-  Ring items_;
+  Ring<T> items_;  // fixed capacity: no allocation after construction
   size_t high_water_ = 0;
   int64_t dropped_ = 0;
   bool closed_ = false;

@@ -18,10 +18,40 @@ const char* stage_name(Stage stage) {
   return "?";
 }
 
+const char* drop_reason_name(DropReason reason) {
+  switch (reason) {
+    case DropReason::kPolicy: return "policy";
+    case DropReason::kEvery: return "every";
+    case DropReason::kMaxAge: return "max-age";
+    case DropReason::kCorrupt: return "corrupt";
+    case DropReason::kAborted: return "aborted";
+  }
+  return "?";
+}
+
 StageRecorder& Profiler::make_recorder(const std::string& thread_name) {
   std::lock_guard<std::mutex> lock(mutex_);
-  recorders_.push_back(std::make_unique<StageRecorder>(thread_name));
+  recorders_.push_back(std::make_unique<StageRecorder>(thread_name, trace_, max_spans_));
   return *recorders_.back();
+}
+
+int Profiler::add_source(const std::string& uri) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  source_counters_.emplace_back();
+  source_counters_.back().uri = uri;
+  return static_cast<int>(source_counters_.size()) - 1;
+}
+
+void Profiler::count_drop(int source, DropReason reason, int64_t n) {
+  if (source < 0 || source >= static_cast<int>(source_counters_.size())) return;
+  source_counters_[static_cast<size_t>(source)].drops[static_cast<size_t>(reason)] += n;
+}
+
+std::vector<const StageRecorder*> Profiler::recorders() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<const StageRecorder*> out;
+  for (const auto& r : recorders_) out.push_back(r.get());
+  return out;
 }
 
 ProfileReport Profiler::report() const {
@@ -30,55 +60,153 @@ ProfileReport Profiler::report() const {
   Clock::time_point end = stop_ == Clock::time_point{} ? Clock::now() : stop_;
   r.wall_ms = std::chrono::duration<double, std::milli>(end - start_).count();
   r.frames = frames_;
-  r.corrupt_frames = corrupt_;
+  r.workers = workers_;
+  for (const auto& c : source_counters_) {
+    SourceReport s;
+    s.uri = c.uri;
+    s.frames_read = c.read;
+    s.frames_done = c.done;
+    for (int i = 0; i < kDropReasonCount; ++i) {
+      s.drops[static_cast<size_t>(i)] = c.drops[static_cast<size_t>(i)];
+      r.drops[static_cast<size_t>(i)] += s.drops[static_cast<size_t>(i)];
+    }
+    r.sources.push_back(s);
+  }
+  r.corrupt_frames = r.drops[static_cast<size_t>(DropReason::kCorrupt)];
+  LatencyHistogram latency;
+  for (const auto& rec : recorders_) latency.merge(rec->frame_latency());
+  r.latency_p50_ms = latency.percentile(0.50);
+  r.latency_p90_ms = latency.percentile(0.90);
+  r.latency_p99_ms = latency.percentile(0.99);
+  r.latency_max_ms = latency.max_ms();
+
   for (int i = 0; i < kStageCount; ++i) {
     auto stage = static_cast<Stage>(i);
     LatencyHistogram merged;
-    int64_t items = 0;
-    for (const auto& rec : recorders_) {
-      merged.merge(rec->stage(stage).latency);
-      items += rec->stage(stage).items;
-    }
     StageReport s;
     s.name = stage_name(stage);
+    for (const auto& rec : recorders_) {
+      const auto& d = rec->stage(stage);
+      merged.merge(d.busy);
+      s.items_in += d.items_in;
+      s.items_out += d.items_out;
+      s.drops += d.drops;
+      s.wait_ms += d.wait_ms;
+      s.blocked_ms += d.blocked_ms;
+      if (d.busy.count() > 0) ++s.threads;
+    }
     s.hits = merged.count();
-    s.items = items;
     s.total_ms = merged.total_ms();
     s.per_hit_ms = merged.mean_ms();
     s.percent_of_wall = r.wall_ms > 0 ? 100.0 * s.total_ms / r.wall_ms : 0;
     s.p50_ms = merged.percentile(0.50);
     s.p99_ms = merged.percentile(0.99);
     s.max_ms = merged.max_ms();
+    s.utilization = (r.wall_ms > 0 && s.threads > 0) ? s.total_ms / (r.wall_ms * s.threads) : 0;
     if (stage == Stage::kInference && s.total_ms > 0)
-      r.inference_fps = static_cast<double>(items) * 1000.0 / s.total_ms;
+      r.inference_fps = static_cast<double>(s.items_out) * 1000.0 / (s.total_ms / std::max(1, s.threads));
     r.stages.push_back(s);
   }
   if (r.wall_ms > 0) r.e2e_fps = static_cast<double>(r.frames) * 1000.0 / r.wall_ms;
+  r.verdict = bottleneck_verdict(r);
   return r;
+}
+
+std::string bottleneck_verdict(const ProfileReport& r) {
+  if (r.frames == 0 || r.wall_ms <= 0) return "no frame was processed";
+  const StageReport* busiest = nullptr;
+  int busiest_index = -1;
+  for (size_t i = 0; i < r.stages.size(); ++i) {
+    const auto& s = r.stages[i];
+    if (s.hits == 0) continue;
+    if (!busiest || s.utilization > busiest->utilization) {
+      busiest = &s;
+      busiest_index = static_cast<int>(i);
+    }
+  }
+  if (!busiest) return "no stage recorded any work";
+  char buf[512];
+  auto pct = [](double v) { return static_cast<int>(v * 100.0 + 0.5); };
+  auto ratio = [&](const StageReport& s, double ms) { return ms / (r.wall_ms * std::max(1, s.threads)); };
+  if (busiest->utilization < 0.6) {
+    std::snprintf(buf, sizeof buf,
+                  "no stage is saturated (busiest: %s, %d%% busy): the pipeline is waiting for the source "
+                  "(frames arrive slower than it can process them)",
+                  busiest->name.c_str(), pct(busiest->utilization));
+    return buf;
+  }
+  std::string line;
+  std::snprintf(buf, sizeof buf, "bottleneck: %s (%d thread%s, %d%% busy, %.2f ms per call)", busiest->name.c_str(),
+                busiest->threads, busiest->threads == 1 ? "" : "s", pct(busiest->utilization), busiest->per_hit_ms);
+  line = buf;
+  // Who waits on whom: the nearest upstream stage blocked on its full output queue, and the
+  // nearest downstream stage waiting for input.
+  for (int i = busiest_index - 1; i >= 0; --i) {
+    const auto& up = r.stages[static_cast<size_t>(i)];
+    if (up.hits == 0 || up.blocked_ms <= 0) continue;
+    std::snprintf(buf, sizeof buf, "; %s is blocked %d%% of the time on a full queue", up.name.c_str(),
+                  pct(ratio(up, up.blocked_ms)));
+    line += buf;
+    break;
+  }
+  for (size_t i = static_cast<size_t>(busiest_index) + 1; i < r.stages.size(); ++i) {
+    const auto& down = r.stages[i];
+    if (down.hits == 0 || down.wait_ms <= 0) continue;
+    std::snprintf(buf, sizeof buf, "; %s waits %d%% of the time for input", down.name.c_str(),
+                  pct(ratio(down, down.wait_ms)));
+    line += buf;
+    break;
+  }
+  return line;
 }
 
 std::string format_profile(const ProfileReport& r) {
   std::string out;
-  char line[256];
-  std::snprintf(line, sizeof line, "%-12s %8s %12s %10s %8s %10s %10s\n", "Stage", "Hits", "Total ms", "Per hit",
-                "% Time", "p50 ms", "p99 ms");
+  char line[320];
+  std::snprintf(line, sizeof line, "%-12s %3s %7s %11s %9s %7s %9s %9s %10s %10s %7s %7s %6s\n", "Stage", "Thr", "Hits",
+                "Total ms", "Per hit", "% Time", "p50 ms", "p99 ms", "Wait ms", "Blocked ms", "In", "Out", "Drops");
   out += line;
-  out += std::string(76, '=') + "\n";
+  out += std::string(120, '=') + "\n";
   for (const auto& s : r.stages) {
     if (s.hits == 0) continue;
-    std::snprintf(line, sizeof line, "%-12s %8lld %12.1f %10.3f %8.1f %10.3f %10.3f\n", s.name.c_str(),
-                  static_cast<long long>(s.hits), s.total_ms, s.per_hit_ms, s.percent_of_wall, s.p50_ms, s.p99_ms);
+    std::snprintf(line, sizeof line, "%-12s %3d %7lld %11.1f %9.3f %7.1f %9.3f %9.3f %10.1f %10.1f %7lld %7lld %6lld\n",
+                  s.name.c_str(), s.threads, static_cast<long long>(s.hits), s.total_ms, s.per_hit_ms,
+                  s.percent_of_wall, s.p50_ms, s.p99_ms, s.wait_ms, s.blocked_ms, static_cast<long long>(s.items_in),
+                  static_cast<long long>(s.items_out), static_cast<long long>(s.drops));
     out += line;
   }
-  out += std::string(76, '-') + "\n";
-  std::snprintf(line, sizeof line, "frames %lld in %.1f ms: inference %.2f FPS | end-to-end %.2f FPS",
-                static_cast<long long>(r.frames), r.wall_ms, r.inference_fps, r.e2e_fps);
+  out += std::string(120, '-') + "\n";
+  std::snprintf(line, sizeof line, "frames %lld in %.1f ms: inference %.2f FPS | end-to-end %.2f FPS", static_cast<long long>(r.frames),
+                r.wall_ms, r.inference_fps, r.e2e_fps);
   out += line;
-  if (r.corrupt_frames > 0) {
-    std::snprintf(line, sizeof line, " | %lld corrupt frames skipped", static_cast<long long>(r.corrupt_frames));
+  if (r.inference_fps > 0) {
+    std::snprintf(line, sizeof line, " (%.2f of inference)", r.e2e_fps / r.inference_fps);
     out += line;
   }
   out += "\n";
+  std::snprintf(line, sizeof line, "latency capture->output ms: p50 %.1f  p90 %.1f  p99 %.1f  max %.1f\n", r.latency_p50_ms,
+                r.latency_p90_ms, r.latency_p99_ms, r.latency_max_ms);
+  out += line;
+  int64_t total_drops = 0;
+  for (auto d : r.drops) total_drops += d;
+  if (total_drops > 0) {
+    out += "dropped:";
+    for (int i = 0; i < kDropReasonCount; ++i)
+      if (r.drops[static_cast<size_t>(i)] > 0) {
+        std::snprintf(line, sizeof line, " %s %lld", drop_reason_name(static_cast<DropReason>(i)),
+                      static_cast<long long>(r.drops[static_cast<size_t>(i)]));
+        out += line;
+      }
+    out += "\n";
+  }
+  if (r.sources.size() > 1) {
+    for (const auto& s : r.sources) {
+      std::snprintf(line, sizeof line, "source %s: read %lld, done %lld\n", s.uri.c_str(),
+                    static_cast<long long>(s.frames_read), static_cast<long long>(s.frames_done));
+      out += line;
+    }
+  }
+  out += r.verdict + "\n";
   return out;
 }
 
@@ -87,19 +215,37 @@ nlohmann::json profile_to_json(const ProfileReport& r) {
   j["wall_ms"] = r.wall_ms;
   j["frames"] = r.frames;
   j["corrupt_frames"] = r.corrupt_frames;
+  j["workers"] = r.workers;
   j["inference_fps"] = r.inference_fps;
   j["e2e_fps"] = r.e2e_fps;
+  j["latency_ms"] = {{"p50", r.latency_p50_ms}, {"p90", r.latency_p90_ms}, {"p99", r.latency_p99_ms}, {"max", r.latency_max_ms}};
+  j["verdict"] = r.verdict;
+  nlohmann::json drops = nlohmann::json::object();
+  for (int i = 0; i < kDropReasonCount; ++i) drops[drop_reason_name(static_cast<DropReason>(i))] = r.drops[static_cast<size_t>(i)];
+  j["drops"] = drops;
   j["stages"] = nlohmann::json::array();
   for (const auto& s : r.stages) {
     j["stages"].push_back({{"stage", s.name},
+                           {"threads", s.threads},
                            {"hits", s.hits},
-                           {"items", s.items},
+                           {"items_in", s.items_in},
+                           {"items_out", s.items_out},
+                           {"drops", s.drops},
                            {"total_ms", s.total_ms},
                            {"per_hit_ms", s.per_hit_ms},
                            {"percent_of_wall", s.percent_of_wall},
                            {"p50_ms", s.p50_ms},
                            {"p99_ms", s.p99_ms},
-                           {"max_ms", s.max_ms}});
+                           {"max_ms", s.max_ms},
+                           {"wait_ms", s.wait_ms},
+                           {"blocked_ms", s.blocked_ms},
+                           {"utilization", s.utilization}});
+  }
+  j["sources"] = nlohmann::json::array();
+  for (const auto& s : r.sources) {
+    nlohmann::json sd = nlohmann::json::object();
+    for (int i = 0; i < kDropReasonCount; ++i) sd[drop_reason_name(static_cast<DropReason>(i))] = s.drops[static_cast<size_t>(i)];
+    j["sources"].push_back({{"uri", s.uri}, {"frames_read", s.frames_read}, {"frames_done", s.frames_done}, {"drops", sd}});
   }
   return j;
 }

@@ -1,9 +1,15 @@
 // The always-on profiler. Each thread records into its own StageRecorder (no lock on the hot
-// path); report() merges them into the per-stage table the user sees at exit: hits, total,
-// per hit, % of wall time, p50, p99, plus inference FPS next to end-to-end FPS.
+// path); report() merges them into what the user sees at exit: per stage hits, busy time, per
+// hit, % of wall time, p50/p99, time waiting for input and blocked on a full output queue, items
+// in/out and drops; per-frame end-to-end latency; inference FPS next to end-to-end FPS; and a
+// one-line bottleneck verdict. With tracing on, recorders also keep one span per stage per frame
+// for the Chrome/Perfetto trace (runtime/trace.h). Every span is also an NVTX range.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <atomic>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -13,6 +19,7 @@
 
 #include "core/frame.h"
 #include "runtime/latency_histogram.h"
+#include "runtime/nvtx.h"
 
 namespace sd {
 
@@ -20,36 +27,77 @@ enum class Stage : int { kRead, kPreprocess, kInference, kPostprocess, kDraw, kW
 inline constexpr int kStageCount = 6;
 const char* stage_name(Stage stage);
 
+// Why a frame was not processed; each is counted.
+enum class DropReason : int { kPolicy, kEvery, kMaxAge, kCorrupt, kAborted };
+inline constexpr int kDropReasonCount = 5;
+const char* drop_reason_name(DropReason reason);
+
+struct TraceSpan {
+  Stage stage;
+  int source_id;
+  int64_t frame;   // frame index in its source (-1 for a span over several frames, e.g. a batch)
+  int items;       // frames in the span (a batch of 4 is one span with items 4)
+  Clock::time_point begin, end;
+};
+
 // Per-thread recorder. Only its owning thread writes to it while the run is going.
 class StageRecorder {
  public:
-  explicit StageRecorder(std::string thread_name) : thread_name_(std::move(thread_name)) {}
-  void add(Stage stage, double ms, int64_t items = 1) {
-    auto& s = stages_[static_cast<size_t>(stage)];
-    s.latency.add(ms);
-    s.items += items;
+  StageRecorder(std::string thread_name, bool trace, size_t max_spans)
+      : thread_name_(std::move(thread_name)), trace_(trace), max_spans_(max_spans) {
+    if (trace_) spans_.reserve(std::min<size_t>(max_spans_, 1 << 16));
   }
+
+  void add(Stage stage, Clock::time_point begin, Clock::time_point end, int64_t items = 1, int source_id = 0,
+           int64_t frame = -1) {
+    auto& s = stages_[static_cast<size_t>(stage)];
+    s.busy.add(std::chrono::duration<double, std::milli>(end - begin).count());
+    s.items_out += items;
+    if (trace_ && spans_.size() < max_spans_)
+      spans_.push_back(TraceSpan{stage, source_id, frame, static_cast<int>(items), begin, end});
+  }
+  void add(Stage stage, double ms, int64_t items = 1) {  // for callers that timed it themselves
+    auto& s = stages_[static_cast<size_t>(stage)];
+    s.busy.add(ms);
+    s.items_out += items;
+  }
+  void add_wait(Stage stage, double ms) { stages_[static_cast<size_t>(stage)].wait_ms += ms; }
+  void add_blocked(Stage stage, double ms) { stages_[static_cast<size_t>(stage)].blocked_ms += ms; }
+  void add_items_in(Stage stage, int64_t n) { stages_[static_cast<size_t>(stage)].items_in += n; }
+  void add_drop(Stage stage, int64_t n = 1) { stages_[static_cast<size_t>(stage)].drops += n; }
+  void add_frame_latency(double ms) { frame_latency_.add(ms); }
+
   const std::string& thread_name() const { return thread_name_; }
 
   struct StageData {
-    LatencyHistogram latency;  // one sample per call (a batch counts once)
-    int64_t items = 0;         // frames handled (a batch of 4 adds 4)
+    LatencyHistogram busy;  // one sample per call (a batch counts once)
+    double wait_ms = 0;     // waiting for input
+    double blocked_ms = 0;  // waiting for room in the output queue
+    int64_t items_in = 0;   // frames taken from the input queue
+    int64_t items_out = 0;  // frames handled (a batch of 4 adds 4)
+    int64_t drops = 0;      // frames this stage dropped
   };
   const StageData& stage(Stage s) const { return stages_[static_cast<size_t>(s)]; }
+  const LatencyHistogram& frame_latency() const { return frame_latency_; }
+  const std::vector<TraceSpan>& spans() const { return spans_; }
+  bool spans_truncated() const { return trace_ && spans_.size() >= max_spans_; }
 
  private:
   std::string thread_name_;
+  bool trace_;
+  size_t max_spans_;
   std::array<StageData, kStageCount> stages_{};
+  LatencyHistogram frame_latency_;
+  std::vector<TraceSpan> spans_;
 };
 
-// Times a scope into a recorder.
+// Times a scope into a recorder (and an NVTX range of the stage's name).
 class ScopedStage {
  public:
-  ScopedStage(StageRecorder& recorder, Stage stage, int64_t items = 1)
-      : recorder_(recorder), stage_(stage), items_(items), begin_(Clock::now()) {}
-  ~ScopedStage() {
-    recorder_.add(stage_, std::chrono::duration<double, std::milli>(Clock::now() - begin_).count(), items_);
-  }
+  ScopedStage(StageRecorder& recorder, Stage stage, int64_t items = 1, int source_id = 0, int64_t frame = -1)
+      : recorder_(recorder), stage_(stage), items_(items), source_id_(source_id), frame_(frame),
+        nvtx_(stage_name(stage)), begin_(Clock::now()) {}
+  ~ScopedStage() { recorder_.add(stage_, begin_, Clock::now(), items_, source_id_, frame_); }
   ScopedStage(const ScopedStage&) = delete;
   ScopedStage& operator=(const ScopedStage&) = delete;
 
@@ -57,46 +105,90 @@ class ScopedStage {
   StageRecorder& recorder_;
   Stage stage_;
   int64_t items_;
+  int source_id_;
+  int64_t frame_;
+  NvtxRange nvtx_;
   Clock::time_point begin_;
 };
 
 struct StageReport {
   std::string name;
+  int threads = 0;  // threads that ran this stage
   int64_t hits = 0;
-  int64_t items = 0;
+  int64_t items_in = 0, items_out = 0, drops = 0;
   double total_ms = 0, per_hit_ms = 0, percent_of_wall = 0, p50_ms = 0, p99_ms = 0, max_ms = 0;
+  double wait_ms = 0, blocked_ms = 0;
+  double utilization = 0;  // busy / (wall * threads)
+};
+
+struct SourceReport {
+  std::string uri;
+  int64_t frames_read = 0;
+  int64_t frames_done = 0;
+  std::array<int64_t, kDropReasonCount> drops{};
 };
 
 struct ProfileReport {
   std::vector<StageReport> stages;
+  std::vector<SourceReport> sources;
   double wall_ms = 0;
   int64_t frames = 0;          // frames that reached the sinks
   int64_t corrupt_frames = 0;  // skipped because they could not be decoded
-  double inference_fps = 0;    // frames per second of inference time alone
+  std::array<int64_t, kDropReasonCount> drops{};
+  int workers = 1;
+  double inference_fps = 0;    // what the inference stage sustains when never starved
   double e2e_fps = 0;          // frames per second of wall time
+  double latency_p50_ms = 0, latency_p90_ms = 0, latency_p99_ms = 0, latency_max_ms = 0;  // capture -> sinks
+  std::string verdict;         // one line: which stage limits throughput, and who waits on whom
 };
 
 class Profiler {
  public:
+  explicit Profiler(bool trace = false, size_t max_spans_per_thread = 4'000'000)
+      : trace_(trace), max_spans_(max_spans_per_thread) {}
   // Registers a recorder for the calling thread; the Profiler owns it.
   StageRecorder& make_recorder(const std::string& thread_name);
   void start() { start_ = Clock::now(); }
   void stop() { stop_ = Clock::now(); }
-  void count_frame_done(int64_t n = 1) { frames_ += n; }
-  void count_corrupt_frame() { ++corrupt_; }
+  Clock::time_point start_time() const { return start_; }
+  bool tracing() const { return trace_; }
+
+  // Sources are registered before the run; counters are atomic (written from several threads).
+  int add_source(const std::string& uri);
+  void count_read(int source) { source_counters_[static_cast<size_t>(source)].read++; }
+  void count_frame_done(int source = 0, int64_t n = 1) {
+    frames_ += n;
+    if (source < static_cast<int>(source_counters_.size())) source_counters_[static_cast<size_t>(source)].done += n;
+  }
+  void count_drop(int source, DropReason reason, int64_t n = 1);
+  void count_corrupt_frame(int source = 0) { count_drop(source, DropReason::kCorrupt); }
+  void set_workers(int n) { workers_ = n; }
+
   // Merges all recorders; call after the threads that write them have stopped.
   ProfileReport report() const;
+  // For the trace writer: every recorder, in registration order.
+  std::vector<const StageRecorder*> recorders() const;
 
  private:
+  struct SourceCounters {
+    std::string uri;
+    std::atomic<int64_t> read{0}, done{0};
+    std::array<std::atomic<int64_t>, kDropReasonCount> drops{};
+  };
+  bool trace_;
+  size_t max_spans_;
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<StageRecorder>> recorders_;
+  std::deque<SourceCounters> source_counters_;  // deque: stable addresses, atomics are not movable
   Clock::time_point start_{}, stop_{};
-  int64_t frames_ = 0;
-  int64_t corrupt_ = 0;
+  std::atomic<int64_t> frames_{0};
+  int workers_ = 1;
 };
 
 // The table printed at exit (the line-profiler layout of the seeds, for the whole pipeline).
 std::string format_profile(const ProfileReport& report);
 nlohmann::json profile_to_json(const ProfileReport& report);
+// The bottleneck verdict from the stage figures (also stored in ProfileReport::verdict).
+std::string bottleneck_verdict(const ProfileReport& report);
 
 }  // namespace sd

@@ -24,14 +24,30 @@ struct ModelOptions {
   int max_det = 300;
 };
 
+// What happens to frames a stage cannot take yet. kAuto: block for files and images (lossless,
+// ordered), latest for live sources (camera, stream, GStreamer: always the freshest frame).
+enum class FramePolicy { kAuto, kBlock, kLatest, kDropOldest };
+
 struct RunOptions {
   ModelOptions model;
   std::vector<std::string> sources;
-  std::string output;          // annotated video
-  std::string detections;      // JSONL
+  std::string output;          // annotated video; "{i}" / "{name}" make one per source
+  std::string detections;      // JSONL (one file for all sources; each line names its source)
   std::string profile_json;
+  std::string trace;           // Chrome trace-event JSON
   int64_t max_frames = -1;     // per source; -1: all
   bool quiet = false;
+  bool show = false;           // live view window
+
+  int workers = 1;             // inference workers, each with its own execution context
+  int batch = 1;               // frames per inference call (micro-batching, across sources)
+  double batch_wait_ms = 2.0;  // how long a worker waits for a batch to fill
+  FramePolicy policy = FramePolicy::kAuto;
+  int queue = 4;               // queue length for --policy drop-oldest (and block, per stage)
+  int every = 1;               // infer every Nth frame (the others are dropped and counted)
+  double max_age_ms = 0;       // drop frames older than this when a worker takes them (0: off)
 };
+
+const char* frame_policy_name(FramePolicy p);
 
 }  // namespace sd

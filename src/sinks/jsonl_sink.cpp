@@ -44,14 +44,14 @@ void append_int(std::string& out, long long v) {
 
 }  // namespace
 
-Result<std::unique_ptr<JsonlSink>> JsonlSink::open(const std::string& path, std::string source_uri,
+Result<std::unique_ptr<JsonlSink>> JsonlSink::open(const std::string& path, const std::vector<std::string>& source_uris,
                                                    const std::vector<std::string>& class_names) {
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (!f) return fail(ErrorCode::kOutput, "cannot write detections to " + path + ": " + std::strerror(errno));
   auto sink = std::unique_ptr<JsonlSink>(new JsonlSink());
   sink->path_ = path;
   sink->file_ = f;
-  sink->source_json_ = json_quote(source_uri);
+  for (const auto& u : source_uris) sink->sources_json_.push_back(json_quote(u));
   for (const auto& n : class_names) sink->names_json_.push_back(json_quote(n));
   return sink;
 }
@@ -63,7 +63,9 @@ JsonlSink::~JsonlSink() {
 void JsonlSink::format_line(const FrameResult& result, std::string& out) const {
   out.clear();
   out += "{\"source\": ";
-  out += source_json_;
+  const int sid = result.frame.source_id;
+  if (sid >= 0 && static_cast<size_t>(sid) < sources_json_.size()) out += sources_json_[static_cast<size_t>(sid)];
+  else out += "\"" + std::to_string(sid) + "\"";
   out += ", \"frame\": ";
   append_int(out, result.frame.index);
   out += ", \"timestamp_ms\": ";

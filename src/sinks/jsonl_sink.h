@@ -15,7 +15,8 @@ namespace sd {
 class JsonlSink final : public Sink {
  public:
   // Opens (truncates) the file now, so an unwritable path fails before processing starts.
-  static Result<std::unique_ptr<JsonlSink>> open(const std::string& path, std::string source_uri,
+  // `source_uris[i]` names the source of frames with source_id i.
+  static Result<std::unique_ptr<JsonlSink>> open(const std::string& path, const std::vector<std::string>& source_uris,
                                                  const std::vector<std::string>& class_names);
   ~JsonlSink() override;
   std::string name() const override { return "jsonl " + path_; }
@@ -28,7 +29,7 @@ class JsonlSink final : public Sink {
  private:
   std::string path_;
   std::FILE* file_ = nullptr;
-  std::string source_json_;                 // the source uri, JSON-escaped and quoted
+  std::vector<std::string> sources_json_;   // source uris, JSON-escaped and quoted
   std::vector<std::string> names_json_;     // class names, JSON-escaped and quoted
   std::string line_;                        // reused buffer
 };
