@@ -5,15 +5,10 @@
 #include <fstream>
 
 #include "core/log.h"
-#include "engine/opencv/opencv_engine.h"
+#include "engine/engine_registry.h"
 #include "postprocess/coco_names.h"
 
 namespace sd {
-
-Result<std::unique_ptr<Engine>> load_engine(const std::string& name, const ModelInfo& model) {
-  if (name == "opencv") return load_opencv_engine(model);
-  return fail(ErrorCode::kUsage, "unknown --engine '" + name + "' (available: opencv)");
-}
 
 Result<std::vector<std::string>> read_class_names(const std::string& path) {
   std::ifstream in(path);
@@ -90,7 +85,9 @@ Result<cv::Size> resolve_input_size(const std::string& spec, const Engine& engin
 Result<Detector> load_detector(const ModelOptions& options, cv::Size frame_size) {
   Detector det;
   SD_ASSIGN_OR_RETURN(det.model, inspect_model(options.model, options.weights));
-  SD_ASSIGN_OR_RETURN(det.engine, load_engine(options.engine, det.model));
+  EngineLoadOptions load_options;
+  load_options.threads = options.threads;
+  SD_ASSIGN_OR_RETURN(det.engine, load_engine(options.engine, det.model, load_options));
   SD_ASSIGN_OR_RETURN(det.input_size, resolve_input_size(options.input_size, *det.engine, det.model, frame_size));
 
   // Probe: one inference on a gray image at the chosen size gives the concrete output shapes

@@ -39,8 +39,6 @@ Result<Detector> load_detector(const ModelOptions& options, cv::Size frame_size)
 Result<cv::Size> resolve_input_size(const std::string& spec, const Engine& engine, const ModelInfo& model,
                                     cv::Size frame_size);
 
-Result<std::unique_ptr<Engine>> load_engine(const std::string& name, const ModelInfo& model);
-
 Result<std::vector<std::string>> read_class_names(const std::string& path);
 
 }  // namespace sd

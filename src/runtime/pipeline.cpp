@@ -309,7 +309,8 @@ void Pipeline::reader_loop(int s) {
       NvtxRange range("read");
       auto t0 = Clock::now();
       got = lane.source->read(p->frame);
-      rec.add(Stage::kRead, t0, Clock::now(), 1, s, p->frame.index);
+      // The end-of-stream read is not a frame: not counted as a hit.
+      if (!got || *got) rec.add(Stage::kRead, t0, Clock::now(), 1, s, p->frame.index);
     }
     if (!got) {
       if (got.error().code == ErrorCode::kCorruptFrame) {

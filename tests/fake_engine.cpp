@@ -1,0 +1,115 @@
+#include "fake_engine.h"
+
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include <onnx/onnx_pb.h>
+
+#include "engine/engine_registry.h"
+
+namespace sd::test {
+namespace {
+
+class FakeContext final : public InferenceContext {
+ public:
+  explicit FakeContext(FakeEngineConfig c) : config_(std::move(c)), rng_(std::random_device{}()) {}
+  Status infer(const TensorView& input, std::vector<Tensor>& outputs) override {
+    int64_t call = config_.calls->fetch_add(1);
+    int delay = config_.fixed_delay_ms;
+    if (config_.max_delay_ms > 0) delay += static_cast<int>(rng_() % static_cast<unsigned>(config_.max_delay_ms + 1));
+    if (delay > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+    if (call == config_.fail_at_call)
+      return fail(ErrorCode::kInternal, "fake engine failed on purpose at call " + std::to_string(call));
+    const int64_t n = input.shape[0];
+    int64_t seen = config_.max_batch_seen->load();
+    while (n > seen && !config_.max_batch_seen->compare_exchange_weak(seen, n)) {
+    }
+    const int64_t plane = input.shape[2] * input.shape[3];
+    outputs.resize(1);
+    outputs[0].resize(Shape{n, 5, 8});
+    for (int64_t b = 0; b < n; ++b) {
+      const float* img = input.data + b * 3 * plane;
+      double sum = 0;
+      for (int64_t i = 0; i < plane; ++i) sum += img[i];
+      float cx, cy, w, h;
+      fake_box_for_mean(sum / static_cast<double>(plane), cx, cy, w, h);
+      float* out = outputs[0].data() + b * 5 * 8;
+      for (int a = 0; a < 8; ++a) {
+        out[0 * 8 + a] = cx;
+        out[1 * 8 + a] = cy;
+        out[2 * 8 + a] = w;
+        out[3 * 8 + a] = h;
+        out[4 * 8 + a] = a == 0 ? 0.9f : 0.01f;
+      }
+    }
+    return ok();
+  }
+
+ private:
+  FakeEngineConfig config_;
+  std::mt19937 rng_;
+};
+
+class FakeEngine final : public Engine {
+ public:
+  explicit FakeEngine(FakeEngineConfig c) : config_(std::move(c)) {}
+  std::string name() const override { return "fake"; }
+  const std::vector<TensorInfo>& inputs() const override { return inputs_; }
+  const std::vector<TensorInfo>& outputs() const override { return outputs_; }
+  EngineCapabilities capabilities() const override {
+    EngineCapabilities caps;
+    caps.dynamic_input_size = true;
+    caps.dynamic_batch = true;
+    caps.shares_weights = true;
+    return caps;
+  }
+  Result<std::unique_ptr<InferenceContext>> create_context(const ContextOptions&) override {
+    return std::unique_ptr<InferenceContext>(new FakeContext(config_));
+  }
+
+ private:
+  FakeEngineConfig config_;
+  std::vector<TensorInfo> inputs_{TensorInfo{"images", Shape{-1, 3, -1, -1}}};
+  std::vector<TensorInfo> outputs_{TensorInfo{"output0", Shape{-1, 5, 8}}};
+};
+
+}  // namespace
+
+void fake_box_for_mean(double mean, float& cx, float& cy, float& w, float& h) {
+  cx = static_cast<float>(20.0 + 100.0 * mean);
+  cy = static_cast<float>(30.0 + 50.0 * mean);
+  w = 12.f;
+  h = 16.f;
+}
+
+void register_fake_engine(const std::string& name, const FakeEngineConfig& config) {
+  register_engine(name, [config](const ModelInfo&, const EngineLoadOptions&) -> Result<std::unique_ptr<Engine>> {
+    return std::unique_ptr<Engine>(new FakeEngine(config));
+  });
+}
+
+void write_minimal_onnx(const std::string& path) {
+  onnx::ModelProto m;
+  m.set_ir_version(7);
+  m.add_opset_import()->set_version(12);
+  auto* g = m.mutable_graph();
+  g->set_name("fake");
+  auto* in = g->add_input();
+  in->set_name("images");
+  in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  auto* shape = in->mutable_type()->mutable_tensor_type()->mutable_shape();
+  shape->add_dim()->set_dim_param("batch");
+  shape->add_dim()->set_dim_value(3);
+  shape->add_dim()->set_dim_param("height");
+  shape->add_dim()->set_dim_param("width");
+  g->add_output()->set_name("output0");
+  auto* n = g->add_node();
+  n->set_op_type("Identity");
+  n->add_input("images");
+  n->add_output("output0");
+  std::ofstream f(path, std::ios::binary);
+  m.SerializeToOstream(&f);
+}
+
+}  // namespace sd::test

@@ -1,0 +1,33 @@
+// A test double for the engine interface: outputs a YOLOv8-shaped head [N, 5, 8] whose one
+// confident box is a function of the input image's mean, so a test can tell which frame a
+// detection came from. Optional random delay per call (to shuffle completion order across
+// workers) and a failure at the K-th call (to test error paths).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "engine/engine.h"
+#include "model/model_info.h"
+
+namespace sd::test {
+
+struct FakeEngineConfig {
+  int max_delay_ms = 0;              // each call sleeps a pseudo-random 0..max_delay_ms
+  int fixed_delay_ms = 0;            // plus this much
+  int64_t fail_at_call = -1;         // the call (0-based, over all contexts) that fails; -1: never
+  std::shared_ptr<std::atomic<int64_t>> calls = std::make_shared<std::atomic<int64_t>>(0);
+  std::shared_ptr<std::atomic<int64_t>> max_batch_seen = std::make_shared<std::atomic<int64_t>>(0);
+};
+
+// Registers engine `name` (replacing an earlier one) with this behaviour.
+void register_fake_engine(const std::string& name, const FakeEngineConfig& config);
+
+// The box the fake engine puts on an input image whose plane-0 mean is `mean`, in network pixels.
+void fake_box_for_mean(double mean, float& cx, float& cy, float& w, float& h);
+
+// Writes a minimal valid ONNX file (declared input [?, 3, ?, ?]) for inspect_model to accept.
+void write_minimal_onnx(const std::string& path);
+
+}  // namespace sd::test
