@@ -1,67 +1,235 @@
 #include "app/bench_command.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <sstream>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/build_info.h"
 #include "core/frame.h"
 #include "runtime/detector.h"
+#include "runtime/pipeline.h"
+#include "sources/source.h"
 
 namespace sd {
 
 void add_bench_options(CLI::App& cmd, BenchOptions& o) {
-  cmd.add_option("--warmup", o.warmup, "untimed iterations first")->capture_default_str()->check(CLI::NonNegativeNumber);
-  cmd.add_option("--iterations,-n", o.iterations, "timed iterations")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd.add_option("--batch", o.batch, "images per inference call")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd.add_flag("--json", o.json, "print one JSON object instead of a table");
+  cmd.add_option("-s,--source", o.sources, "also run the full pipeline on this source (repeatable)");
+  cmd.add_option("--warmup", o.warmup, "untimed engine iterations first")->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd.add_option("--iterations,-n", o.iterations, "timed engine iterations")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd.add_option("--batch", o.run.batch, "images per inference call")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd.add_option("--workers", o.run.workers, "inference workers of the pipeline run")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd.add_option("--frames", o.run.max_frames, "frames of the source to run (-1: all)")->capture_default_str();
+  cmd.add_option("-d,--detections", o.run.detections, "write JSONL in the pipeline run (part of the measured work)");
+  cmd.add_option("-o,--output", o.run.output, "write the annotated video in the pipeline run (its encoding is reported apart)");
+  cmd.add_option("--sweep", o.sweep,
+                 "run every combination, e.g. --sweep workers=1,2,4 batch=1,4 input-size=640,auto threads=1,2")
+      ->expected(1, 16);
+  cmd.add_flag("--json", o.json, "one JSON object per row instead of a table");
 }
 
 namespace {
-double quantile(const std::vector<double>& sorted, double q) {
-  size_t i = std::min(sorted.size() - 1, static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size()))) - (q > 0 ? 1 : 0));
-  return sorted[i];
-}
-}  // namespace
 
-Status run_bench(const BenchOptions& o) {
-  SD_ASSIGN_OR_RETURN(Detector det, load_detector(o.model, cv::Size()));
-  if (o.batch > 1 && !det.engine->capabilities().dynamic_batch)
-    return fail(ErrorCode::kUsage, "--batch " + std::to_string(o.batch) + ": model " + o.model.model + " has a fixed batch of 1");
-  Tensor input(Shape{o.batch, 3, det.input_size.height, det.input_size.width});
+struct LatencyStats {
+  double min = 0, median = 0, p90 = 0, p99 = 0;
+};
+
+LatencyStats stats_of(std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  auto q = [&](double p) {
+    auto rank = static_cast<size_t>(std::ceil(p * static_cast<double>(ms.size())));
+    return ms[std::min(ms.size() - 1, rank == 0 ? 0 : rank - 1)];
+  };
+  return {ms.front(), q(0.5), q(0.9), q(0.99)};
+}
+
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+struct Row {
+  std::map<std::string, std::string> params;  // the sweep values of this row
+  BenchOptions options;
+  std::string engine, device, input_size;
+  LatencyStats engine_ms;
+  double engine_fps = 0;
+  bool has_pipeline = false;
+  double e2e_fps = 0, cpu_percent = 0, write_ms_per_frame = 0, draw_ms_per_frame = 0;
+  LatencyStats e2e_ms;  // capture -> output (min holds p50 for lack of a min)
+  std::string verdict;
+};
+
+// Engine alone: one context with all the threads, warm-up, then N timed calls.
+Status time_engine(Row& row) {
+  const BenchOptions& o = row.options;
+  SD_ASSIGN_OR_RETURN(Detector det, load_detector(o.model, cv::Size(o.frame_width, o.frame_height)));
+  if (o.run.batch > 1 && !det.engine->capabilities().dynamic_batch)
+    return fail(ErrorCode::kUsage, "--batch " + std::to_string(o.run.batch) + ": model " + o.model.model +
+                                       " has a fixed batch size of 1");
+  Tensor input(Shape{o.run.batch, 3, det.input_size.height, det.input_size.width});
   std::fill_n(input.data(), input.numel(), 0.5f);
   std::vector<Tensor> outputs;
   for (int i = 0; i < o.warmup; ++i) SD_TRY(det.first_context->infer(input.view(), outputs));
   std::vector<double> ms;
-  ms.reserve(static_cast<size_t>(o.iterations));
   for (int i = 0; i < o.iterations; ++i) {
     auto t0 = Clock::now();
     SD_TRY(det.first_context->infer(input.view(), outputs));
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
   }
-  std::sort(ms.begin(), ms.end());
-  double median = quantile(ms, 0.5);
-  double fps = median > 0 ? 1000.0 * o.batch / median : 0;
-  if (o.json) {
-    nlohmann::json j = {{"model", o.model.model},
-                        {"engine", det.engine->name()},
-                        {"device", det.engine->capabilities().device},
-                        {"threads", o.model.threads},
-                        {"batch", o.batch},
-                        {"input_size", std::to_string(det.input_size.width) + "x" + std::to_string(det.input_size.height)},
-                        {"engine_latency_ms",
-                         {{"min", ms.front()}, {"median", median}, {"p90", quantile(ms, 0.9)}, {"p99", quantile(ms, 0.99)}}},
-                        {"engine_fps", fps}};
-    std::printf("%s\n", j.dump().c_str());
-  } else {
-    std::printf("model %s  engine %s  device %s  threads %d  batch %d  input %dx%d\n", o.model.model.c_str(),
-                det.engine->name().c_str(), det.engine->capabilities().device.c_str(), o.model.threads, o.batch,
-                det.input_size.width, det.input_size.height);
-    std::printf("latency ms: min %.3f  median %.3f  p90 %.3f  p99 %.3f  |  %.2f images/s (%d iterations)\n", ms.front(),
-                median, quantile(ms, 0.9), quantile(ms, 0.99), fps, o.iterations);
+  row.engine_ms = stats_of(ms);
+  row.engine_fps = row.engine_ms.median > 0 ? 1000.0 * o.run.batch / row.engine_ms.median : 0;
+  row.engine = det.engine->name();
+  row.device = det.engine->capabilities().device;
+  row.input_size = std::to_string(det.input_size.width) + "x" + std::to_string(det.input_size.height);
+  return ok();
+}
+
+Status run_pipeline(Row& row) {
+  RunOptions run = row.options.run;
+  run.model = row.options.model;
+  run.sources = row.options.sources;
+  run.quiet = true;
+  double cpu0 = cpu_seconds();
+  RunOutcome out = run_detection(run);
+  double cpu = cpu_seconds() - cpu0;
+  if (!out.status) return out.status;
+  const ProfileReport& p = out.profile;
+  row.has_pipeline = true;
+  row.e2e_fps = p.e2e_fps;
+  row.e2e_ms = {p.latency_p50_ms, p.latency_p50_ms, p.latency_p90_ms, p.latency_p99_ms};
+  row.cpu_percent = p.wall_ms > 0 ? 100.0 * cpu * 1000.0 / p.wall_ms : 0;
+  const auto& write = p.stages[static_cast<size_t>(Stage::kWrite)];
+  const auto& draw = p.stages[static_cast<size_t>(Stage::kDraw)];
+  row.write_ms_per_frame = write.per_hit_ms;
+  row.draw_ms_per_frame = draw.per_hit_ms;
+  row.verdict = p.verdict;
+  return ok();
+}
+
+// "workers=1,2" "batch=1,4" ... -> every combination, in the order given.
+Result<std::vector<std::map<std::string, std::string>>> expand_sweep(const std::vector<std::string>& specs) {
+  std::vector<std::map<std::string, std::string>> rows(1);
+  for (const auto& spec : specs) {
+    auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      return fail(ErrorCode::kUsage, "--sweep '" + spec + "': expected key=v1,v2,...");
+    std::string key = spec.substr(0, eq);
+    if (key != "workers" && key != "batch" && key != "input-size" && key != "threads")
+      return fail(ErrorCode::kUsage, "--sweep key '" + key + "' (known: workers, batch, input-size, threads)");
+    std::vector<std::string> values;
+    std::stringstream ss(spec.substr(eq + 1));
+    std::string v;
+    // Values are comma-separated, but an input size W,H uses a comma too: write it WxH.
+    while (std::getline(ss, v, ',')) values.push_back(v);
+    std::vector<std::map<std::string, std::string>> next;
+    for (const auto& r : rows)
+      for (const auto& value : values) {
+        auto copy = r;
+        copy[key] = value;
+        next.push_back(copy);
+      }
+    rows = std::move(next);
   }
+  return rows;
+}
+
+Status apply_params(const std::map<std::string, std::string>& params, BenchOptions& o) {
+  try {
+    for (const auto& [k, v] : params) {
+      if (k == "workers") o.run.workers = std::stoi(v);
+      if (k == "batch") o.run.batch = std::stoi(v);
+      if (k == "threads") o.model.threads = std::stoi(v);
+      if (k == "input-size") o.model.input_size = v;
+    }
+  } catch (...) {
+    return fail(ErrorCode::kUsage, "--sweep: a value is not a number");
+  }
+  if (o.run.workers < 1 || o.run.batch < 1) return fail(ErrorCode::kUsage, "--sweep: workers and batch must be >= 1");
+  return ok();
+}
+
+nlohmann::json row_json(const Row& r) {
+  const BenchOptions& o = r.options;
+  nlohmann::json j = {{"model", o.model.model},
+                      {"engine", r.engine},
+                      {"device", r.device},
+                      {"threads", o.model.threads},
+                      {"workers", o.run.workers},
+                      {"batch", o.run.batch},
+                      {"input_size", r.input_size},
+                      {"engine_latency_ms",
+                       {{"min", r.engine_ms.min}, {"median", r.engine_ms.median}, {"p90", r.engine_ms.p90}, {"p99", r.engine_ms.p99}}},
+                      {"engine_fps", r.engine_fps},
+                      {"commit", build_commit()},
+                      {"machine", machine_summary()}};
+  if (r.has_pipeline) {
+    j["source"] = o.sources.size() == 1 ? nlohmann::json(o.sources[0]) : nlohmann::json(o.sources);
+    j["e2e_fps"] = r.e2e_fps;
+    j["e2e_over_engine"] = r.engine_fps > 0 ? r.e2e_fps / r.engine_fps : 0;
+    j["e2e_latency_ms"] = {{"median", r.e2e_ms.median}, {"p90", r.e2e_ms.p90}, {"p99", r.e2e_ms.p99}};
+    j["cpu_percent"] = r.cpu_percent;
+    j["write_ms_per_frame"] = r.write_ms_per_frame;
+    j["verdict"] = r.verdict;
+  }
+  return j;
+}
+
+void print_table(const std::vector<Row>& rows) {
+  const bool pipeline = !rows.empty() && rows[0].has_pipeline;
+  std::printf("streamdet bench: %s, engine %s, device %s | commit %s | %s\n\n", rows[0].options.model.model.c_str(),
+              rows[0].engine.c_str(), rows[0].device.c_str(), build_commit(), machine_summary().c_str());
+  std::printf("| threads | workers | batch | input | engine ms (min / median / p90 / p99) | engine FPS |");
+  if (pipeline) std::printf(" e2e FPS | e2e / engine | latency ms (p50 / p90 / p99) | CPU %% | write ms/frame |");
+  std::printf("\n|---|---|---|---|---|---|");
+  if (pipeline) std::printf("---|---|---|---|---|");
+  std::printf("\n");
+  for (const Row& r : rows) {
+    const BenchOptions& o = r.options;
+    std::printf("| %d | %d | %d | %s | %.2f / %.2f / %.2f / %.2f | %.2f |", o.model.threads, o.run.workers, o.run.batch,
+                r.input_size.c_str(), r.engine_ms.min, r.engine_ms.median, r.engine_ms.p90, r.engine_ms.p99, r.engine_fps);
+    if (pipeline)
+      std::printf(" %.2f | %.3f | %.1f / %.1f / %.1f | %.0f | %.2f |", r.e2e_fps, r.engine_fps > 0 ? r.e2e_fps / r.engine_fps : 0,
+                  r.e2e_ms.median, r.e2e_ms.p90, r.e2e_ms.p99, r.cpu_percent, r.write_ms_per_frame);
+    std::printf("\n");
+  }
+  if (pipeline && rows.size() == 1) std::printf("\n%s\n", rows[0].verdict.c_str());
+}
+
+}  // namespace
+
+Status run_bench(const BenchOptions& options) {
+  SD_ASSIGN_OR_RETURN(auto combos, expand_sweep(options.sweep));
+  std::vector<Row> rows;
+  for (const auto& params : combos) {
+    Row row;
+    row.params = params;
+    row.options = options;
+    SD_TRY(apply_params(params, row.options));
+    if (!options.sources.empty() && row.options.model.input_size == "auto" && row.options.frame_width == 0) {
+      // Size the engine-only run like the pipeline will: for the source's frames.
+      auto src = open_source(options.sources[0]);
+      if (!src) return tl::unexpected(src.error());
+      row.options.frame_width = (*src)->info().width;
+      row.options.frame_height = (*src)->info().height;
+    }
+    SD_TRY(time_engine(row));
+    if (!options.sources.empty()) SD_TRY(run_pipeline(row));
+    if (options.json) {
+      std::printf("%s\n", row_json(row).dump().c_str());
+      std::fflush(stdout);
+    }
+    rows.push_back(std::move(row));
+  }
+  if (!options.json) print_table(rows);
   return ok();
 }
 
