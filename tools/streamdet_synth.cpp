@@ -1,0 +1,137 @@
+// streamdet_synth: makes the project's own test data (synthetic clips with ground truth, random
+// training frames for tools/train_tiny_detector.py) and scores detections against ground truth.
+//   streamdet_synth clip   --video clip.mp4 --truth truth.jsonl [--width --height --frames --fps --seed --objects]
+//   streamdet_synth frames --out-dir DIR --count N --seed S [--sizes 320x192,256x256] [--min-objects --max-objects]
+//   streamdet_synth still  --image f.png --index i [scene options] [--draw-truth]
+//   streamdet_synth eval   --truth truth.jsonl --detections dets.jsonl [--iou 0.5]
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include "eval/clip_eval.h"
+#include "synthetic/clip_writer.h"
+#include "synthetic/scene.h"
+
+namespace {
+
+void add_scene_options(CLI::App* cmd, sd::synth::SceneOptions& o) {
+  cmd->add_option("--width", o.width, "frame width in pixels")->capture_default_str();
+  cmd->add_option("--height", o.height, "frame height in pixels")->capture_default_str();
+  cmd->add_option("--fps", o.fps, "frames per second")->capture_default_str();
+  cmd->add_option("--seed", o.seed, "scene seed (same seed, same pixels and boxes)")->capture_default_str();
+  cmd->add_option("--objects", o.num_objects, "number of moving objects")->capture_default_str();
+}
+
+int report(const sd::Status& s) {
+  if (s) return 0;
+  std::fprintf(stderr, "streamdet_synth: %s\n", s.error().message.c_str());
+  return sd::exit_code_for(s.error().code);
+}
+
+sd::Result<std::vector<cv::Size>> parse_sizes(const std::string& text) {
+  std::vector<cv::Size> sizes;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    int w = 0, h = 0;
+    if (std::sscanf(item.c_str(), "%dx%d", &w, &h) != 2 || w < 16 || h < 16)
+      return sd::fail(sd::ErrorCode::kUsage, "--sizes: '" + item + "' is not WxH (at least 16x16)");
+    sizes.emplace_back(w, h);
+  }
+  if (sizes.empty()) return sd::fail(sd::ErrorCode::kUsage, "--sizes is empty");
+  return sizes;
+}
+
+sd::Status write_still(const sd::synth::SceneOptions& o, int index, const std::string& path, bool draw_truth) {
+  cv::Mat frame;
+  std::vector<sd::synth::TruthBox> truth;
+  sd::synth::SyntheticScene(o).render(index, frame, truth);
+  if (draw_truth) {
+    for (const auto& t : truth) {
+      const cv::Scalar colour = t.ignore ? cv::Scalar(128, 128, 128) : cv::Scalar(255, 255, 255);
+      cv::rectangle(frame, cv::Point(static_cast<int>(t.box.x1), static_cast<int>(t.box.y1)),
+                    cv::Point(static_cast<int>(t.box.x2) - 1, static_cast<int>(t.box.y2) - 1), colour, 1);
+    }
+  }
+  if (!cv::imwrite(path, frame)) return sd::fail(sd::ErrorCode::kOutput, "cannot write " + path);
+  std::printf("%s\n", sd::synth::truth_jsonl_line(path, index, 1000.0 * index / o.fps, truth).c_str());
+  return sd::ok();
+}
+
+sd::Status print_eval(const std::string& truth, const std::string& dets, float iou_threshold) {
+  sd::eval::MatchOptions options;
+  options.iou_threshold = iou_threshold;
+  SD_ASSIGN_OR_RETURN(auto ev, sd::eval::evaluate_clip(truth, dets, options));
+  const auto& names = sd::synth::class_names();
+  std::printf("frames %lld (missing %lld, unexpected %lld), IoU >= %.2f\n", static_cast<long long>(ev.frames),
+              static_cast<long long>(ev.frames_missing), static_cast<long long>(ev.frames_unexpected), iou_threshold);
+  std::printf("%-10s %6s %6s %6s %8s %9s %7s\n", "class", "TP", "FP", "FN", "ignored", "precision", "recall");
+  auto row = [](const std::string& name, const sd::eval::MatchCounts& c) {
+    std::printf("%-10s %6lld %6lld %6lld %8lld %9.4f %7.4f\n", name.c_str(), static_cast<long long>(c.true_positives),
+                static_cast<long long>(c.false_positives), static_cast<long long>(c.false_negatives),
+                static_cast<long long>(c.ignored_detections), c.precision(), c.recall());
+  };
+  for (size_t c = 0; c < ev.per_class.size(); ++c)
+    row(c < names.size() ? names[c] : std::to_string(c), ev.per_class[c]);
+  row("all", ev.total);
+  return sd::ok();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"streamdet_synth: synthetic test clips with ground truth, training frames, and scoring"};
+  app.require_subcommand(1);
+
+  sd::synth::SceneOptions clip_options;
+  std::string video, truth;
+  auto* clip = app.add_subcommand("clip", "write a synthetic clip and its ground truth (JSONL)");
+  add_scene_options(clip, clip_options);
+  clip->add_option("--frames", clip_options.frames, "number of frames")->capture_default_str();
+  clip->add_option("--video", video, "output video (.mp4: mp4v, .avi: MJPG)")->required();
+  clip->add_option("--truth", truth, "output ground truth JSONL")->required();
+
+  sd::synth::FrameDumpOptions dump;
+  std::string out_dir, sizes = "320x192";
+  auto* frames = app.add_subcommand("frames", "write independent random frames + labels.jsonl (training data)");
+  frames->add_option("--out-dir", out_dir, "output folder (images/ and labels.jsonl)")->required();
+  frames->add_option("--count", dump.count, "number of frames")->capture_default_str();
+  frames->add_option("--seed", dump.seed, "base seed (keep away from test clip seeds)")->capture_default_str();
+  frames->add_option("--sizes", sizes, "comma-separated frame sizes WxH, one picked per frame")->capture_default_str();
+  frames->add_option("--min-objects", dump.min_objects, "fewest objects per scene")->capture_default_str();
+  frames->add_option("--max-objects", dump.max_objects, "most objects per scene")->capture_default_str();
+
+  sd::synth::SceneOptions still_options;
+  int still_index = 0;
+  bool draw_truth = false;
+  std::string image;
+  auto* still = app.add_subcommand("still", "write one frame of a scene as an image and print its ground truth");
+  add_scene_options(still, still_options);
+  still->add_option("--index", still_index, "frame index")->capture_default_str();
+  still->add_option("--image", image, "output image")->required();
+  still->add_flag("--draw-truth", draw_truth, "draw the ground-truth boxes (grey: ignored)");
+
+  std::string eval_truth, eval_dets;
+  float eval_iou = 0.5f;
+  auto* eval = app.add_subcommand("eval", "precision and recall of detections (JSONL) against ground truth (JSONL)");
+  eval->add_option("--truth", eval_truth, "ground truth JSONL from `clip`")->required();
+  eval->add_option("--detections", eval_dets, "detections JSONL from `streamdet run --detections`")->required();
+  eval->add_option("--iou", eval_iou, "IoU needed for a match")->capture_default_str();
+
+  CLI11_PARSE(app, argc, argv);
+
+  if (*clip) return report(sd::synth::write_synthetic_clip(clip_options, video, truth));
+  if (*frames) {
+    auto parsed = parse_sizes(sizes);
+    if (!parsed) return report(tl::unexpected(parsed.error()));
+    dump.sizes = *parsed;
+    return report(sd::synth::write_training_frames(dump, out_dir));
+  }
+  if (*still) return report(write_still(still_options, still_index, image, draw_truth));
+  return report(print_eval(eval_truth, eval_dets, eval_iou));
+}
