@@ -1,0 +1,56 @@
+// Typed dense row-major tensors of the native engine.
+//  - HostTensor owns its bytes (64-byte aligned, zero-filled); copies SHARE the buffer (constants,
+//    initializers and folded values are immutable once built; clone() for a private copy).
+//  - TensorRef is a non-owning view handed to kernels; always plain row-major (a backend that keeps
+//    blocked layouts between its own ops converts at the edges).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/tensor.h"
+#include "engine/native/dtype.h"
+
+namespace sd::native {
+
+struct TensorRef {
+  DType dtype = DType::kUndefined;
+  Shape shape;
+  void* data = nullptr;
+
+  int64_t numel() const { return shape.numel(); }
+  size_t bytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype); }
+  template <class T> T* as() const { return static_cast<T*>(data); }
+};
+
+class HostTensor {
+ public:
+  HostTensor() = default;
+  HostTensor(DType dtype, const Shape& shape);  // zero-filled
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t numel() const { return shape_.numel(); }
+  size_t bytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
+  bool empty() const { return !storage_; }
+  void* data() { return storage_.get(); }
+  const void* data() const { return storage_.get(); }
+  template <class T> T* as() { return static_cast<T*>(data()); }
+  template <class T> const T* as() const { return static_cast<const T*>(data()); }
+  TensorRef ref() const { return TensorRef{dtype_, shape_, storage_.get()}; }
+
+  HostTensor clone() const;
+  // Same bytes, another shape of the same numel (shares the buffer).
+  HostTensor reshaped(const Shape& shape) const;
+  // Any integer tensor as int64 values (shape inputs of Reshape, Slice, ...).
+  std::vector<int64_t> to_int64_vector() const;
+  // float32 copy of any numeric tensor.
+  std::vector<float> to_float_vector() const;
+
+ private:
+  DType dtype_ = DType::kUndefined;
+  Shape shape_;
+  std::shared_ptr<unsigned char> storage_;
+};
+
+}  // namespace sd::native

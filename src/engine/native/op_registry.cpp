@@ -1,0 +1,31 @@
+#include "engine/native/op_registry.h"
+
+#include <algorithm>
+
+namespace sd::native {
+
+std::string OpContext::describe() const {
+  return node.op_type + " node '" + node.name + "' (opset " + std::to_string(opset) + ")";
+}
+
+void OpRegistry::add(OpSchema schema) {
+  auto& versions = ops_[schema.op_type];
+  versions.push_back(std::move(schema));
+}
+
+const OpSchema* OpRegistry::find(std::string_view op_type, int opset) const {
+  auto it = ops_.find(std::string(op_type));
+  if (it == ops_.end()) return nullptr;
+  for (const OpSchema& s : it->second)
+    if (opset >= s.min_opset && opset <= s.max_opset) return &s;
+  return nullptr;
+}
+
+std::vector<std::string> OpRegistry::op_types() const {
+  std::vector<std::string> names;
+  for (const auto& [name, versions] : ops_) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace sd::native

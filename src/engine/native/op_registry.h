@@ -1,0 +1,83 @@
+// How ops plug into the native engine. An op is an OpSchema: a shape/type inference function and
+// a kernel factory. Kernels are created per execution plan, i.e. for CONCRETE input shapes
+// (a model with dynamic H/W/batch is planned again for each new input shape and the plans are
+// cached), so a kernel may precompute everything (oneDNN primitives, scratch buffers, broadcast
+// strides) in its factory and must not allocate in run().
+//
+// Ops register through explicit functions (register_*_ops below), called once by
+// builtin_op_registry(): static initializers in a static library would be dropped by the linker.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/error.h"
+#include "engine/native/graph.h"
+#include "engine/native/host_tensor.h"
+
+namespace sd::native {
+
+struct ValueType {
+  DType dtype = DType::kUndefined;  // kUndefined for an omitted optional input
+  Shape shape;                      // concrete at plan time
+};
+
+// What a kernel factory / inference function sees of a node.
+struct OpContext {
+  const Node& node;
+  int opset;
+  std::span<const ValueType> inputs;              // one per node input
+  std::span<const HostTensor* const> constants;   // the input's value when known at plan time, else nullptr
+  std::span<const ValueType> outputs;             // filled for kernel factories; empty for inference
+  std::string describe() const;                   // "Slice node 'x' (opset 17)" for error messages
+};
+
+// Execution settings shared by the kernels of one context.
+struct ExecContext {
+  int threads = 1;  // the context's thread budget (parallel.h splits loops over it)
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  // inputs/outputs follow the node's order; an omitted optional input has data == nullptr.
+  // Output buffers are provided by the executor with the shapes inference returned.
+  virtual Status run(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs,
+                     const ExecContext& ctx) = 0;
+};
+
+using InferFn = std::function<Result<std::vector<ValueType>>(const OpContext&)>;
+using KernelFactory = std::function<Result<std::unique_ptr<Kernel>>(const OpContext&)>;
+
+struct OpSchema {
+  std::string op_type;
+  int min_opset = 1;    // versions of the op this schema implements (ONNX default domain)
+  int max_opset = 99;
+  InferFn infer;
+  KernelFactory create;
+};
+
+class OpRegistry {
+ public:
+  void add(OpSchema schema);
+  // nullptr when no schema covers (op_type, opset).
+  const OpSchema* find(std::string_view op_type, int opset) const;
+  std::vector<std::string> op_types() const;  // sorted, for docs and conformance test selection
+
+ private:
+  std::unordered_map<std::string, std::vector<OpSchema>> ops_;
+};
+
+// Own vectorized kernels (ops/): elementwise, shape and data movement, reductions, ...
+void register_cpu_ops(OpRegistry& registry);
+// oneDNN-backed ops (dnnl/): Conv, ConvTranspose, MatMul, Gemm, pooling, ...
+void register_dnnl_ops(OpRegistry& registry);
+// Every op the engine supports (both of the above), built once.
+const OpRegistry& builtin_op_registry();
+
+}  // namespace sd::native

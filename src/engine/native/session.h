@@ -1,0 +1,55 @@
+// The native engine's own API below the sd::Engine adapter: load an ONNX model once (immutable,
+// shared), run it from any number of sessions (one per thread). Used by NativeEngine, the ONNX
+// conformance tests (any dtype, several inputs) and the loader fuzz target.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "engine/native/graph.h"
+#include "engine/native/host_tensor.h"
+
+namespace sd::native {
+
+struct LoadOptions {
+  bool optimize = true;  // graph passes (folding, fusion); off for debugging and parity checks
+};
+
+struct IoInfo {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  Shape shape;  // -1 for a dynamic dim
+};
+
+class NativeModel {
+ public:
+  // Parses, validates (every op supported, no cycles, initializers consistent), optimizes.
+  // Errors: kModel with a one-line message naming the file and the problem (op, node, opset...).
+  static Result<std::shared_ptr<const NativeModel>> load(const std::string& path, const LoadOptions& options = {});
+  static Result<std::shared_ptr<const NativeModel>> load_from_bytes(const void* data, size_t size,
+                                                                    const std::string& base_dir,
+                                                                    const LoadOptions& options = {});
+  virtual ~NativeModel() = default;
+  virtual const std::vector<IoInfo>& inputs() const = 0;
+  virtual const std::vector<IoInfo>& outputs() const = 0;
+  virtual const Graph& graph() const = 0;  // after the passes
+};
+
+struct SessionOptions {
+  int threads = 1;
+};
+
+class NativeSession {
+ public:
+  static Result<std::unique_ptr<NativeSession>> create(std::shared_ptr<const NativeModel> model,
+                                                       const SessionOptions& options = {});
+  virtual ~NativeSession() = default;
+  // inputs in the model's input order. outputs are resized/reused; no allocation in steady state
+  // once a plan for these input shapes exists.
+  virtual Status run(std::span<const TensorRef> inputs, std::vector<HostTensor>& outputs) = 0;
+};
+
+}  // namespace sd::native
