@@ -48,6 +48,13 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+size_t count_lines(const std::string& path) {
+  std::string data = read_file(path);
+  size_t n = 0;
+  for (char c : data) n += c == '\n';
+  return n;
+}
+
 void corrupt_mjpeg_frame(const std::string& path, int index) {
   std::string data = read_file(path);
   int seen = 0;

@@ -30,5 +30,6 @@ void write_numbered_avi(const std::string& path, int frames, double fps = 10, cv
 void corrupt_mjpeg_frame(const std::string& path, int index);
 
 std::string read_file(const std::string& path);
+size_t count_lines(const std::string& path);
 
 }  // namespace sd::test

@@ -8,6 +8,7 @@
 
 #include "sources/image_source.h"
 #include "sources/source.h"
+#include "sources/synthetic_source.h"
 #include "sources/video_capture_source.h"
 
 namespace sd {
@@ -47,6 +48,7 @@ std::vector<std::string> expand_glob(const std::string& pattern) {
 
 Result<std::unique_ptr<Source>> open_source(const std::string& spec, const SourceOptions& options) {
   if (spec.empty()) return fail(ErrorCode::kSource, "empty --source");
+  if (is_synthetic_spec(spec)) return SyntheticSource::open(spec, options);
   if (spec.find_first_not_of("0123456789") == std::string::npos || spec.rfind("/dev/video", 0) == 0)
     return VideoCaptureSource::open(spec, SourceKind::kCamera, cv::CAP_V4L2, options);
   if (spec.find('!') != std::string::npos && spec.find("appsink") != std::string::npos)
