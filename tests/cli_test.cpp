@@ -1,0 +1,194 @@
+// The streamdet executable as a user runs it: the bundled tiny model finds the shapes of a fresh
+// synthetic clip (precision and recall >= 0.9), outputs are complete, every error case exits with
+// its documented code and a one-line message naming the thing, and Ctrl-C keeps what was done.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+#include <opencv2/videoio.hpp>
+
+#include "core/error.h"
+#include "eval/clip_eval.h"
+#include "synthetic/clip_writer.h"
+#include "test_util.h"
+
+extern char** environ;
+
+namespace sd {
+namespace {
+
+const std::string kTinyModel = std::string(STREAMDET_SOURCE_DIR) + "/models/tiny_synth_v8.onnx";
+
+struct Process {
+  pid_t pid = -1;
+  std::string stderr_path;
+};
+
+Process spawn_streamdet(const std::vector<std::string>& args, const std::string& stderr_path) {
+  std::vector<std::string> argv_s = {STREAMDET_BINARY};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  Process p;
+  p.stderr_path = stderr_path;
+  EXPECT_EQ(posix_spawn(&p.pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  return p;
+}
+
+int wait_exit_code(const Process& p) {
+  int status = 0;
+  waitpid(p.pid, &status, 0);
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + WTERMSIG(status);  // killed: a crash shows as 128 + signal
+}
+
+struct CliResult {
+  int code = -1;
+  std::string err;
+};
+
+CliResult run_cli(const test::TempDir& dir, const std::vector<std::string>& args) {
+  Process p = spawn_streamdet(args, dir.file("stderr.txt"));
+  CliResult r;
+  r.code = wait_exit_code(p);
+  r.err = test::read_file(p.stderr_path);
+  return r;
+}
+
+// The last non-empty line of stderr: where the one-line error is.
+std::string last_line(const std::string& text) {
+  std::string t = text;
+  while (!t.empty() && t.back() == '\n') t.pop_back();
+  size_t nl = t.rfind('\n');
+  return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+TEST(Cli, TinyModelFindsTheShapesOfAnUnseenClip) {
+  test::TempDir dir;
+  synth::SceneOptions scene;
+  scene.width = 640;
+  scene.height = 360;
+  scene.frames = 60;
+  scene.seed = 31337;  // never used in training
+  scene.num_objects = 7;
+  ASSERT_TRUE(synth::write_synthetic_clip(scene, dir.file("clip.mp4"), dir.file("truth.jsonl")));
+  CliResult r = run_cli(dir, {"run", "-m", kTinyModel, "-s", dir.file("clip.mp4"), "-o", dir.file("out.mp4"), "-d",
+                              dir.file("dets.jsonl"), "--profile-json", dir.file("profile.json"), "-q"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto ev = eval::evaluate_clip(dir.file("truth.jsonl"), dir.file("dets.jsonl"));
+  ASSERT_TRUE(ev) << ev.error().message;
+  std::printf("tiny model, unseen clip: precision %.4f recall %.4f\n", ev->total.precision(), ev->total.recall());
+  EXPECT_GE(ev->total.precision(), 0.9);
+  EXPECT_GE(ev->total.recall(), 0.9);
+  EXPECT_EQ(ev->frames_missing, 0);
+
+  cv::VideoCapture cap(dir.file("out.mp4"));  // annotated video: same size, every frame
+  ASSERT_TRUE(cap.isOpened());
+  EXPECT_EQ(static_cast<int>(cap.get(cv::CAP_PROP_FRAME_WIDTH)), 640);
+  EXPECT_EQ(static_cast<int>(cap.get(cv::CAP_PROP_FRAME_HEIGHT)), 360);
+  EXPECT_NEAR(cap.get(cv::CAP_PROP_FPS), 30.0, 0.01);
+  int n = 0;
+  cv::Mat f;
+  while (cap.read(f)) ++n;
+  EXPECT_EQ(n, 60);
+
+  auto profile = nlohmann::json::parse(test::read_file(dir.file("profile.json")));
+  EXPECT_EQ(profile["frames"], 60);
+  EXPECT_GT(profile["inference_fps"].get<double>(), 0.0);
+  std::set<std::string> stages;
+  for (auto& s : profile["stages"]) stages.insert(s["stage"].get<std::string>());
+  for (const char* s : {"read", "preprocess", "inference", "postprocess", "draw", "write"}) EXPECT_TRUE(stages.count(s)) << s;
+}
+
+TEST(Cli, CorruptFrameIsSkippedCountedAndTheRunGoesOn) {
+  test::TempDir dir;
+  test::write_numbered_avi(dir.file("a.avi"), 20);
+  test::corrupt_mjpeg_frame(dir.file("a.avi"), 7);
+  CliResult r = run_cli(dir, {"run", "-m", kTinyModel, "-s", dir.file("a.avi"), "-d", dir.file("d.jsonl"),
+                              "--profile-json", dir.file("p.json"), "-q"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto profile = nlohmann::json::parse(test::read_file(dir.file("p.json")));
+  EXPECT_EQ(profile["corrupt_frames"], 1);
+  EXPECT_EQ(profile["frames"], 19);
+  EXPECT_EQ(test::count_lines(dir.file("d.jsonl")), 19u);
+}
+
+struct ErrorCase {
+  const char* name;
+  std::vector<std::string> args;  // {model} {dir} are replaced
+  int code;
+  const char* message_mentions;   // the thing the one-line message must name
+};
+
+TEST(Cli, EachBadInputGetsItsExitCodeAndAOneLineMessage) {
+  test::TempDir dir;
+  test::write_numbered_avi(dir.file("a.avi"), 3);
+  { std::ofstream(dir.file("garbage.onnx")) << "this is not a protobuf"; }
+  const std::string clip = dir.file("a.avi");
+  std::vector<ErrorCase> cases = {
+      {"missing model", {"run", "-m", dir.file("nope.onnx"), "-s", clip}, exit_code::kModel, "nope.onnx"},
+      {"garbage model", {"run", "-m", dir.file("garbage.onnx"), "-s", clip}, exit_code::kModel, "garbage.onnx"},
+      {"wrong layout for the model", {"run", "-m", kTinyModel, "-s", clip, "--layout", "ssd"}, exit_code::kModel, "ssd"},
+      {"unknown layout name", {"run", "-m", kTinyModel, "-s", clip, "--layout", "yolov99"}, exit_code::kUsage, "yolov99"},
+      {"missing source", {"run", "-m", kTinyModel, "-s", dir.file("missing.mp4")}, exit_code::kSource, "missing.mp4"},
+      {"unwritable video", {"run", "-m", kTinyModel, "-s", clip, "-o", "/nonexistent/dir/out.mp4"}, exit_code::kOutput, "/nonexistent/dir/out.mp4"},
+      {"unwritable detections", {"run", "-m", kTinyModel, "-s", clip, "-d", "/nonexistent/d.jsonl"}, exit_code::kOutput, "/nonexistent/d.jsonl"},
+      {"bad option value", {"run", "-m", kTinyModel, "-s", clip, "--conf", "7"}, exit_code::kUsage, "--conf"},
+      {"unknown engine", {"run", "-m", kTinyModel, "-s", clip, "--engine", "tensorrt"}, exit_code::kUsage, "tensorrt"},
+  };
+  for (const auto& c : cases) {
+    CliResult r = run_cli(dir, c.args);
+    EXPECT_EQ(r.code, c.code) << c.name << ": " << r.err;
+    std::string line = last_line(r.err);
+    EXPECT_NE(line.find(c.message_mentions), std::string::npos) << c.name << ": " << r.err;
+    EXPECT_EQ(r.err.find("terminate called"), std::string::npos) << c.name;
+  }
+}
+
+TEST(Cli, CtrlCExitsWith130AndKeepsCompleteOutputs) {
+  test::TempDir dir;
+  // An endless live camera: only Ctrl-C ends this run.
+  Process p = spawn_streamdet({"run", "-m", kTinyModel, "-s", "synth:w=320,h=192,fps=60,frames=0,live=1", "-o",
+                               dir.file("out.mp4"), "-d", dir.file("d.jsonl"), "-q"},
+                              dir.file("stderr.txt"));
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (test::count_lines(dir.file("d.jsonl")) < 10 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_GE(test::count_lines(dir.file("d.jsonl")), 10u) << test::read_file(dir.file("stderr.txt"));
+  kill(p.pid, SIGINT);
+  int code = wait_exit_code(p);
+  EXPECT_EQ(code, exit_code::kInterrupted) << test::read_file(dir.file("stderr.txt"));
+  std::ifstream in(dir.file("d.jsonl"));
+  std::string line;
+  int64_t lines = 0, last_frame = -1;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line);  // no torn line
+    EXPECT_GT(j["frame"].get<int64_t>(), last_frame);
+    last_frame = j["frame"];
+    ++lines;
+  }
+  cv::VideoCapture cap(dir.file("out.mp4"));  // finalized: readable, one frame per line
+  ASSERT_TRUE(cap.isOpened());
+  int n = 0;
+  cv::Mat f;
+  while (cap.read(f)) ++n;
+  EXPECT_EQ(n, lines);
+}
+
+}  // namespace
+}  // namespace sd
