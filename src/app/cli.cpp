@@ -122,7 +122,7 @@ int cli_main(int argc, char** argv) {
   add_model_options(*run_cmd, run.model, run_layout);
   run_cmd->add_option("-s,--source", run.sources,
                       "video file, image file/folder/glob, camera (0, /dev/video0), GStreamer pipeline ending in "
-                      "appsink, or rtsp://... / http://... URL; repeat for several sources in one process")
+                      "appsink, rtsp://... / http://... URL, or synth:key=value,... (a synthetic scene; see README); repeat for several sources in one process")
       ->required()
       ->take_all();
   run_cmd->add_option("-o,--output", run.output,
