@@ -39,6 +39,17 @@ class NvtxRange {
   NvtxRange& operator=(const NvtxRange&) = delete;
 };
 
+// Loads the NVTX injection (or the no-op table) now, on the calling thread. NVTX otherwise does
+// it lazily on the first call from whichever thread comes first, and the other threads then read
+// its function table without synchronisation (ThreadSanitizer reports it). Call before starting
+// the pipeline's threads.
+inline void nvtx_initialize() {
+#ifdef STREAMDET_HAVE_NVTX
+  nvtxInitialize(nullptr);
+  NvtxRange warm("init");  // also creates the "streamdet" domain before any thread needs it
+#endif
+}
+
 // Names the calling thread in nsys ("reader 0", "worker 1", ...).
 inline void nvtx_name_thread(const char* name) {
 #ifdef STREAMDET_HAVE_NVTX

@@ -153,6 +153,7 @@ class Pipeline {
 };
 
 Status Pipeline::setup() {
+  nvtx_initialize();  // before any of our threads exist
   if (options_.sources.empty()) return fail(ErrorCode::kUsage, "no --source given");
   if (options_.workers < 1) return fail(ErrorCode::kUsage, "--workers must be at least 1");
   if (options_.batch < 1) return fail(ErrorCode::kUsage, "--batch must be at least 1");
