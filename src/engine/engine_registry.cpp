@@ -3,6 +3,7 @@
 #include <map>
 #include <mutex>
 
+#include "engine/native/native_engine.h"
 #include "engine/opencv/opencv_engine.h"
 
 namespace sd {
@@ -13,6 +14,7 @@ struct Registry {
   std::map<std::string, EngineFactory> factories;
   Registry() {
     factories["opencv"] = [](const ModelInfo& m, const EngineLoadOptions&) { return load_opencv_engine(m); };
+    factories["native"] = [](const ModelInfo& m, const EngineLoadOptions&) { return load_native_engine(m); };
   }
 };
 

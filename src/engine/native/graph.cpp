@@ -35,6 +35,11 @@ std::vector<float> Attributes::get_floats(const std::string& name, std::vector<f
   return a && a->kind == Attribute::Kind::kFloats ? a->floats : fallback;
 }
 
+std::vector<std::string> Attributes::get_strings_or_empty(const std::string& name) const {
+  const Attribute* a = find(name);
+  return a && a->kind == Attribute::Kind::kStrings ? a->strings : std::vector<std::string>{};
+}
+
 int Graph::find_value(const std::string& name) const {
   for (size_t i = 0; i < values.size(); ++i)
     if (values[i].name == name) return static_cast<int>(i);

@@ -34,6 +34,7 @@ class Attributes {
   std::string get_string(const std::string& name, const std::string& fallback) const;
   std::vector<int64_t> get_ints(const std::string& name, std::vector<int64_t> fallback = {}) const;
   std::vector<float> get_floats(const std::string& name, std::vector<float> fallback = {}) const;
+  std::vector<std::string> get_strings_or_empty(const std::string& name) const;
   const std::map<std::string, Attribute>& all() const { return map_; }
 
  private:

@@ -1,0 +1,175 @@
+// Conv and FusedConv (Conv + post ops: activations and a residual sum) on oneDNN. Activations
+// are plain NCHW or NHWC as the executor says (NHWC between convolutions: oneDNN's AVX-512
+// kernels run it directly, and the elementwise/concat/split ops between convolutions stay plain
+// row-major on the physical layout); weights are reordered once, at kernel creation, to the
+// format the primitive chose.
+#include <cstring>
+
+#include "engine/native/dnnl/dnnl_context.h"
+#include "engine/native/ops/op_util.h"
+
+namespace sd::native::dnnl_ops {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+struct ConvGeometry {
+  int64_t n, c, h, w, oc, kh, kw, oh, ow, group;
+  int64_t sh, sw, dh, dw, pt, pl, pb, pr;
+};
+
+Result<ConvGeometry> conv_geometry(const OpContext& ctx) {
+  const Shape& x = ctx.inputs[0].shape;
+  const Shape& wt = ctx.inputs[1].shape;
+  if (x.rank != 4 || wt.rank != 4)
+    return fail(ErrorCode::kUnsupported, ctx.describe() + ": only 2-D convolutions are supported (input " + x.str() + ")");
+  const auto& a = ctx.node.attrs;
+  ConvGeometry g{};
+  g.n = x[0], g.c = x[1], g.h = x[2], g.w = x[3];
+  g.oc = wt[0], g.kh = wt[2], g.kw = wt[3];
+  g.group = a.get_int("group", 1);
+  if (g.group < 1 || g.c % g.group != 0 || wt[1] * g.group != g.c || g.oc % g.group != 0)
+    return fail(ErrorCode::kModel, ctx.describe() + ": weights " + wt.str() + " do not match input " + x.str() + " with group " + std::to_string(g.group));
+  auto ks = a.get_ints("kernel_shape");
+  if (!ks.empty() && (ks.size() != 2 || ks[0] != g.kh || ks[1] != g.kw))
+    return fail(ErrorCode::kModel, ctx.describe() + ": kernel_shape does not match the weights");
+  auto st = a.get_ints("strides", {1, 1}), dil = a.get_ints("dilations", {1, 1}), pads = a.get_ints("pads", {0, 0, 0, 0});
+  if (st.size() != 2 || dil.size() != 2 || pads.size() != 4) return fail(ErrorCode::kModel, ctx.describe() + ": bad strides/dilations/pads");
+  g.sh = st[0], g.sw = st[1], g.dh = dil[0], g.dw = dil[1];
+  if (g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1) return fail(ErrorCode::kModel, ctx.describe() + ": bad strides/dilations");
+  g.pt = pads[0], g.pl = pads[1], g.pb = pads[2], g.pr = pads[3];
+  const std::string auto_pad = a.get_string("auto_pad", "NOTSET");
+  const int64_t ekh = (g.kh - 1) * g.dh + 1, ekw = (g.kw - 1) * g.dw + 1;
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    g.oh = (g.h + g.sh - 1) / g.sh, g.ow = (g.w + g.sw - 1) / g.sw;
+    int64_t ph = std::max<int64_t>(0, (g.oh - 1) * g.sh + ekh - g.h), pw = std::max<int64_t>(0, (g.ow - 1) * g.sw + ekw - g.w);
+    bool upper = auto_pad == "SAME_UPPER";
+    g.pt = upper ? ph / 2 : ph - ph / 2, g.pb = ph - g.pt;
+    g.pl = upper ? pw / 2 : pw - pw / 2, g.pr = pw - g.pl;
+  } else {
+    if (auto_pad == "VALID") g.pt = g.pl = g.pb = g.pr = 0;
+    g.oh = (g.h + g.pt + g.pb - ekh) / g.sh + 1;
+    g.ow = (g.w + g.pl + g.pr - ekw) / g.sw + 1;
+  }
+  if (g.oh < 1 || g.ow < 1) return fail(ErrorCode::kModel, ctx.describe() + ": the output would be empty");
+  return g;
+}
+
+Result<dnnl::algorithm> eltwise_for(const std::string& op, float& alpha, float& beta, const OpContext& ctx) {
+  if (op == "relu") { alpha = 0; return dnnl::algorithm::eltwise_relu; }
+  if (op == "leaky_relu") return dnnl::algorithm::eltwise_relu;  // alpha = negative slope
+  if (op == "silu") { alpha = 1; return dnnl::algorithm::eltwise_swish; }
+  if (op == "sigmoid") return dnnl::algorithm::eltwise_logistic;
+  if (op == "hardswish") return dnnl::algorithm::eltwise_hardswish;
+  if (op == "clip") return dnnl::algorithm::eltwise_clip;
+  (void)beta;
+  return fail(ErrorCode::kModel, ctx.describe() + ": unknown post op '" + op + "'");
+}
+
+class ConvKernel : public Kernel {
+ public:
+  Status init(const OpContext& ctx) {
+    if (ctx.inputs[0].dtype != DType::kFloat32) return fail(ErrorCode::kUnsupported, ctx.describe() + ": only float32 is supported");
+    SD_ASSIGN_OR_RETURN(g_, conv_geometry(ctx));
+    if (!ctx.constants[1]) return fail(ErrorCode::kUnsupported, ctx.describe() + ": weights must be constant");
+    if (ops::has_input(ctx, 2) && !ctx.constants[2]) return fail(ErrorCode::kUnsupported, ctx.describe() + ": bias must be constant");
+    const auto& a = ctx.node.attrs;
+    src_nhwc_ = a.get_int(kSrcNhwc, 0) != 0;
+    dst_nhwc_ = a.get_int(kDstNhwc, 0) != 0;
+    auto& eng = cpu_engine();
+    memory::dims src_d{g_.n, g_.c, g_.h, g_.w}, dst_d{g_.n, g_.oc, g_.oh, g_.ow};
+    memory::dims wei_d = g_.group > 1 ? memory::dims{g_.group, g_.oc / g_.group, g_.c / g_.group, g_.kh, g_.kw}
+                                      : memory::dims{g_.oc, g_.c, g_.kh, g_.kw};
+    memory::desc src_md(src_d, dt::f32, src_nhwc_ ? tag::nhwc : tag::nchw);
+    memory::desc dst_md(dst_d, dt::f32, dst_nhwc_ ? tag::nhwc : tag::nchw);
+    memory::desc wei_any(wei_d, dt::f32, tag::any);
+    memory::desc bias_md({g_.oc}, dt::f32, tag::a);
+    has_bias_ = ops::has_input(ctx, 2);
+
+    dnnl::post_ops po;
+    auto post = a.get_strings_or_empty("post_ops");
+    auto alphas = a.get_floats("post_op_alpha"), betas = a.get_floats("post_op_beta");
+    for (size_t i = 0; i < post.size(); ++i) {
+      if (post[i] == "sum") {
+        sum_index_ = static_cast<int>(i);
+        po.append_binary(dnnl::algorithm::binary_add, dst_md);
+        continue;
+      }
+      float alpha = i < alphas.size() ? alphas[i] : 0.f, beta = i < betas.size() ? betas[i] : 0.f;
+      SD_ASSIGN_OR_RETURN(auto alg, eltwise_for(post[i], alpha, beta, ctx));
+      po.append_eltwise(1.f, alg, alpha, beta);
+    }
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(po);
+    auto desc = has_bias_ ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md,
+                                                             wei_any, bias_md, dst_md, {g_.sh, g_.sw}, {g_.dh - 1, g_.dw - 1},
+                                                             {g_.pt, g_.pl}, {g_.pb, g_.pr})
+                          : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md,
+                                                             wei_any, dst_md, {g_.sh, g_.sw}, {g_.dh - 1, g_.dw - 1}, {g_.pt, g_.pl},
+                                                             {g_.pb, g_.pr});
+    try {
+      pd_ = dnnl::convolution_forward::primitive_desc(desc, attr, eng);
+    } catch (const dnnl::error& e) {
+      return fail(ErrorCode::kUnsupported, ctx.describe() + ": oneDNN has no convolution for this case (" + e.what() + ")");
+    }
+    conv_ = dnnl::convolution_forward(pd_);
+    // Weights: reorder once into the primitive's format.
+    memory user_w({wei_d, dt::f32, g_.group > 1 ? tag::goihw : tag::oihw}, eng, const_cast<void*>(ctx.constants[1]->data()));
+    weights_ = memory(pd_.weights_desc(), eng);
+    dnnl::stream s(eng);
+    dnnl::reorder(user_w, weights_).execute(s, user_w, weights_);
+    if (has_bias_) {
+      bias_ = memory(bias_md, eng);
+      std::memcpy(bias_.get_data_handle(), ctx.constants[2]->data(), static_cast<size_t>(g_.oc) * sizeof(float));
+    }
+    src_ = memory(src_md, eng, nullptr);
+    dst_ = memory(dst_md, eng, nullptr);
+    if (sum_index_ >= 0) sum_ = memory(dst_md, eng, nullptr);
+    impl_ = pd_.impl_info_str();
+    return ok();
+  }
+
+  Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext&) override {
+    src_.set_data_handle(in[0].data);
+    dst_.set_data_handle(out[0].data);
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}};
+    if (has_bias_) args.emplace(DNNL_ARG_BIAS, bias_);
+    if (sum_index_ >= 0) {
+      sum_.set_data_handle(in[3].data);
+      args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(sum_index_) | DNNL_ARG_SRC_1, sum_);
+    }
+    dnnl::stream s(cpu_engine());
+    conv_.execute(s, args);
+    return ok();
+  }
+
+ private:
+  ConvGeometry g_{};
+  bool src_nhwc_ = false, dst_nhwc_ = false, has_bias_ = false;
+  int sum_index_ = -1;
+  dnnl::convolution_forward::primitive_desc pd_;
+  dnnl::convolution_forward conv_;
+  memory weights_, bias_, src_, dst_, sum_;
+  std::string impl_;
+};
+
+Result<std::vector<ValueType>> infer_conv(const OpContext& ctx) {
+  SD_ASSIGN_OR_RETURN(auto g, conv_geometry(ctx));
+  return ops::one_output(DType::kFloat32, Shape{g.n, g.oc, g.oh, g.ow});
+}
+
+}  // namespace
+
+void register_conv_ops(OpRegistry& r) {
+  for (const char* name : {"Conv", "FusedConv"}) {
+    OpSchema s;
+    s.op_type = name;
+    s.infer = infer_conv;
+    s.create = ops::make_factory<ConvKernel>();
+    r.add(std::move(s));
+  }
+}
+
+}  // namespace sd::native::dnnl_ops

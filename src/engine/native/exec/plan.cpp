@@ -1,0 +1,564 @@
+#include "engine/native/exec/plan.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "engine/native/dnnl/dnnl_context.h"
+
+namespace sd::native::exec {
+namespace {
+
+enum class OpClass { kConv, kPool, kUnary, kBinary, kConcat, kSplit, kSlice, kResize, kAlias, kOther };
+
+OpClass classify(const std::string& op) {
+  static const std::set<std::string> unary = {"Sigmoid", "Relu", "LeakyRelu", "Tanh", "Exp", "Log", "Sqrt", "Neg", "Abs",
+                                              "HardSigmoid", "HardSwish", "Clip", "Erf", "Softplus", "Elu", "Identity", "Reciprocal"};
+  static const std::set<std::string> binary = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean"};
+  if (op == "Conv" || op == "FusedConv") return OpClass::kConv;
+  if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool") return OpClass::kPool;
+  if (unary.count(op)) return OpClass::kUnary;
+  if (binary.count(op)) return OpClass::kBinary;
+  if (op == "Concat") return OpClass::kConcat;
+  if (op == "Split") return OpClass::kSplit;
+  if (op == "Slice") return OpClass::kSlice;
+  if (op == "Resize" || op == "Upsample") return OpClass::kResize;
+  if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") return OpClass::kAlias;
+  return OpClass::kOther;
+}
+
+// Logical NCHW axis -> its position in the physical NHWC order.
+constexpr int kToPhysical[4] = {0, 3, 1, 2};
+Shape physical_of(const Shape& s) { return Shape{s[0], s[2], s[3], s[1]}; }
+
+Shape pad_to_rank4(const Shape& s) {
+  Shape out{1, 1, 1, 1};
+  for (int i = 0; i < s.rank; ++i) out[4 - s.rank + i] = s[i];
+  return out;
+}
+
+// A plain tensor whose bytes are already in NHWC order when seen as [n,c,h,w]: c == 1 or h*w == 1.
+bool layout_neutral(const Shape& s) {
+  if (s.rank > 4) return false;
+  Shape p = pad_to_rank4(s);
+  return p[1] == 1 || (p[2] == 1 && p[3] == 1);
+}
+
+struct ValueState {
+  ValueType logical;
+  bool nhwc = false;                      // stored channels-last (4-D only)
+  std::shared_ptr<HostTensor> constant;   // known at plan time
+  int input = -1;                         // a graph input
+  int root = -1;                          // buffer owner (itself, or what it aliases)
+  int first_step = -1, last_step = -1;    // lifetime in steps
+  bool defined = false;
+};
+
+class Planner {
+ public:
+  Planner(const Graph& g, const OpRegistry& r) : g_(g), registry_(r), states_(g.values.size()) {}
+
+  Result<std::unique_ptr<Plan>> build(const std::vector<ValueType>& inputs) {
+    plan_ = std::make_unique<Plan>();
+    for (const auto& t : inputs) plan_->input_shapes.push_back(t.shape);
+    for (size_t v = 0; v < g_.values.size(); ++v) {
+      const Value& val = g_.values[v];
+      if (val.constant) {
+        states_[v].constant = std::make_shared<HostTensor>(*val.constant);
+        states_[v].logical = {val.constant->dtype(), val.constant->shape()};
+        states_[v].defined = true;
+      }
+    }
+    for (size_t i = 0; i < g_.inputs.size(); ++i) {
+      ValueState& s = states_[static_cast<size_t>(g_.inputs[i])];
+      s.logical = inputs[i];
+      s.input = static_cast<int>(i);
+      s.root = g_.inputs[i];
+      s.defined = true;
+    }
+    for (const Node& n : g_.nodes) SD_TRY(plan_node(n));
+    for (int o : g_.outputs) {
+      SD_ASSIGN_OR_RETURN(int v, as_plain(o));
+      ValueState& s = states_[static_cast<size_t>(v)];
+      if (s.constant || s.input >= 0) {
+        // A constant or an input as an output: copy it through an Identity step into the arena.
+        SD_ASSIGN_OR_RETURN(v, copy_to_arena(v));
+      }
+      use(v, static_cast<int>(steps_.size()));  // lives to the end
+      plan_->output_types.push_back(states_[static_cast<size_t>(v)].logical);
+      output_values_.push_back(v);
+    }
+    allocate();
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      Step& st = plan_->steps.emplace_back();
+      st.kernel = std::move(steps_[i].kernel);
+      st.label = steps_[i].label;
+      for (size_t k = 0; k < steps_[i].ins.size(); ++k) {
+        st.in_bufs.push_back(buffer_of(steps_[i].ins[k]));
+        st.in_refs.push_back(TensorRef{steps_[i].in_types[k].dtype, steps_[i].in_types[k].shape, nullptr});
+      }
+      for (size_t k = 0; k < steps_[i].outs.size(); ++k) {
+        st.out_bufs.push_back(buffer_of(steps_[i].outs[k]));
+        st.out_refs.push_back(TensorRef{steps_[i].out_types[k].dtype, steps_[i].out_types[k].shape, nullptr});
+      }
+    }
+    for (int v : output_values_) plan_->output_bufs.push_back(buffer_of(v));
+    for (auto& s : states_)
+      if (s.constant) plan_->keep_alive.push_back(s.constant);
+    for (auto& m : made_constants_) plan_->keep_alive.push_back(m);
+    return std::move(plan_);
+  }
+
+ private:
+  struct PendingStep {
+    std::unique_ptr<Kernel> kernel;
+    std::vector<int> ins, outs;  // value ids (-1: omitted)
+    std::vector<ValueType> in_types, out_types;  // physical
+    std::string label;
+  };
+
+  ValueType physical_type(int v) const {
+    const ValueState& s = states_[static_cast<size_t>(v)];
+    return s.nhwc ? ValueType{s.logical.dtype, physical_of(s.logical.shape)} : s.logical;
+  }
+
+  int new_value(const ValueType& t, bool nhwc) {
+    ValueState s;
+    s.logical = t;
+    s.nhwc = nhwc;
+    s.defined = true;
+    states_.push_back(s);
+    int id = static_cast<int>(states_.size() - 1);
+    states_[static_cast<size_t>(id)].root = id;
+    return id;
+  }
+
+  void use(int v, int step) {
+    if (v < 0) return;
+    ValueState& s = states_[static_cast<size_t>(states_[static_cast<size_t>(v)].root >= 0 ? states_[static_cast<size_t>(v)].root : v)];
+    s.last_step = std::max(s.last_step, step);
+  }
+
+  Status add_step(std::unique_ptr<Kernel> k, std::vector<int> ins, std::vector<ValueType> in_types, std::vector<int> outs,
+                  std::vector<ValueType> out_types, std::string label) {
+    const int idx = static_cast<int>(steps_.size());
+    for (int v : ins) use(v, idx);
+    for (int v : outs)
+      if (v >= 0) {
+        ValueState& s = states_[static_cast<size_t>(v)];
+        s.root = v;
+        s.first_step = idx;
+        s.last_step = std::max(s.last_step, idx);
+      }
+    steps_.push_back(PendingStep{std::move(k), std::move(ins), std::move(outs), std::move(in_types), std::move(out_types), std::move(label)});
+    return ok();
+  }
+
+  // A transpose step between layouts (or a constant converted now).
+  Result<int> convert(int v, bool to_nhwc) {
+    auto& cache = to_nhwc ? nhwc_copy_ : plain_copy_;
+    if (auto it = cache.find(v); it != cache.end()) return it->second;
+    const ValueState src = states_[static_cast<size_t>(v)];
+    Node t;
+    t.op_type = "Transpose";
+    t.name = "layout conversion";
+    Attribute perm;
+    perm.kind = Attribute::Kind::kInts;
+    perm.ints = to_nhwc ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 3, 1, 2};
+    t.attrs.set("perm", perm);
+    ValueType in_t = physical_type(v);
+    ValueType out_t{src.logical.dtype, to_nhwc ? physical_of(src.logical.shape) : src.logical.shape};
+    const OpSchema* schema = registry_.find("Transpose", g_.opset);
+    std::vector<ValueType> ins{in_t}, outs{out_t};
+    std::vector<const HostTensor*> consts{src.constant.get()};
+    OpContext ctx{t, g_.opset, ins, consts, outs};
+    SD_ASSIGN_OR_RETURN(auto kernel, schema->create(ctx));
+    int nv = new_value(src.logical, to_nhwc);
+    if (src.constant) {
+      auto c = std::make_shared<HostTensor>(out_t.dtype, out_t.shape);
+      TensorRef in_ref = src.constant->ref(), out_ref = c->ref();
+      SD_TRY(kernel->run(std::span<const TensorRef>(&in_ref, 1), std::span<const TensorRef>(&out_ref, 1), ExecContext{1}));
+      states_[static_cast<size_t>(nv)].constant = c;
+    } else {
+      SD_TRY(add_step(std::move(kernel), {v}, {in_t}, {nv}, {out_t}, "layout conversion"));
+    }
+    cache[v] = nv;
+    return nv;
+  }
+
+  Result<int> as_plain(int v) {
+    if (v < 0 || !states_[static_cast<size_t>(v)].nhwc) return v;
+    return convert(v, false);
+  }
+
+  Result<int> copy_to_arena(int v) {
+    const ValueState src = states_[static_cast<size_t>(v)];
+    Node t;
+    t.op_type = "Identity";
+    t.name = "output copy";
+    const OpSchema* schema = registry_.find("Identity", g_.opset);
+    std::vector<ValueType> ins{src.logical}, outs{src.logical};
+    std::vector<const HostTensor*> consts{nullptr};
+    OpContext ctx{t, g_.opset, ins, consts, outs};
+    SD_ASSIGN_OR_RETURN(auto kernel, schema->create(ctx));
+    int nv = new_value(src.logical, false);
+    SD_TRY(add_step(std::move(kernel), {v}, ins, {nv}, outs, "output copy"));
+    return nv;
+  }
+
+  Status plan_node(const Node& n) {
+    const std::string what = g_.describe(n);
+    const OpSchema* schema = registry_.find(n.op_type, g_.opset);
+    if (!schema) return fail(ErrorCode::kModel, what + ": not supported by the native engine");
+    for (int in : n.inputs)
+      if (in >= 0 && !states_[static_cast<size_t>(in)].defined) return fail(ErrorCode::kModel, what + ": an input is not defined");
+
+    // Logical shape inference.
+    std::vector<ValueType> lin;
+    std::vector<const HostTensor*> lconst;
+    bool all_const = true;
+    for (int in : n.inputs) {
+      if (in < 0) {
+        lin.push_back({});
+        lconst.push_back(nullptr);
+        continue;
+      }
+      const ValueState& s = states_[static_cast<size_t>(in)];
+      lin.push_back(s.logical);
+      // A constant stored NHWC is not what the logical kernels expect; they never see it here
+      // because constants are only converted for a physical step.
+      lconst.push_back(s.constant.get());
+      if (!s.constant) all_const = false;
+    }
+    OpContext lctx{n, g_.opset, lin, lconst, {}};
+    auto out_types = schema->infer(lctx);
+    if (!out_types) return fail(out_types.error().code, out_types.error().message);
+    if (out_types->size() < n.outputs.size()) out_types->resize(n.outputs.size());
+
+    const OpClass cls = classify(n.op_type);
+    const bool shape_only = n.op_type == "Shape" || n.op_type == "Size";
+    if (all_const || shape_only) return fold(n, *schema, lin, lconst, *out_types);
+
+    switch (cls) {
+      case OpClass::kConv:
+      case OpClass::kPool: return plan_dnnl(n, *schema, lin, lconst, *out_types, cls);
+      case OpClass::kUnary:
+      case OpClass::kBinary:
+      case OpClass::kConcat:
+      case OpClass::kSplit:
+      case OpClass::kSlice:
+      case OpClass::kResize: return plan_layout_aware(n, *schema, lin, lconst, *out_types, cls);
+      case OpClass::kAlias: return plan_alias(n, *out_types);
+      case OpClass::kOther: break;
+    }
+    return plan_plain(n, *schema, *out_types);
+  }
+
+  Status fold(const Node& n, const OpSchema& schema, const std::vector<ValueType>& lin, const std::vector<const HostTensor*>& lconst,
+              const std::vector<ValueType>& out_types) {
+    std::vector<ValueType> ins = lin;
+    std::vector<const HostTensor*> consts = lconst;
+    std::vector<std::shared_ptr<HostTensor>> plain_inputs;
+    OpContext ctx{n, g_.opset, ins, consts, out_types};
+    SD_ASSIGN_OR_RETURN(auto kernel, schema.create(ctx));
+    std::vector<TensorRef> in_refs, out_refs;
+    for (size_t k = 0; k < n.inputs.size(); ++k) in_refs.push_back(consts[k] ? consts[k]->ref() : TensorRef{});
+    std::vector<std::shared_ptr<HostTensor>> outs;
+    for (const auto& t : out_types) {
+      outs.push_back(std::make_shared<HostTensor>(t.dtype, t.shape));
+      out_refs.push_back(outs.back()->ref());
+    }
+    SD_TRY(kernel->run(in_refs, out_refs, ExecContext{1}));
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      int o = n.outputs[k];
+      if (o < 0) continue;
+      ValueState& s = states_[static_cast<size_t>(o)];
+      s.logical = out_types[k];
+      s.constant = outs[k];
+      s.defined = true;
+    }
+    return ok();
+  }
+
+  void define_outputs(const Node& n, const std::vector<ValueType>& out_types, bool nhwc) {
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      int o = n.outputs[k];
+      if (o < 0) continue;
+      ValueState& s = states_[static_cast<size_t>(o)];
+      s.logical = out_types[k];
+      s.nhwc = nhwc && out_types[k].shape.rank == 4;
+      s.defined = true;
+      s.root = o;
+    }
+  }
+
+  // Inputs of a step as physical types and (possibly converted) constants.
+  Status gather(const std::vector<int>& ids, std::vector<ValueType>& types, std::vector<const HostTensor*>& consts) {
+    for (int v : ids) {
+      if (v < 0) {
+        types.push_back({});
+        consts.push_back(nullptr);
+      } else {
+        types.push_back(physical_type(v));
+        consts.push_back(states_[static_cast<size_t>(v)].constant.get());
+      }
+    }
+    return ok();
+  }
+
+  Status plan_plain(const Node& n, const OpSchema& schema, const std::vector<ValueType>& out_types) {
+    std::vector<int> ins;
+    for (int in : n.inputs) {
+      SD_ASSIGN_OR_RETURN(int v, as_plain(in));
+      ins.push_back(v);
+    }
+    std::vector<ValueType> types;
+    std::vector<const HostTensor*> consts;
+    SD_TRY(gather(ins, types, consts));
+    OpContext ctx{n, g_.opset, types, consts, out_types};
+    SD_ASSIGN_OR_RETURN(auto kernel, schema.create(ctx));
+    define_outputs(n, out_types, false);
+    return add_step(std::move(kernel), ins, types, n.outputs, out_types, g_.describe(n));
+  }
+
+  Status plan_alias(const Node& n, const std::vector<ValueType>& out_types) {
+    SD_ASSIGN_OR_RETURN(int in, as_plain(n.inputs[0]));
+    int o = n.outputs[0];
+    ValueState& src = states_[static_cast<size_t>(in)];
+    ValueState& s = states_[static_cast<size_t>(o)];
+    s.logical = out_types[0];
+    s.defined = true;
+    if (src.constant) {
+      s.constant = std::make_shared<HostTensor>(src.constant->reshaped(out_types[0].shape));
+      return ok();
+    }
+    if (src.input >= 0) s.input = src.input;
+    s.root = src.root >= 0 ? src.root : in;
+    use(in, static_cast<int>(steps_.size()));
+    return ok();
+  }
+
+  Status plan_dnnl(const Node& n, const OpSchema& schema, const std::vector<ValueType>& lin, const std::vector<const HostTensor*>& lconst,
+                   const std::vector<ValueType>& out_types, OpClass cls) {
+    Node copy = n;
+    const int x = n.inputs[0];
+    const bool src_nhwc = states_[static_cast<size_t>(x)].nhwc;
+    const bool dst_nhwc = cls == OpClass::kConv ? true : src_nhwc;
+    Attribute a;
+    a.kind = Attribute::Kind::kInt;
+    a.i = src_nhwc;
+    copy.attrs.set(dnnl_ops::kSrcNhwc, a);
+    a.i = dst_nhwc;
+    copy.attrs.set(dnnl_ops::kDstNhwc, a);
+    std::vector<int> ins = n.inputs;
+    if (cls == OpClass::kConv && ins.size() > 3 && ins[3] >= 0) {
+      if (states_[static_cast<size_t>(ins[3])].logical.shape != out_types[0].shape)
+        return fail(ErrorCode::kModel, g_.describe(n) + ": the fused sum input does not have the output's shape");
+      if (!states_[static_cast<size_t>(ins[3])].nhwc) {
+        SD_ASSIGN_OR_RETURN(ins[3], convert(ins[3], true));
+      }
+    }
+    OpContext ctx{copy, g_.opset, lin, lconst, out_types};
+    SD_ASSIGN_OR_RETURN(auto kernel, schema.create(ctx));
+    define_outputs(n, out_types, dst_nhwc);
+    std::vector<ValueType> types;
+    std::vector<const HostTensor*> consts;
+    SD_TRY(gather(ins, types, consts));
+    std::vector<ValueType> phys_out;
+    for (int o : n.outputs) phys_out.push_back(o >= 0 ? physical_type(o) : ValueType{});
+    return add_step(std::move(kernel), ins, types, n.outputs, phys_out, g_.describe(n));
+  }
+
+  Status plan_layout_aware(const Node& n, const OpSchema& schema, const std::vector<ValueType>& lin,
+                           const std::vector<const HostTensor*>& lconst, const std::vector<ValueType>& out_types, OpClass cls) {
+    // Channels-last only when a 4-D data input already is, and every output is 4-D.
+    const int data_inputs = cls == OpClass::kUnary || cls == OpClass::kSplit || cls == OpClass::kSlice || cls == OpClass::kResize
+                                ? 1 : static_cast<int>(n.inputs.size());
+    bool any_nhwc = false;
+    for (int k = 0; k < data_inputs; ++k) {
+      int v = n.inputs[static_cast<size_t>(k)];
+      if (v >= 0 && states_[static_cast<size_t>(v)].nhwc) any_nhwc = true;
+    }
+    for (const auto& t : out_types)
+      if (t.shape.rank != 4) any_nhwc = false;
+    if (cls == OpClass::kResize) {
+      const Attribute* mode = n.attrs.find("mode");
+      (void)mode;
+    }
+    if (!any_nhwc) return plan_plain(n, schema, out_types);
+    (void)lin;
+    (void)lconst;
+
+    Node copy = n;
+    std::vector<int> ins = n.inputs;
+    std::vector<ValueType> types;
+    std::vector<const HostTensor*> consts;
+    std::vector<std::shared_ptr<HostTensor>> made;  // remapped constant inputs
+
+    auto remap_axis_attr = [&](const char* name, int64_t def) -> Status {
+      int64_t ax = n.attrs.get_int(name, def);
+      if (ax < 0) ax += 4;
+      if (ax < 0 || ax > 3) return fail(ErrorCode::kModel, g_.describe(n) + ": axis out of range");
+      Attribute a;
+      a.kind = Attribute::Kind::kInt;
+      a.i = kToPhysical[ax];
+      copy.attrs.set(name, a);
+      return ok();
+    };
+
+    if (cls == OpClass::kUnary || cls == OpClass::kBinary || cls == OpClass::kConcat) {
+      for (int k = 0; k < data_inputs; ++k) {
+        int v = ins[static_cast<size_t>(k)];
+        if (v < 0) continue;
+        ValueState& s = states_[static_cast<size_t>(v)];
+        if (s.nhwc) continue;
+        if (cls != OpClass::kConcat && layout_neutral(s.logical.shape)) continue;  // viewed as NHWC below
+        SD_ASSIGN_OR_RETURN(ins[static_cast<size_t>(k)], convert(v, true));
+      }
+      if (cls == OpClass::kConcat) SD_TRY(remap_axis_attr("axis", 0));
+      SD_TRY(gather(ins, types, consts));
+      for (int k = 0; k < data_inputs; ++k) {
+        int v = ins[static_cast<size_t>(k)];
+        if (v < 0 || states_[static_cast<size_t>(v)].nhwc) continue;
+        // Layout-neutral plain tensor: the same bytes seen with NHWC dims.
+        types[static_cast<size_t>(k)].shape = physical_of(pad_to_rank4(states_[static_cast<size_t>(v)].logical.shape));
+      }
+    } else if (cls == OpClass::kSplit) {
+      SD_TRY(remap_axis_attr("axis", 0));
+      SD_TRY(gather(ins, types, consts));
+    } else if (cls == OpClass::kSlice) {
+      SD_TRY(gather(ins, types, consts));
+      if (g_.opset < 10) {
+        auto axes = n.attrs.get_ints("axes");
+        if (axes.empty())
+          for (size_t i = 0; i < n.attrs.get_ints("starts").size(); ++i) axes.push_back(static_cast<int64_t>(i));
+        for (auto& a : axes) a = kToPhysical[a < 0 ? a + 4 : a];
+        Attribute at;
+        at.kind = Attribute::Kind::kInts;
+        at.ints = axes;
+        copy.attrs.set("axes", at);
+      } else {
+        std::vector<int64_t> axes;
+        if (ins.size() > 3 && ins[3] >= 0) {
+          if (!consts[3]) return plan_plain(n, schema, out_types);
+          axes = consts[3]->to_int64_vector();
+        } else {
+          if (!consts[1]) return plan_plain(n, schema, out_types);
+          for (int64_t i = 0; i < consts[1]->numel(); ++i) axes.push_back(i);
+        }
+        auto t = std::make_shared<HostTensor>(DType::kInt64, Shape{static_cast<int64_t>(axes.size())});
+        for (size_t i = 0; i < axes.size(); ++i) {
+          int64_t a = axes[i] < 0 ? axes[i] + 4 : axes[i];
+          if (a < 0 || a > 3) return fail(ErrorCode::kModel, g_.describe(n) + ": axis out of range");
+          t->as<int64_t>()[i] = kToPhysical[a];
+        }
+        made.push_back(t);
+        while (types.size() < 4) types.push_back({}), consts.push_back(nullptr);
+        types[3] = {DType::kInt64, t->shape()};
+        consts[3] = t.get();
+      }
+    } else if (cls == OpClass::kResize) {
+      SD_TRY(gather(ins, types, consts));
+      // scales / sizes are per logical dim: permute them to the physical order.
+      for (size_t k = 1; k < consts.size(); ++k) {
+        if (!consts[k] || consts[k]->numel() != 4) continue;
+        auto t = std::make_shared<HostTensor>(consts[k]->clone());
+        const size_t es = dtype_size(t->dtype());
+        const auto* src = static_cast<const unsigned char*>(consts[k]->data());
+        auto* dst = static_cast<unsigned char*>(t->data());
+        for (int d = 0; d < 4; ++d) std::memcpy(dst + static_cast<size_t>(kToPhysical[d]) * es, src + static_cast<size_t>(d) * es, es);
+        made.push_back(t);
+        consts[k] = t.get();
+      }
+    }
+    std::vector<ValueType> phys_out;
+    for (const auto& t : out_types) phys_out.push_back({t.dtype, physical_of(t.shape)});
+    OpContext ctx{copy, g_.opset, types, consts, phys_out};
+    SD_ASSIGN_OR_RETURN(auto kernel, schema.create(ctx));
+    for (auto& m : made) made_constants_.push_back(m);
+    define_outputs(n, out_types, true);
+    return add_step(std::move(kernel), ins, types, n.outputs, phys_out, g_.describe(n));
+  }
+
+  // Greedy offsets: the largest tensors first, each at the lowest offset that does not overlap
+  // a placed tensor alive at the same time.
+  void allocate() {
+    struct Item { int v; size_t size; int first, last; size_t offset; };
+    std::vector<Item> items;
+    for (size_t v = 0; v < states_.size(); ++v) {
+      const ValueState& s = states_[v];
+      if (!s.defined || s.constant || s.input >= 0 || s.root != static_cast<int>(v) || s.first_step < 0) continue;
+      ValueType t = s.logical;
+      size_t bytes = static_cast<size_t>(std::max<int64_t>(t.shape.numel(), 0)) * dtype_size(t.dtype);
+      bytes = (bytes + 63) / 64 * 64;
+      items.push_back({static_cast<int>(v), bytes, s.first_step, s.last_step, 0});
+      plan_->total_intermediate_bytes += bytes;
+    }
+    std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.size > b.size; });
+    std::vector<const Item*> placed;
+    size_t arena = 0;
+    for (Item& it : items) {
+      std::vector<std::pair<size_t, size_t>> busy;
+      for (const Item* p : placed)
+        if (!(p->last < it.first || it.last < p->first)) busy.push_back({p->offset, p->offset + p->size});
+      std::sort(busy.begin(), busy.end());
+      size_t offset = 0;
+      for (auto [b, e] : busy) {
+        if (offset + it.size <= b) break;
+        offset = std::max(offset, e);
+      }
+      it.offset = offset;
+      arena = std::max(arena, offset + it.size);
+      placed.push_back(&it);
+      offsets_[it.v] = offset;
+    }
+    plan_->arena_bytes = arena;
+  }
+
+  BufferRef buffer_of(int v) const {
+    BufferRef b;
+    if (v < 0) return b;
+    const ValueState& s = states_[static_cast<size_t>(v)];
+    if (s.constant) {
+      b.kind = BufferRef::Kind::kConstant;
+      b.constant = s.constant->data();
+      return b;
+    }
+    if (s.input >= 0) {
+      b.kind = BufferRef::Kind::kInput;
+      b.input = s.input;
+      return b;
+    }
+    b.kind = BufferRef::Kind::kArena;
+    int root = s.root >= 0 ? s.root : v;
+    const ValueState& r = states_[static_cast<size_t>(root)];
+    if (r.input >= 0) {
+      b.kind = BufferRef::Kind::kInput;
+      b.input = r.input;
+      return b;
+    }
+    auto it = offsets_.find(root);
+    b.offset = it == offsets_.end() ? 0 : it->second;
+    return b;
+  }
+
+  const Graph& g_;
+  const OpRegistry& registry_;
+  std::vector<ValueState> states_;
+  std::vector<PendingStep> steps_;
+  std::unique_ptr<Plan> plan_;
+  std::map<int, int> nhwc_copy_, plain_copy_;
+  std::map<int, size_t> offsets_;
+  std::vector<int> output_values_;
+  std::vector<std::shared_ptr<HostTensor>> made_constants_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Plan>> build_plan(const Graph& g, const std::vector<ValueType>& inputs, const OpRegistry& registry) {
+  Planner p(g, registry);
+  return p.build(inputs);
+}
+
+}  // namespace sd::native::exec

@@ -1,0 +1,42 @@
+// An execution plan: the model specialised to concrete input shapes. Shape inference runs node by
+// node; whatever can be computed from constants and shapes is computed now (Shape -> Gather ->
+// Concat -> Reshape chains vanish); 4-D activations between convolutions are kept channels-last
+// (NHWC) with the layout-neutral ops between them working on the physical layout; intermediate
+// tensors share one arena by lifetime; Reshape-like ops alias their input.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "engine/native/op_registry.h"
+#include "engine/native/session.h"
+
+namespace sd::native::exec {
+
+struct BufferRef {
+  enum class Kind { kArena, kInput, kConstant, kNone } kind = Kind::kNone;
+  size_t offset = 0;        // kArena
+  int input = -1;           // kInput: index among the graph inputs
+  const void* constant = nullptr;
+};
+
+struct Step {
+  std::unique_ptr<Kernel> kernel;
+  std::vector<BufferRef> in_bufs, out_bufs;
+  std::vector<TensorRef> in_refs, out_refs;  // data pointers filled per run
+  std::string label;                         // "Conv node 'x'" for errors and profiles
+};
+
+struct Plan {
+  std::vector<Shape> input_shapes;
+  std::vector<Step> steps;
+  size_t arena_bytes = 0;
+  size_t total_intermediate_bytes = 0;  // what the tensors would take without sharing
+  std::vector<BufferRef> output_bufs;
+  std::vector<ValueType> output_types;
+  std::vector<std::shared_ptr<HostTensor>> keep_alive;  // folded and converted constants
+};
+
+Result<std::unique_ptr<Plan>> build_plan(const Graph& g, const std::vector<ValueType>& inputs, const OpRegistry& registry);
+
+}  // namespace sd::native::exec

@@ -1,0 +1,112 @@
+// NativeSession: runs a model with plans cached per input shape set. Memory: one arena per session
+// sized by the largest plan, reused by every run (no allocation in steady state).
+#include <omp.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+#include "engine/native/exec/plan.h"
+#include "engine/native/session.h"
+
+namespace sd::native {
+namespace {
+
+struct AlignedFree {
+  void operator()(unsigned char* p) const { std::free(p); }
+};
+
+class Session final : public NativeSession {
+ public:
+  Session(std::shared_ptr<const NativeModel> model, const SessionOptions& options) : model_(std::move(model)), options_(options) {}
+
+  Status run(std::span<const TensorRef> inputs, std::vector<HostTensor>& outputs) override {
+    const Graph& g = model_->graph();
+    if (inputs.size() != g.inputs.size())
+      return fail(ErrorCode::kUsage, "the model takes " + std::to_string(g.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
+    std::vector<Shape> shapes;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const IoInfo& info = model_->inputs()[i];
+      if (inputs[i].dtype != info.dtype)
+        return fail(ErrorCode::kUsage, "input '" + info.name + "' must be " + dtype_name(info.dtype) + ", got " + dtype_name(inputs[i].dtype));
+      bool fits = inputs[i].shape.rank == info.shape.rank;
+      for (int d = 0; fits && d < info.shape.rank; ++d)
+        fits = info.shape[d] < 0 || info.shape[d] == inputs[i].shape[d];
+      if (!fits) return fail(ErrorCode::kUsage, "input '" + info.name + "' must have shape " + info.shape.str() + ", got " + inputs[i].shape.str());
+      shapes.push_back(inputs[i].shape);
+    }
+    exec::Plan* plan = nullptr;
+    if (last_ && last_->input_shapes == shapes) {
+      plan = last_;
+    } else {
+      auto key = key_of(shapes);
+      auto it = plans_.find(key);
+      if (it == plans_.end()) {
+        std::vector<ValueType> types;
+        for (size_t i = 0; i < inputs.size(); ++i) types.push_back({inputs[i].dtype, inputs[i].shape});
+        auto built = exec::build_plan(g, types, builtin_op_registry());
+        if (!built) return tl::unexpected(built.error());
+        it = plans_.emplace(key, std::move(*built)).first;
+      }
+      plan = it->second.get();
+      last_ = plan;
+    }
+    if (plan->arena_bytes > arena_size_) {
+      auto* p = static_cast<unsigned char*>(std::aligned_alloc(64, (plan->arena_bytes + 63) / 64 * 64));
+      if (!p) return fail(ErrorCode::kInternal, "cannot allocate the " + std::to_string(plan->arena_bytes) + "-byte arena");
+      arena_.reset(p);
+      arena_size_ = plan->arena_bytes;
+    }
+    auto resolve = [&](const exec::BufferRef& b) -> void* {
+      switch (b.kind) {
+        case exec::BufferRef::Kind::kArena: return arena_.get() + b.offset;
+        case exec::BufferRef::Kind::kInput: return inputs[static_cast<size_t>(b.input)].data;
+        case exec::BufferRef::Kind::kConstant: return const_cast<void*>(b.constant);
+        case exec::BufferRef::Kind::kNone: return nullptr;
+      }
+      return nullptr;
+    };
+    const int threads = std::max(1, options_.threads);
+    omp_set_num_threads(threads);  // this thread's budget, for oneDNN and our kernels alike
+    const ExecContext ctx{threads};
+    for (exec::Step& st : plan->steps) {
+      for (size_t k = 0; k < st.in_bufs.size(); ++k) st.in_refs[k].data = resolve(st.in_bufs[k]);
+      for (size_t k = 0; k < st.out_bufs.size(); ++k) st.out_refs[k].data = resolve(st.out_bufs[k]);
+      auto status = st.kernel->run(st.in_refs, st.out_refs, ctx);
+      if (!status) return fail(status.error().code, st.label + ": " + status.error().message);
+    }
+    outputs.resize(plan->output_bufs.size());
+    for (size_t i = 0; i < plan->output_bufs.size(); ++i) {
+      const ValueType& t = plan->output_types[i];
+      HostTensor& out = outputs[i];
+      if (out.empty() || out.dtype() != t.dtype || out.shape() != t.shape || out.data() == nullptr) out = HostTensor(t.dtype, t.shape);
+      std::memcpy(out.data(), resolve(plan->output_bufs[i]), out.bytes());
+    }
+    return ok();
+  }
+
+  const exec::Plan* last_plan() const { return last_; }
+
+ private:
+  static std::string key_of(const std::vector<Shape>& shapes) {
+    std::string k;
+    for (const auto& s : shapes) k += s.str() + ";";
+    return k;
+  }
+
+  std::shared_ptr<const NativeModel> model_;
+  SessionOptions options_;
+  std::map<std::string, std::unique_ptr<exec::Plan>> plans_;
+  exec::Plan* last_ = nullptr;
+  std::unique_ptr<unsigned char, AlignedFree> arena_;
+  size_t arena_size_ = 0;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<NativeSession>> NativeSession::create(std::shared_ptr<const NativeModel> model, const SessionOptions& options) {
+  if (!model) return fail(ErrorCode::kUsage, "no model");
+  return std::unique_ptr<NativeSession>(new Session(std::move(model), options));
+}
+
+}  // namespace sd::native

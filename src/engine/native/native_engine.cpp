@@ -1,0 +1,78 @@
+#include "engine/native/native_engine.h"
+
+#include <cstring>
+#include <thread>
+
+#include "engine/native/session.h"
+
+namespace sd {
+namespace {
+
+class NativeContext final : public InferenceContext {
+ public:
+  explicit NativeContext(std::unique_ptr<native::NativeSession> s) : session_(std::move(s)) {}
+  Status infer(const TensorView& input, std::vector<Tensor>& outputs) override {
+    native::TensorRef in{native::DType::kFloat32, input.shape, const_cast<float*>(input.data)};
+    SD_TRY(session_->run(std::span<const native::TensorRef>(&in, 1), results_));
+    outputs.resize(results_.size());
+    for (size_t i = 0; i < results_.size(); ++i) {
+      const native::HostTensor& r = results_[i];
+      if (r.dtype() != native::DType::kFloat32) return fail(ErrorCode::kModel, "model output " + std::to_string(i) + " is not float32");
+      outputs[i].resize(r.shape());
+      std::memcpy(outputs[i].data(), r.data(), r.bytes());
+    }
+    return ok();
+  }
+
+ private:
+  std::unique_ptr<native::NativeSession> session_;
+  std::vector<native::HostTensor> results_;
+};
+
+class NativeEngine final : public Engine {
+ public:
+  explicit NativeEngine(std::shared_ptr<const native::NativeModel> m) : model_(std::move(m)) {
+    for (const auto& i : model_->inputs()) inputs_.push_back({i.name, i.shape});
+    for (const auto& o : model_->outputs()) outputs_.push_back({o.name, o.shape});
+  }
+  std::string name() const override { return "native"; }
+  const std::vector<TensorInfo>& inputs() const override { return inputs_; }
+  const std::vector<TensorInfo>& outputs() const override { return outputs_; }
+  EngineCapabilities capabilities() const override {
+    EngineCapabilities c;
+    const Shape& s = inputs_.at(0).shape;
+    c.dynamic_batch = s.rank == 4 && s[0] < 0;
+    c.dynamic_input_size = s.rank == 4 && (s[2] < 0 || s[3] < 0);
+    c.shares_weights = true;
+    c.device = "cpu";
+    return c;
+  }
+  Result<std::unique_ptr<InferenceContext>> create_context(const ContextOptions& options) override {
+    native::SessionOptions so;
+    so.threads = options.threads > 0 ? options.threads : default_threads();
+    SD_ASSIGN_OR_RETURN(auto session, native::NativeSession::create(model_, so));
+    return std::unique_ptr<InferenceContext>(new NativeContext(std::move(session)));
+  }
+
+ private:
+  static int default_threads() {
+    unsigned n = std::thread::hardware_concurrency();
+    return n == 0 ? 1 : static_cast<int>(n);
+  }
+  std::shared_ptr<const native::NativeModel> model_;
+  std::vector<TensorInfo> inputs_, outputs_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Engine>> load_native_engine(const ModelInfo& model) {
+  if (model.format != ModelFormat::kOnnx)
+    return fail(ErrorCode::kUnsupported, "the native engine runs ONNX models; use --engine opencv for " + model.model_path);
+  SD_ASSIGN_OR_RETURN(auto m, native::NativeModel::load(model.model_path));
+  if (m->inputs().size() != 1) return fail(ErrorCode::kModel, "model " + model.model_path + " has " + std::to_string(m->inputs().size()) + " inputs; streamdet feeds one image tensor");
+  if (m->inputs()[0].dtype != native::DType::kFloat32 || m->inputs()[0].shape.rank != 4)
+    return fail(ErrorCode::kModel, "model " + model.model_path + ": input '" + m->inputs()[0].name + "' is not a float32 NCHW image tensor");
+  return std::unique_ptr<Engine>(new NativeEngine(std::move(m)));
+}
+
+}  // namespace sd

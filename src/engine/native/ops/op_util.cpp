@@ -1,0 +1,48 @@
+#include "engine/native/ops/op_util.h"
+
+namespace sd::native::ops {
+
+Result<Shape> broadcast_shapes(const Shape& a, const Shape& b, const OpContext& ctx) {
+  Shape out;
+  out.rank = std::max(a.rank, b.rank);
+  for (int i = 0; i < out.rank; ++i) {
+    int ia = a.rank - out.rank + i, ib = b.rank - out.rank + i;
+    int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
+    if (da != db && da != 1 && db != 1)
+      return fail(ErrorCode::kModel, ctx.describe() + ": shapes " + a.str() + " and " + b.str() + " do not broadcast");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+std::array<int64_t, Shape::kMaxRank> broadcast_strides(const Shape& in, const Shape& out) {
+  std::array<int64_t, Shape::kMaxRank> st{};
+  auto cs = contiguous_strides(in);
+  for (int i = 0; i < out.rank; ++i) {
+    int j = in.rank - out.rank + i;
+    st[static_cast<size_t>(i)] = (j < 0 || in[j] == 1) ? 0 : cs[static_cast<size_t>(j)];
+  }
+  return st;
+}
+
+Result<std::vector<int64_t>> constant_ints(const OpContext& ctx, size_t i, const char* what) {
+  if (i >= ctx.constants.size() || !ctx.constants[i])
+    return fail(ErrorCode::kUnsupported, ctx.describe() + ": its " + std::string(what) +
+                                             " input must be known when the model is planned (computed from data here)");
+  return ctx.constants[i]->to_int64_vector();
+}
+
+Result<std::vector<ValueType>> one_output(DType dtype, const Shape& shape) {
+  return std::vector<ValueType>{ValueType{dtype, shape}};
+}
+
+}  // namespace sd::native::ops
+
+namespace sd::native {
+void register_cpu_ops(OpRegistry& r) {
+  ops::register_elementwise_ops(r);
+  ops::register_shape_ops(r);
+  ops::register_data_ops(r);
+  ops::register_misc_ops(r);
+}
+}  // namespace sd::native

@@ -1,0 +1,59 @@
+// Small helpers shared by the CPU ops: axis normalisation, broadcasting, reading constant inputs,
+// and making OpSchemas from kernel classes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/native/op_registry.h"
+
+namespace sd::native::ops {
+
+inline Result<int> normalize_axis(int64_t axis, int rank, const OpContext& ctx) {
+  if (axis < -rank || axis >= std::max(rank, 1))
+    return fail(ErrorCode::kModel, ctx.describe() + ": axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+// Numpy broadcasting of two shapes; an error names the node.
+Result<Shape> broadcast_shapes(const Shape& a, const Shape& b, const OpContext& ctx);
+
+// Strides (in elements) of `in` broadcast to `out` (rank of out; 0 where broadcast).
+std::array<int64_t, Shape::kMaxRank> broadcast_strides(const Shape& in, const Shape& out);
+
+// The values of input i, which must be known at plan time (a constant or folded).
+Result<std::vector<int64_t>> constant_ints(const OpContext& ctx, size_t i, const char* what);
+inline bool has_input(const OpContext& ctx, size_t i) {
+  return i < ctx.inputs.size() && ctx.inputs[i].dtype != DType::kUndefined;
+}
+
+Result<std::vector<ValueType>> one_output(DType dtype, const Shape& shape);
+
+inline int64_t shape_numel(const Shape& s) { return s.numel(); }
+
+// Row-major strides of a shape.
+inline std::array<int64_t, Shape::kMaxRank> contiguous_strides(const Shape& s) {
+  std::array<int64_t, Shape::kMaxRank> st{};
+  int64_t acc = 1;
+  for (int i = s.rank - 1; i >= 0; --i) {
+    st[static_cast<size_t>(i)] = acc;
+    acc *= s[i];
+  }
+  return st;
+}
+
+template <class K>
+KernelFactory make_factory() {
+  return [](const OpContext& ctx) -> Result<std::unique_ptr<Kernel>> {
+    auto k = std::make_unique<K>();
+    SD_TRY(k->init(ctx));
+    return std::unique_ptr<Kernel>(std::move(k));
+  };
+}
+
+void register_elementwise_ops(OpRegistry& r);
+void register_shape_ops(OpRegistry& r);
+void register_data_ops(OpRegistry& r);
+void register_misc_ops(OpRegistry& r);
+
+}  // namespace sd::native::ops

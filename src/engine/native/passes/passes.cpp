@@ -1,0 +1,293 @@
+#include "engine/native/passes/passes.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace sd::native::passes {
+
+std::vector<int> use_counts(const Graph& g) {
+  std::vector<int> uses(g.values.size(), 0);
+  for (const Node& n : g.nodes)
+    for (int in : n.inputs)
+      if (in >= 0) uses[static_cast<size_t>(in)]++;
+  for (int o : g.outputs) uses[static_cast<size_t>(o)]++;
+  return uses;
+}
+
+namespace {
+
+bool is_const(const Graph& g, int v) { return v >= 0 && g.values[static_cast<size_t>(v)].constant.has_value(); }
+
+// The node producing each value (-1 for inputs and constants).
+std::vector<int> producers(const Graph& g) {
+  std::vector<int> p(g.values.size(), -1);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (int o : g.nodes[i].outputs)
+      if (o >= 0) p[static_cast<size_t>(o)] = static_cast<int>(i);
+  return p;
+}
+
+void erase_marked(Graph& g, const std::vector<bool>& dead) {
+  std::vector<Node> kept;
+  kept.reserve(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!dead[i]) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+}
+
+}  // namespace
+
+Result<int> fold_constants(Graph& g, const OpRegistry& registry) {
+  int folded = 0;
+  std::vector<bool> dead(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& n = g.nodes[i];
+    bool all_const = true;
+    for (int in : n.inputs)
+      if (in >= 0 && !is_const(g, in)) all_const = false;
+    if (!all_const || n.outputs.empty()) continue;
+    const OpSchema* schema = registry.find(n.op_type, g.opset);
+    if (!schema) continue;  // reported by validation
+    std::vector<ValueType> types;
+    std::vector<const HostTensor*> consts;
+    for (int in : n.inputs) {
+      if (in < 0) {
+        types.push_back({});
+        consts.push_back(nullptr);
+      } else {
+        const HostTensor& t = *g.values[static_cast<size_t>(in)].constant;
+        types.push_back({t.dtype(), t.shape()});
+        consts.push_back(&t);
+      }
+    }
+    OpContext ctx{n, g.opset, types, consts, {}};
+    auto out_types = schema->infer(ctx);
+    if (!out_types) return tl::unexpected(out_types.error());
+    OpContext kctx{n, g.opset, types, consts, *out_types};
+    auto kernel = schema->create(kctx);
+    if (!kernel) return tl::unexpected(kernel.error());
+    std::vector<HostTensor> outs;
+    std::vector<TensorRef> out_refs, in_refs;
+    for (const auto& t : *out_types) outs.emplace_back(t.dtype, t.shape);
+    for (auto& o : outs) out_refs.push_back(o.ref());
+    for (size_t k = 0; k < consts.size(); ++k) in_refs.push_back(consts[k] ? consts[k]->ref() : TensorRef{});
+    SD_TRY((*kernel)->run(in_refs, out_refs, ExecContext{1}));
+    for (size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k) {
+      int o = n.outputs[k];
+      if (o < 0) continue;
+      Value& v = g.values[static_cast<size_t>(o)];
+      v.dtype = outs[k].dtype();
+      v.shape = outs[k].shape();
+      v.shape_known = true;
+      v.constant = std::move(outs[k]);
+    }
+    dead[i] = true;
+    ++folded;
+  }
+  erase_marked(g, dead);
+  return folded;
+}
+
+Result<int> fold_batchnorm_into_conv(Graph& g) {
+  auto uses = use_counts(g);
+  auto prod = producers(g);
+  std::vector<bool> dead(g.nodes.size(), false);
+  int folded = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& bn = g.nodes[i];
+    if (bn.op_type != "BatchNormalization" || bn.inputs.size() < 5 || bn.outputs.size() != 1) continue;
+    int x = bn.inputs[0];
+    if (x < 0 || uses[static_cast<size_t>(x)] != 1 || prod[static_cast<size_t>(x)] < 0) continue;
+    bool params_const = true;
+    for (int k = 1; k < 5; ++k) params_const = params_const && is_const(g, bn.inputs[static_cast<size_t>(k)]);
+    if (!params_const) continue;
+    Node& conv = g.nodes[static_cast<size_t>(prod[static_cast<size_t>(x)])];
+    if (conv.op_type != "Conv" || !is_const(g, conv.inputs[1]) || (conv.inputs.size() > 2 && conv.inputs[2] >= 0 && !is_const(g, conv.inputs[2])))
+      continue;
+    const HostTensor& w = *g.values[static_cast<size_t>(conv.inputs[1])].constant;
+    if (w.dtype() != DType::kFloat32 || w.shape().rank < 3) continue;
+    const int64_t oc = w.shape()[0];
+    auto vec = [&](int k) { return g.values[static_cast<size_t>(bn.inputs[static_cast<size_t>(k)])].constant->to_float_vector(); };
+    auto scale = vec(1), bias = vec(2), mean = vec(3), var = vec(4);
+    if (static_cast<int64_t>(scale.size()) != oc || bias.size() != scale.size() || mean.size() != scale.size() || var.size() != scale.size())
+      continue;
+    const float eps = bn.attrs.get_float("epsilon", 1e-5f);
+    HostTensor nw = w.clone();
+    const int64_t per = w.numel() / oc;
+    std::vector<float> old_b(static_cast<size_t>(oc), 0.f);
+    if (conv.inputs.size() > 2 && conv.inputs[2] >= 0) old_b = g.values[static_cast<size_t>(conv.inputs[2])].constant->to_float_vector();
+    HostTensor nb(DType::kFloat32, Shape{oc});
+    for (int64_t c = 0; c < oc; ++c) {
+      const float k = scale[static_cast<size_t>(c)] / std::sqrt(var[static_cast<size_t>(c)] + eps);
+      float* pw = nw.as<float>() + c * per;
+      for (int64_t j = 0; j < per; ++j) pw[j] *= k;
+      nb.as<float>()[c] = (old_b[static_cast<size_t>(c)] - mean[static_cast<size_t>(c)]) * k + bias[static_cast<size_t>(c)];
+    }
+    Value wv{conv.name + ".folded_weight", DType::kFloat32, nw.shape(), true, nw};
+    Value bv{conv.name + ".folded_bias", DType::kFloat32, nb.shape(), true, nb};
+    conv.inputs[1] = g.add_value(std::move(wv));
+    int bid = g.add_value(std::move(bv));
+    if (conv.inputs.size() < 3) conv.inputs.push_back(bid);
+    else conv.inputs[2] = bid;
+    conv.outputs[0] = bn.outputs[0];
+    dead[i] = true;
+    ++folded;
+  }
+  erase_marked(g, dead);
+  return folded;
+}
+
+namespace {
+
+// The activation a node applies to its single input, as a post op; "" if it is none we fuse.
+std::string activation_of(const Graph& g, const Node& n, float& alpha, float& beta) {
+  alpha = beta = 0;
+  if (n.op_type == "Relu") return "relu";
+  if (n.op_type == "Sigmoid") return "sigmoid";
+  if (n.op_type == "HardSwish") return "hardswish";
+  if (n.op_type == "LeakyRelu") {
+    alpha = n.attrs.get_float("alpha", 0.01f);
+    return "leaky_relu";
+  }
+  if (n.op_type == "Clip") {
+    alpha = -INFINITY, beta = INFINITY;
+    if (g.opset < 11) {
+      alpha = n.attrs.get_float("min", alpha), beta = n.attrs.get_float("max", beta);
+      return "clip";
+    }
+    for (size_t k = 1; k < n.inputs.size(); ++k) {
+      int v = n.inputs[k];
+      if (v < 0) continue;
+      if (!is_const(g, v)) return "";
+      float f = g.values[static_cast<size_t>(v)].constant->to_float_vector().at(0);
+      (k == 1 ? alpha : beta) = f;
+    }
+    return "clip";
+  }
+  return "";
+}
+
+}  // namespace
+
+int fuse_conv_activations(Graph& g) {
+  int fused = 0;
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    auto uses = use_counts(g);
+    auto prod = producers(g);
+    std::vector<std::vector<int>> readers(g.values.size());
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      for (int in : g.nodes[i].inputs)
+        if (in >= 0) readers[static_cast<size_t>(in)].push_back(static_cast<int>(i));
+    std::vector<bool> dead(g.nodes.size(), false);
+    for (size_t ci = 0; ci < g.nodes.size(); ++ci) {
+      Node& conv = g.nodes[ci];
+      if ((conv.op_type != "Conv" && conv.op_type != "FusedConv") || conv.outputs.size() != 1 || dead[ci]) continue;
+      const int y = conv.outputs[0];
+      auto post = conv.attrs.get_strings_or_empty("post_ops");
+      auto alphas = conv.attrs.get_floats("post_op_alpha"), betas = conv.attrs.get_floats("post_op_beta");
+      const auto& rd = readers[static_cast<size_t>(y)];
+      bool is_output = uses[static_cast<size_t>(y)] != static_cast<int>(rd.size());
+      if (is_output) continue;
+      int absorbed_out = -1;
+      std::vector<int> absorbed_nodes;
+      std::string act;
+      float alpha = 0, beta = 0;
+      int sum_input = -1;
+      if (rd.size() == 1) {
+        Node& n = g.nodes[static_cast<size_t>(rd[0])];
+        act = n.inputs.size() >= 1 && n.inputs[0] == y && n.outputs.size() == 1 ? activation_of(g, n, alpha, beta) : "";
+        if (!act.empty()) {
+          absorbed_out = n.outputs[0];
+          absorbed_nodes = {rd[0]};
+        } else if (n.op_type == "Add" && n.inputs.size() == 2 && n.outputs.size() == 1 && conv.inputs.size() < 4) {
+          int other = n.inputs[0] == y ? n.inputs[1] : n.inputs[0];
+          const Value& ov = g.values[static_cast<size_t>(other)];
+          const Value& yv = g.values[static_cast<size_t>(y)];
+          int op = other >= 0 ? prod[static_cast<size_t>(other)] : -1;
+          // The other operand must exist before the conv runs and have the output's shape.
+          bool before = other >= 0 && !ov.constant && (op < 0 || op < static_cast<int>(ci));
+          bool same_shape = ov.shape_known && yv.shape_known && ov.shape == yv.shape && ov.shape.is_static();
+          // Unknown shapes are checked again when planning (the sum input must match the output).
+          if (other != y && before && (same_shape || !ov.shape_known || !yv.shape_known)) {
+            act = "sum";
+            sum_input = other;
+            absorbed_out = n.outputs[0];
+            absorbed_nodes = {rd[0]};
+          }
+        }
+      } else if (rd.size() == 2) {  // SiLU: Mul(y, Sigmoid(y))
+        int si = -1, mi = -1;
+        for (int r : rd) {
+          const Node& n = g.nodes[static_cast<size_t>(r)];
+          if (n.op_type == "Sigmoid") si = r;
+          if (n.op_type == "Mul") mi = r;
+        }
+        if (si >= 0 && mi >= 0) {
+          const Node& s = g.nodes[static_cast<size_t>(si)];
+          const Node& m = g.nodes[static_cast<size_t>(mi)];
+          int sy = s.outputs[0];
+          bool pattern = m.inputs.size() == 2 && ((m.inputs[0] == y && m.inputs[1] == sy) || (m.inputs[1] == y && m.inputs[0] == sy)) &&
+                         uses[static_cast<size_t>(sy)] == 1;
+          if (pattern) {
+            act = "silu";
+            absorbed_out = m.outputs[0];
+            absorbed_nodes = {si, mi};
+          }
+        }
+      }
+      if (act.empty()) continue;
+      if (act != "sum" && !post.empty() && post.back() != "sum") continue;  // one activation per position
+      conv.op_type = "FusedConv";
+      conv.domain = "streamdet";
+      post.push_back(act);
+      alphas.resize(post.size() - 1, 0.f), betas.resize(post.size() - 1, 0.f);
+      alphas.push_back(alpha), betas.push_back(beta);
+      Attribute pa;
+      pa.kind = Attribute::Kind::kStrings;
+      pa.strings = post;
+      conv.attrs.set("post_ops", pa);
+      Attribute aa;
+      aa.kind = Attribute::Kind::kFloats;
+      aa.floats = alphas;
+      conv.attrs.set("post_op_alpha", aa);
+      Attribute ba;
+      ba.kind = Attribute::Kind::kFloats;
+      ba.floats = betas;
+      conv.attrs.set("post_op_beta", ba);
+      if (sum_input >= 0) {
+        while (conv.inputs.size() < 3) conv.inputs.push_back(-1);
+        conv.inputs.push_back(sum_input);
+      }
+      conv.outputs[0] = absorbed_out;
+      for (int a : absorbed_nodes) dead[static_cast<size_t>(a)] = true;
+      ++fused;
+      changed = true;
+      break;  // indices changed meaning; recompute the maps
+    }
+    erase_marked(g, dead);
+  }
+  return fused;
+}
+
+int remove_dead_nodes(Graph& g) {
+  int removed = 0;
+  while (true) {
+    auto uses = use_counts(g);
+    std::vector<bool> dead(g.nodes.size(), false);
+    int n = 0;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      bool used = false;
+      for (int o : g.nodes[i].outputs)
+        if (o >= 0 && uses[static_cast<size_t>(o)] > 0) used = true;
+      if (!used) dead[i] = true, ++n;
+    }
+    if (n == 0) break;
+    erase_marked(g, dead);
+    removed += n;
+  }
+  return removed;
+}
+
+}  // namespace sd::native::passes

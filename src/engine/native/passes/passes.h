@@ -1,0 +1,25 @@
+// Graph passes run at load time (LoadOptions::optimize). Each keeps the graph valid and
+// topologically sorted, and returns how many rewrites it made.
+#pragma once
+
+#include "core/error.h"
+#include "engine/native/graph.h"
+#include "engine/native/op_registry.h"
+
+namespace sd::native::passes {
+
+// Constant nodes become constant values; nodes whose inputs are all constant are computed now
+// (with the registry's own kernels) and become constants too.
+Result<int> fold_constants(Graph& g, const OpRegistry& registry);
+// BatchNormalization right after a Conv (whose output nothing else reads) folded into W and B.
+Result<int> fold_batchnorm_into_conv(Graph& g);
+// Conv + activation (Relu, LeakyRelu, Sigmoid, HardSwish, Clip, SiLU as x*Sigmoid(x)) and a
+// following residual Add become one FusedConv (domain "streamdet") with post ops.
+int fuse_conv_activations(Graph& g);
+// Nodes whose outputs nothing reads (and are not graph outputs) are removed, repeatedly.
+int remove_dead_nodes(Graph& g);
+
+// Uses of every value: how many node inputs read it, plus one if it is a graph output.
+std::vector<int> use_counts(const Graph& g);
+
+}  // namespace sd::native::passes
