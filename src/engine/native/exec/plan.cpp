@@ -342,7 +342,13 @@ class Planner {
   Status plan_dnnl(const Node& n, const OpSchema& schema, const std::vector<ValueType>& lin, const std::vector<const HostTensor*>& lconst,
                    const std::vector<ValueType>& out_types, OpClass cls) {
     Node copy = n;
-    const int x = n.inputs[0];
+    std::vector<int> ins = n.inputs;
+    // oneDNN's fast convolutions want channels-last on both sides (a plain NCHW source with an
+    // NHWC destination falls back to its slow reference kernel): convert the source once.
+    if (cls == OpClass::kConv && !states_[static_cast<size_t>(ins[0])].nhwc) {
+      SD_ASSIGN_OR_RETURN(ins[0], convert(ins[0], true));
+    }
+    const int x = ins[0];
     const bool src_nhwc = states_[static_cast<size_t>(x)].nhwc;
     const bool dst_nhwc = cls == OpClass::kConv ? true : src_nhwc;
     Attribute a;
@@ -351,7 +357,6 @@ class Planner {
     copy.attrs.set(dnnl_ops::kSrcNhwc, a);
     a.i = dst_nhwc;
     copy.attrs.set(dnnl_ops::kDstNhwc, a);
-    std::vector<int> ins = n.inputs;
     if (cls == OpClass::kConv && ins.size() > 3 && ins[3] >= 0) {
       if (states_[static_cast<size_t>(ins[3])].logical.shape != out_types[0].shape)
         return fail(ErrorCode::kModel, g_.describe(n) + ": the fused sum input does not have the output's shape");

@@ -2,6 +2,9 @@
 // sized by the largest plan, reused by every run (no allocation in steady state).
 #include <omp.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -18,7 +21,18 @@ struct AlignedFree {
 
 class Session final : public NativeSession {
  public:
-  Session(std::shared_ptr<const NativeModel> model, const SessionOptions& options) : model_(std::move(model)), options_(options) {}
+  Session(std::shared_ptr<const NativeModel> model, const SessionOptions& options)
+      : model_(std::move(model)), options_(options), profile_(std::getenv("STREAMDET_NATIVE_PROFILE") != nullptr) {}
+  ~Session() override {
+    if (!profile_) return;
+    // STREAMDET_NATIVE_PROFILE=1: time per node over the session's life, slowest first.
+    std::vector<std::pair<double, std::string>> rows;
+    double total = 0;
+    for (const auto& [label, ms] : step_ms_) rows.push_back({ms, label}), total += ms;
+    std::sort(rows.rbegin(), rows.rend());
+    std::fprintf(stderr, "native engine profile: %.1f ms in %zu nodes\n", total, rows.size());
+    for (size_t i = 0; i < rows.size() && i < 25; ++i) std::fprintf(stderr, "%10.2f ms  %s\n", rows[i].first, rows[i].second.c_str());
+  }
 
   Status run(std::span<const TensorRef> inputs, std::vector<HostTensor>& outputs) override {
     const Graph& g = model_->graph();
@@ -72,7 +86,9 @@ class Session final : public NativeSession {
     for (exec::Step& st : plan->steps) {
       for (size_t k = 0; k < st.in_bufs.size(); ++k) st.in_refs[k].data = resolve(st.in_bufs[k]);
       for (size_t k = 0; k < st.out_bufs.size(); ++k) st.out_refs[k].data = resolve(st.out_bufs[k]);
+      auto t0 = profile_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
       auto status = st.kernel->run(st.in_refs, st.out_refs, ctx);
+      if (profile_) step_ms_[st.label] += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       if (!status) return fail(status.error().code, st.label + ": " + status.error().message);
     }
     outputs.resize(plan->output_bufs.size());
@@ -100,6 +116,8 @@ class Session final : public NativeSession {
   exec::Plan* last_ = nullptr;
   std::unique_ptr<unsigned char, AlignedFree> arena_;
   size_t arena_size_ = 0;
+  bool profile_ = false;
+  std::map<std::string, double> step_ms_;
 };
 
 }  // namespace
