@@ -59,7 +59,7 @@ class Planner {
  public:
   Planner(const Graph& g, const OpRegistry& r) : g_(g), registry_(r), states_(g.values.size()) {}
 
-  Result<std::unique_ptr<Plan>> build(const std::vector<ValueType>& inputs) {
+  Result<std::unique_ptr<Plan>> build(const std::vector<ValueType>& inputs, const std::vector<const HostTensor*>& fixed) {
     plan_ = std::make_unique<Plan>();
     for (const auto& t : inputs) plan_->input_shapes.push_back(t.shape);
     for (size_t v = 0; v < g_.values.size(); ++v) {
@@ -73,9 +73,13 @@ class Planner {
     for (size_t i = 0; i < g_.inputs.size(); ++i) {
       ValueState& s = states_[static_cast<size_t>(g_.inputs[i])];
       s.logical = inputs[i];
+      s.defined = true;
+      if (i < fixed.size() && fixed[i]) {
+        s.constant = std::make_shared<HostTensor>(fixed[i]->clone());
+        continue;
+      }
       s.input = static_cast<int>(i);
       s.root = g_.inputs[i];
-      s.defined = true;
     }
     for (const Node& n : g_.nodes) SD_TRY(plan_node(n));
     for (int o : g_.outputs) {
@@ -561,9 +565,29 @@ class Planner {
 
 }  // namespace
 
-Result<std::unique_ptr<Plan>> build_plan(const Graph& g, const std::vector<ValueType>& inputs, const OpRegistry& registry) {
+Result<std::unique_ptr<Plan>> build_plan(const Graph& g, const std::vector<ValueType>& inputs, const OpRegistry& registry,
+                                         const std::vector<const HostTensor*>& fixed_inputs) {
   Planner p(g, registry);
-  return p.build(inputs);
+  return p.build(inputs, fixed_inputs);
+}
+
+std::vector<bool> plan_time_inputs(const Graph& g) {
+  static const std::map<std::string, std::vector<size_t>> slots = {
+      {"Reshape", {1}}, {"Resize", {1, 2, 3}}, {"Upsample", {1}}, {"ReduceSum", {1}}, {"ReduceMax", {1}}, {"ReduceMin", {1}},
+      {"ReduceMean", {1}}, {"ReduceProd", {1}}, {"ReduceL2", {1}}, {"ReduceSumSquare", {1}}, {"Slice", {1, 2, 3, 4}},
+      {"Unsqueeze", {1}}, {"Squeeze", {1}}, {"Split", {1}}, {"TopK", {1}}, {"Pad", {1, 3}}, {"ConstantOfShape", {0}},
+      {"Tile", {1}}, {"Expand", {1}}, {"Range", {0, 1, 2}}, {"Conv", {1, 2}}, {"FusedConv", {1, 2}}, {"Dropout", {1, 2}}};
+  std::vector<bool> fixed(g.inputs.size(), false);
+  for (const Node& n : g.nodes) {
+    auto it = slots.find(n.op_type);
+    if (it == slots.end()) continue;
+    for (size_t k : it->second) {
+      if (k >= n.inputs.size() || n.inputs[k] < 0) continue;
+      for (size_t i = 0; i < g.inputs.size(); ++i)
+        if (g.inputs[i] == n.inputs[k]) fixed[i] = true;
+    }
+  }
+  return fixed;
 }
 
 }  // namespace sd::native::exec

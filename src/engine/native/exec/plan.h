@@ -37,6 +37,14 @@ struct Plan {
   std::vector<std::shared_ptr<HostTensor>> keep_alive;  // folded and converted constants
 };
 
-Result<std::unique_ptr<Plan>> build_plan(const Graph& g, const std::vector<ValueType>& inputs, const OpRegistry& registry);
+// `fixed_inputs[i]`, when set, is the value of graph input i baked into the plan (inputs that set
+// shapes, axes or weights: see plan_time_inputs()).
+Result<std::unique_ptr<Plan>> build_plan(const Graph& g, const std::vector<ValueType>& inputs, const OpRegistry& registry,
+                                         const std::vector<const HostTensor*>& fixed_inputs = {});
+
+// Which graph inputs feed a slot that must be known when planning (a Reshape's shape, Slice's
+// starts, Resize's scales, a Conv's weights, ...). Real models carry constants there; ONNX's
+// conformance tests feed them as inputs. Their values become part of the plan's key.
+std::vector<bool> plan_time_inputs(const Graph& g);
 
 }  // namespace sd::native::exec

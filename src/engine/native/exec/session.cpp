@@ -49,16 +49,28 @@ class Session final : public NativeSession {
       if (!fits) return fail(ErrorCode::kUsage, "input '" + info.name + "' must have shape " + info.shape.str() + ", got " + inputs[i].shape.str());
       shapes.push_back(inputs[i].shape);
     }
+    if (fixed_mask_.empty()) fixed_mask_ = exec::plan_time_inputs(g);
+    std::string fixed_key;
+    std::vector<HostTensor> fixed_values(inputs.size());
+    std::vector<const HostTensor*> fixed(inputs.size(), nullptr);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!fixed_mask_[i]) continue;
+      // Baked into the plan: its bytes are part of the key.
+      fixed_values[i] = HostTensor(inputs[i].dtype, inputs[i].shape);
+      std::memcpy(fixed_values[i].data(), inputs[i].data, inputs[i].bytes());
+      fixed[i] = &fixed_values[i];
+      fixed_key.append(static_cast<const char*>(inputs[i].data), inputs[i].bytes());
+    }
     exec::Plan* plan = nullptr;
-    if (last_ && last_->input_shapes == shapes) {
+    if (last_ && last_->input_shapes == shapes && fixed_key.empty()) {
       plan = last_;
     } else {
-      auto key = key_of(shapes);
+      auto key = key_of(shapes) + fixed_key;
       auto it = plans_.find(key);
       if (it == plans_.end()) {
         std::vector<ValueType> types;
         for (size_t i = 0; i < inputs.size(); ++i) types.push_back({inputs[i].dtype, inputs[i].shape});
-        auto built = exec::build_plan(g, types, builtin_op_registry());
+        auto built = exec::build_plan(g, types, builtin_op_registry(), fixed);
         if (!built) return tl::unexpected(built.error());
         it = plans_.emplace(key, std::move(*built)).first;
       }
@@ -117,6 +129,7 @@ class Session final : public NativeSession {
   std::unique_ptr<unsigned char, AlignedFree> arena_;
   size_t arena_size_ = 0;
   bool profile_ = false;
+  std::vector<bool> fixed_mask_;
   std::map<std::string, double> step_ms_;
 };
 

@@ -200,8 +200,8 @@ Result<Graph> graph_from_onnx(const onnx::ModelProto& model, const std::string& 
   for (const auto& op : model.opset_import())
     if (op.domain().empty() || op.domain() == "ai.onnx") g.opset = static_cast<int>(op.version());
   if (g.opset == 0) return fail(ErrorCode::kModel, what + ": no opset for the default ONNX domain");
-  if (g.opset < 7 || g.opset > 21)
-    return fail(ErrorCode::kUnsupported, what + ": opset " + std::to_string(g.opset) + " is not supported (7 to 21)");
+  if (g.opset < 1 || g.opset > 21)
+    return fail(ErrorCode::kUnsupported, what + ": opset " + std::to_string(g.opset) + " is not supported (1 to 21)");
   const auto& gp = model.graph();
   std::unordered_map<std::string, int> by_name;
   auto value_of = [&](const std::string& name) -> int {

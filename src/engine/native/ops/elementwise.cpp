@@ -133,7 +133,8 @@ class BinaryKernel : public Kernel {
     bool ok_type = false;
     if (is_logic(op_)) ok_type = dtype_ == DType::kBool;
     else if (is_comparison(op_)) ok_type = dtype_ == DType::kFloat32 || dtype_ == DType::kInt64 || dtype_ == DType::kInt32 || dtype_ == DType::kBool;
-    else ok_type = dtype_ == DType::kFloat32 || dtype_ == DType::kInt64 || dtype_ == DType::kInt32 || dtype_ == DType::kFloat64;
+    else ok_type = dtype_ == DType::kFloat32 || dtype_ == DType::kInt64 || dtype_ == DType::kInt32 || dtype_ == DType::kFloat64 ||
+                   dtype_ == DType::kUInt8 || dtype_ == DType::kInt8;
     if (!ok_type) return fail(ErrorCode::kUnsupported, ctx.describe() + ": element type " + dtype_name(dtype_) + " is not supported");
     return ok();
   }
@@ -163,6 +164,8 @@ class BinaryKernel : public Kernel {
       case DType::kFloat64: run_arith(op_, in[0].as<double>(), in[1].as<double>(), out[0].as<double>(), out_, sa_, sb_, th, fmod_); break;
       case DType::kInt64: run_arith(op_, in[0].as<int64_t>(), in[1].as<int64_t>(), out[0].as<int64_t>(), out_, sa_, sb_, th, fmod_); break;
       case DType::kInt32: run_arith(op_, in[0].as<int32_t>(), in[1].as<int32_t>(), out[0].as<int32_t>(), out_, sa_, sb_, th, fmod_); break;
+      case DType::kUInt8: run_arith(op_, in[0].as<uint8_t>(), in[1].as<uint8_t>(), out[0].as<uint8_t>(), out_, sa_, sb_, th, fmod_); break;
+      case DType::kInt8: run_arith(op_, in[0].as<int8_t>(), in[1].as<int8_t>(), out[0].as<int8_t>(), out_, sa_, sb_, th, fmod_); break;
       default: break;
     }
     return ok();
@@ -200,29 +203,46 @@ class NaryKernel : public Kernel {
  public:
   explicit NaryKernel(BinOp op, bool mean) : op_(op), mean_(mean) {}
   Status init(const OpContext& ctx) {
-    if (ctx.inputs[0].dtype != DType::kFloat32)
-      return fail(ErrorCode::kUnsupported, ctx.describe() + ": only float32 is supported");
+    dtype_ = ctx.inputs[0].dtype;
+    if (dtype_ != DType::kFloat32 && dtype_ != DType::kInt64 && dtype_ != DType::kInt32 && dtype_ != DType::kFloat64 &&
+        dtype_ != DType::kInt8 && dtype_ != DType::kUInt8)
+      return fail(ErrorCode::kUnsupported, ctx.describe() + ": element type " + dtype_name(dtype_) + " is not supported");
+    if (mean_ && dtype_ != DType::kFloat32 && dtype_ != DType::kFloat64)
+      return fail(ErrorCode::kUnsupported, ctx.describe() + ": Mean of integers is not supported");
     out_ = ctx.outputs[0].shape;
     for (const auto& in : ctx.inputs) strides_.push_back(broadcast_strides(in.shape, out_));
     return ok();
   }
-  Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
-    float* o = out[0].as<float>();
+  template <class T>
+  void go(std::span<const TensorRef> in, T* o, int threads) {
     Strides id = contiguous_strides(out_);
-    // out = broadcast(in0) op in1 op in2 ...; the first step broadcasts in0 via a zero "b".
     Strides zero{};
-    float z = 0;
-    binary_loop(in[0].as<float>(), &z, o, out_, strides_[0], zero, ctx.threads, [](float x, float) { return x; });
+    T z{};
+    binary_loop(in[0].as<T>(), &z, o, out_, strides_[0], zero, threads, [](T x, T) { return x; });
     for (size_t i = 1; i < in.size(); ++i) {
+      const T* acc = o;
       switch (op_) {
-        case BinOp::kMax: binary_loop(static_cast<const float*>(o), in[i].as<float>(), o, out_, id, strides_[i], ctx.threads, [](float x, float y) { return x > y || x != x ? x : y; }); break;
-        case BinOp::kMin: binary_loop(static_cast<const float*>(o), in[i].as<float>(), o, out_, id, strides_[i], ctx.threads, [](float x, float y) { return x < y || x != x ? x : y; }); break;
-        default: binary_loop(static_cast<const float*>(o), in[i].as<float>(), o, out_, id, strides_[i], ctx.threads, [](float x, float y) { return x + y; }); break;
+        case BinOp::kMax: binary_loop(acc, in[i].as<T>(), o, out_, id, strides_[i], threads, [](T x, T y) { return x > y || x != x ? x : y; }); break;
+        case BinOp::kMin: binary_loop(acc, in[i].as<T>(), o, out_, id, strides_[i], threads, [](T x, T y) { return x < y || x != x ? x : y; }); break;
+        default: binary_loop(acc, in[i].as<T>(), o, out_, id, strides_[i], threads, [](T x, T y) { return static_cast<T>(x + y); }); break;
       }
     }
-    if (mean_) {
-      const float inv = 1.0f / static_cast<float>(in.size());
-      for (int64_t i = 0; i < out_.numel(); ++i) o[i] *= inv;
+    if constexpr (std::is_floating_point_v<T>) {
+      if (mean_) {
+        const T inv = T(1) / static_cast<T>(in.size());
+        for (int64_t i = 0; i < out_.numel(); ++i) o[i] *= inv;
+      }
+    }
+  }
+  Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
+    switch (dtype_) {
+      case DType::kFloat32: go(in, out[0].as<float>(), ctx.threads); break;
+      case DType::kFloat64: go(in, out[0].as<double>(), ctx.threads); break;
+      case DType::kInt64: go(in, out[0].as<int64_t>(), ctx.threads); break;
+      case DType::kInt32: go(in, out[0].as<int32_t>(), ctx.threads); break;
+      case DType::kInt8: go(in, out[0].as<int8_t>(), ctx.threads); break;
+      case DType::kUInt8: go(in, out[0].as<uint8_t>(), ctx.threads); break;
+      default: break;
     }
     return ok();
   }
@@ -230,6 +250,7 @@ class NaryKernel : public Kernel {
  private:
   BinOp op_;
   bool mean_;
+  DType dtype_ = DType::kFloat32;
   Shape out_;
   std::vector<Strides> strides_;
 };

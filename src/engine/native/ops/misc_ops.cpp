@@ -22,6 +22,7 @@ OpSchema schema(const char* name, InferFn infer, KernelFactory create, int min_o
 // ---- Resize
 struct ResizePlan {
   Shape out;
+  bool from_sizes = false;
   std::vector<double> scales;  // per dim, out/in as the coordinate transform uses it
 };
 
@@ -47,6 +48,7 @@ Result<ResizePlan> resize_plan(const OpContext& ctx) {
   p.out = in;
   p.scales.assign(static_cast<size_t>(in.rank), 1.0);
   if (!sizes.empty()) {
+    p.from_sizes = true;
     if (static_cast<int>(sizes.size()) != in.rank) return fail(ErrorCode::kModel, ctx.describe() + ": sizes do not match the rank");
     for (int i = 0; i < in.rank; ++i) {
       p.out[i] = sizes[static_cast<size_t>(i)];
@@ -67,6 +69,7 @@ class ResizeKernel : public Kernel {
   Status init(const OpContext& ctx) {
     if (ctx.inputs[0].dtype != DType::kFloat32) return fail(ErrorCode::kUnsupported, ctx.describe() + ": only float32 is supported");
     SD_ASSIGN_OR_RETURN(p_, resize_plan(ctx));
+    from_sizes_ = p_.from_sizes;
     in_ = ctx.inputs[0].shape;
     const auto& a = ctx.node.attrs;
     std::string mode = a.get_string("mode", "nearest");
@@ -84,7 +87,9 @@ class ResizeKernel : public Kernel {
       std::vector<float> w(static_cast<size_t>(n_out));
       for (int64_t x = 0; x < n_out; ++x) {
         double src;
-        if (ctm == "align_corners") src = n_out == 1 ? 0 : static_cast<double>(x) * static_cast<double>(n_in - 1) / static_cast<double>(n_out - 1);
+        // With scales given, ONNX's resized length is in * scale, not rounded (it matters for align_corners).
+        const double len_out = from_sizes_ ? static_cast<double>(n_out) : static_cast<double>(n_in) * scale;
+        if (ctm == "align_corners") src = len_out <= 1 ? 0 : static_cast<double>(x) * static_cast<double>(n_in - 1) / (len_out - 1);
         else if (ctm == "asymmetric") src = static_cast<double>(x) / scale;
         else if (ctm == "pytorch_half_pixel") src = n_out > 1 ? (static_cast<double>(x) + 0.5) / scale - 0.5 : 0;
         else if (ctm == "tf_half_pixel_for_nn") src = (static_cast<double>(x) + 0.5) / scale;
@@ -175,7 +180,7 @@ class ResizeKernel : public Kernel {
  private:
   ResizePlan p_;
   Shape in_;
-  bool linear_ = false;
+  bool linear_ = false, from_sizes_ = false;
   std::vector<std::vector<int64_t>> idx0_, idx1_;
   std::vector<std::vector<float>> weight_;
   std::array<int64_t, Shape::kMaxRank> st_{};

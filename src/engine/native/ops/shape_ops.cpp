@@ -160,7 +160,12 @@ Result<std::vector<ValueType>> infer_dropout(const OpContext& ctx) {
 
 class DropoutKernel : public Kernel {
  public:
-  Status init(const OpContext&) { return ok(); }
+  Status init(const OpContext& ctx) {
+    bool training = ctx.node.attrs.get_int("training_mode", 0) != 0;
+    if (has_input(ctx, 2)) training = !ctx.constants[2] || ctx.constants[2]->to_int64_vector().at(0) != 0;
+    if (training) return fail(ErrorCode::kUnsupported, ctx.describe() + ": training mode is not supported (inference engine)");
+    return ok();
+  }
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext&) override {
     std::memcpy(out[0].data, in[0].data, out[0].bytes());
     if (out.size() > 1 && out[1].data) std::memset(out[1].data, 1, out[1].bytes());  // inference: every element kept
