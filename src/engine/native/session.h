@@ -40,6 +40,9 @@ class NativeModel {
 
 struct SessionOptions {
   int threads = 1;
+  // Keep 4-D activations channels-last between convolutions (fast). Off: every tensor stays plain
+  // NCHW (a reference for tests of the layout logic; slow).
+  bool channels_last = true;
 };
 
 class NativeSession {
@@ -50,6 +53,13 @@ class NativeSession {
   // inputs in the model's input order. outputs are resized/reused; no allocation in steady state
   // once a plan for these input shapes exists.
   virtual Status run(std::span<const TensorRef> inputs, std::vector<HostTensor>& outputs) = 0;
+
+  struct MemoryStats {
+    size_t arena_bytes = 0;         // the shared arena of the last plan run
+    size_t intermediate_bytes = 0;  // what its intermediate tensors would take unshared
+    size_t plans = 0;               // input shape sets planned so far
+  };
+  virtual MemoryStats memory_stats() const = 0;
 };
 
 }  // namespace sd::native

@@ -4,6 +4,7 @@
 // row-major on the physical layout); weights are reordered once, at kernel creation, to the
 // format the primitive chose.
 #include <cstring>
+#include <unordered_map>
 
 #include "engine/native/dnnl/dnnl_context.h"
 #include "engine/native/ops/op_util.h"
@@ -128,20 +129,18 @@ class ConvKernel : public Kernel {
     dst_ = memory(dst_md, eng, nullptr);
     if (sum_index_ >= 0) sum_ = memory(dst_md, eng, nullptr);
     impl_ = pd_.impl_info_str();
+    args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}};
+    if (has_bias_) args_.emplace(DNNL_ARG_BIAS, bias_);
+    if (sum_index_ >= 0) args_.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(sum_index_) | DNNL_ARG_SRC_1, sum_);
+    stream_ = dnnl::stream(eng);
     return ok();
   }
 
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext&) override {
     src_.set_data_handle(in[0].data);
     dst_.set_data_handle(out[0].data);
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}};
-    if (has_bias_) args.emplace(DNNL_ARG_BIAS, bias_);
-    if (sum_index_ >= 0) {
-      sum_.set_data_handle(in[3].data);
-      args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(sum_index_) | DNNL_ARG_SRC_1, sum_);
-    }
-    dnnl::stream s(cpu_engine());
-    conv_.execute(s, args);
+    if (sum_index_ >= 0) sum_.set_data_handle(in[3].data);
+    conv_.execute(stream_, args_);  // the map holds handles to the same memory objects
     return ok();
   }
 
@@ -152,6 +151,8 @@ class ConvKernel : public Kernel {
   dnnl::convolution_forward::primitive_desc pd_;
   dnnl::convolution_forward conv_;
   memory weights_, bias_, src_, dst_, sum_;
+  std::unordered_map<int, memory> args_;
+  dnnl::stream stream_;
   std::string impl_;
 };
 

@@ -1,5 +1,6 @@
 // MatMul (numpy broadcasting of the batch dims) and Gemm on oneDNN's matmul primitive.
 #include <cstring>
+#include <unordered_map>
 
 #include "engine/native/dnnl/dnnl_context.h"
 #include "engine/native/ops/op_util.h"
@@ -60,18 +61,21 @@ class MatMulKernel : public Kernel {
       return fail(ErrorCode::kUnsupported, ctx.describe() + ": oneDNN has no matmul for this case (" + e.what() + ")");
     }
     a_ = memory(amd, eng, nullptr), b_ = memory(bmd, eng, nullptr), c_ = memory(cmd, eng, nullptr);
+    args_ = {{DNNL_ARG_SRC, a_}, {DNNL_ARG_WEIGHTS, b_}, {DNNL_ARG_DST, c_}};
+    stream_ = dnnl::stream(eng);
     return ok();
   }
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext&) override {
     a_.set_data_handle(in[0].data), b_.set_data_handle(in[1].data), c_.set_data_handle(out[0].data);
-    dnnl::stream s(cpu_engine());
-    mm_.execute(s, {{DNNL_ARG_SRC, a_}, {DNNL_ARG_WEIGHTS, b_}, {DNNL_ARG_DST, c_}});
+    mm_.execute(stream_, args_);
     return ok();
   }
 
  private:
   dnnl::matmul mm_;
   memory a_, b_, c_;
+  std::unordered_map<int, memory> args_;
+  dnnl::stream stream_;
 };
 
 // ---- Gemm: Y = alpha * op(A) op(B) + beta * C (C broadcast to [M, N]).
@@ -97,6 +101,8 @@ class GemmKernel : public Kernel {
       return fail(ErrorCode::kUnsupported, ctx.describe() + ": oneDNN has no matmul for this case (" + e.what() + ")");
     }
     a_ = memory(amd, eng, nullptr), b_ = memory(bmd, eng, nullptr), c_ = memory(cmd, eng, nullptr);
+    args_ = {{DNNL_ARG_SRC, a_}, {DNNL_ARG_WEIGHTS, b_}, {DNNL_ARG_DST, c_}};
+    stream_ = dnnl::stream(eng);
     if (ops::has_input(ctx, 2)) {
       has_c_ = true;
       c_strides_ = ops::broadcast_strides(ctx.inputs[2].shape, Shape{m_, n_});
@@ -105,8 +111,7 @@ class GemmKernel : public Kernel {
   }
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext&) override {
     a_.set_data_handle(in[0].data), b_.set_data_handle(in[1].data), c_.set_data_handle(out[0].data);
-    dnnl::stream s(cpu_engine());
-    mm_.execute(s, {{DNNL_ARG_SRC, a_}, {DNNL_ARG_WEIGHTS, b_}, {DNNL_ARG_DST, c_}});
+    mm_.execute(stream_, args_);
     if (has_c_ && beta_ != 0.f) {
       float* y = out[0].as<float>();
       const float* c = in[2].as<float>();
@@ -123,6 +128,8 @@ class GemmKernel : public Kernel {
   std::array<int64_t, Shape::kMaxRank> c_strides_{};
   dnnl::matmul mm_;
   memory a_, b_, c_;
+  std::unordered_map<int, memory> args_;
+  dnnl::stream stream_;
 };
 
 }  // namespace

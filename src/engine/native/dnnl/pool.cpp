@@ -1,4 +1,6 @@
 // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool on oneDNN (2-D, NCHW or NHWC).
+#include <unordered_map>
+
 #include "engine/native/dnnl/dnnl_context.h"
 #include "engine/native/ops/op_util.h"
 
@@ -84,13 +86,14 @@ class PoolKernel : public Kernel {
     }
     src_ = memory(src_md, eng, nullptr);
     dst_ = memory(dst_md, eng, nullptr);
+    args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}};
+    stream_ = dnnl::stream(eng);
     return ok();
   }
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext&) override {
     src_.set_data_handle(in[0].data);
     dst_.set_data_handle(out[0].data);
-    dnnl::stream s(cpu_engine());
-    pool_.execute(s, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}});
+    pool_.execute(stream_, args_);
     return ok();
   }
 
@@ -98,6 +101,8 @@ class PoolKernel : public Kernel {
   PoolGeometry g_{};
   dnnl::pooling_forward pool_;
   memory src_, dst_;
+  std::unordered_map<int, memory> args_;
+  dnnl::stream stream_;
 };
 
 }  // namespace

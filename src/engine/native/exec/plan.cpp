@@ -57,7 +57,8 @@ struct ValueState {
 
 class Planner {
  public:
-  Planner(const Graph& g, const OpRegistry& r) : g_(g), registry_(r), states_(g.values.size()) {}
+  Planner(const Graph& g, const OpRegistry& r, bool channels_last)
+      : g_(g), registry_(r), states_(g.values.size()), channels_last_(channels_last) {}
 
   Result<std::unique_ptr<Plan>> build(const std::vector<ValueType>& inputs, const std::vector<const HostTensor*>& fixed) {
     plan_ = std::make_unique<Plan>();
@@ -349,12 +350,12 @@ class Planner {
     std::vector<int> ins = n.inputs;
     // oneDNN's fast convolutions want channels-last on both sides (a plain NCHW source with an
     // NHWC destination falls back to its slow reference kernel): convert the source once.
-    if (cls == OpClass::kConv && !states_[static_cast<size_t>(ins[0])].nhwc) {
+    if (channels_last_ && cls == OpClass::kConv && !states_[static_cast<size_t>(ins[0])].nhwc) {
       SD_ASSIGN_OR_RETURN(ins[0], convert(ins[0], true));
     }
     const int x = ins[0];
     const bool src_nhwc = states_[static_cast<size_t>(x)].nhwc;
-    const bool dst_nhwc = cls == OpClass::kConv ? true : src_nhwc;
+    const bool dst_nhwc = cls == OpClass::kConv ? channels_last_ : src_nhwc;
     Attribute a;
     a.kind = Attribute::Kind::kInt;
     a.i = src_nhwc;
@@ -364,8 +365,9 @@ class Planner {
     if (cls == OpClass::kConv && ins.size() > 3 && ins[3] >= 0) {
       if (states_[static_cast<size_t>(ins[3])].logical.shape != out_types[0].shape)
         return fail(ErrorCode::kModel, g_.describe(n) + ": the fused sum input does not have the output's shape");
-      if (!states_[static_cast<size_t>(ins[3])].nhwc) {
-        SD_ASSIGN_OR_RETURN(ins[3], convert(ins[3], true));
+      // The sum operand must be in the destination's layout.
+      if (states_[static_cast<size_t>(ins[3])].nhwc != dst_nhwc) {
+        SD_ASSIGN_OR_RETURN(ins[3], convert(ins[3], dst_nhwc));
       }
     }
     OpContext ctx{copy, g_.opset, lin, lconst, out_types};
@@ -561,13 +563,14 @@ class Planner {
   std::map<int, size_t> offsets_;
   std::vector<int> output_values_;
   std::vector<std::shared_ptr<HostTensor>> made_constants_;
+  bool channels_last_ = true;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<Plan>> build_plan(const Graph& g, const std::vector<ValueType>& inputs, const OpRegistry& registry,
-                                         const std::vector<const HostTensor*>& fixed_inputs) {
-  Planner p(g, registry);
+                                         const std::vector<const HostTensor*>& fixed_inputs, bool channels_last) {
+  Planner p(g, registry, channels_last);
   return p.build(inputs, fixed_inputs);
 }
 

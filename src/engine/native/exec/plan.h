@@ -40,7 +40,7 @@ struct Plan {
 // `fixed_inputs[i]`, when set, is the value of graph input i baked into the plan (inputs that set
 // shapes, axes or weights: see plan_time_inputs()).
 Result<std::unique_ptr<Plan>> build_plan(const Graph& g, const std::vector<ValueType>& inputs, const OpRegistry& registry,
-                                         const std::vector<const HostTensor*>& fixed_inputs = {});
+                                         const std::vector<const HostTensor*>& fixed_inputs = {}, bool channels_last = true);
 
 // Which graph inputs feed a slot that must be known when planning (a Reshape's shape, Slice's
 // starts, Resize's scales, a Conv's weights, ...). Real models carry constants there; ONNX's

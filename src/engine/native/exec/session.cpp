@@ -38,7 +38,8 @@ class Session final : public NativeSession {
     const Graph& g = model_->graph();
     if (inputs.size() != g.inputs.size())
       return fail(ErrorCode::kUsage, "the model takes " + std::to_string(g.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
-    std::vector<Shape> shapes;
+    std::vector<Shape>& shapes = shapes_;  // reused: no allocation per run
+    shapes.clear();
     for (size_t i = 0; i < inputs.size(); ++i) {
       const IoInfo& info = model_->inputs()[i];
       if (inputs[i].dtype != info.dtype)
@@ -51,10 +52,11 @@ class Session final : public NativeSession {
     }
     if (fixed_mask_.empty()) fixed_mask_ = exec::plan_time_inputs(g);
     std::string fixed_key;
-    std::vector<HostTensor> fixed_values(inputs.size());
-    std::vector<const HostTensor*> fixed(inputs.size(), nullptr);
+    std::vector<HostTensor> fixed_values;
+    std::vector<const HostTensor*> fixed;
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!fixed_mask_[i]) continue;
+      if (fixed.empty()) fixed_values.resize(inputs.size()), fixed.assign(inputs.size(), nullptr);
       // Baked into the plan: its bytes are part of the key.
       fixed_values[i] = HostTensor(inputs[i].dtype, inputs[i].shape);
       std::memcpy(fixed_values[i].data(), inputs[i].data, inputs[i].bytes());
@@ -70,7 +72,7 @@ class Session final : public NativeSession {
       if (it == plans_.end()) {
         std::vector<ValueType> types;
         for (size_t i = 0; i < inputs.size(); ++i) types.push_back({inputs[i].dtype, inputs[i].shape});
-        auto built = exec::build_plan(g, types, builtin_op_registry(), fixed);
+        auto built = exec::build_plan(g, types, builtin_op_registry(), fixed, options_.channels_last);
         if (!built) return tl::unexpected(built.error());
         it = plans_.emplace(key, std::move(*built)).first;
       }
@@ -113,7 +115,12 @@ class Session final : public NativeSession {
     return ok();
   }
 
-  const exec::Plan* last_plan() const { return last_; }
+  MemoryStats memory_stats() const override {
+    MemoryStats m;
+    if (last_) m.arena_bytes = last_->arena_bytes, m.intermediate_bytes = last_->total_intermediate_bytes;
+    m.plans = plans_.size();
+    return m;
+  }
 
  private:
   static std::string key_of(const std::vector<Shape>& shapes) {
@@ -130,6 +137,7 @@ class Session final : public NativeSession {
   size_t arena_size_ = 0;
   bool profile_ = false;
   std::vector<bool> fixed_mask_;
+  std::vector<Shape> shapes_;
   std::map<std::string, double> step_ms_;
 };
 

@@ -1,0 +1,366 @@
+// The native engine against naive references: convolutions (every geometry, fused activations and
+// residual sums), pooling, the channels-last layout logic, the graph passes, the memory planner
+// (shared arena, no allocation per run), dynamic input sizes, and the vectorized exp.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+
+#include "engine/native/ops/fast_math.h"
+#include "engine/native/session.h"
+#include "onnx_builder.h"
+
+namespace sd::testing {
+int64_t allocation_count();  // tests/postprocessor_test.cpp: every operator new of the process; -1 under sanitizers
+}
+
+namespace sd::native {
+namespace {
+
+using test::OnnxBuilder;
+
+std::vector<float> random_vector(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+struct RunResult {
+  std::vector<HostTensor> outputs;
+  std::shared_ptr<const NativeModel> model;
+};
+
+RunResult run_model(const std::string& bytes, const std::vector<HostTensor>& inputs, bool optimize = true, bool channels_last = true,
+                    int threads = 2) {
+  LoadOptions lo;
+  lo.optimize = optimize;
+  auto m = NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".", lo);
+  EXPECT_TRUE(m) << (m ? "" : m.error().message);
+  if (!m) return {};
+  SessionOptions so;
+  so.threads = threads;
+  so.channels_last = channels_last;
+  auto s = NativeSession::create(*m, so);
+  std::vector<TensorRef> refs;
+  for (const auto& t : inputs) refs.push_back(t.ref());
+  RunResult r;
+  r.model = *m;
+  auto st = (*s)->run(refs, r.outputs);
+  EXPECT_TRUE(st) << (st ? "" : st.error().message);
+  return r;
+}
+
+HostTensor tensor(const Shape& shape, const std::vector<float>& v) {
+  HostTensor t(DType::kFloat32, shape);
+  std::copy(v.begin(), v.end(), t.as<float>());
+  return t;
+}
+
+void expect_close(const HostTensor& got, const std::vector<double>& want, double tol, const std::string& what) {
+  ASSERT_EQ(got.numel(), static_cast<int64_t>(want.size())) << what;
+  double worst = 0;
+  for (size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::fabs(got.as<float>()[i] - want[i]) / (1.0 + std::fabs(want[i])));
+  EXPECT_LT(worst, tol) << what;
+}
+
+void expect_same(const HostTensor& a, const HostTensor& b, double tol, const std::string& what) {
+  ASSERT_EQ(a.shape(), b.shape()) << what;
+  std::vector<double> w(static_cast<size_t>(b.numel()));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = b.as<float>()[i];
+  expect_close(a, w, tol, what);
+}
+
+// ---------------------------------------------------------------- naive references
+struct ConvCase {
+  int n, c, h, w, oc, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, group;
+};
+
+std::vector<double> naive_conv(const ConvCase& k, const std::vector<float>& x, const std::vector<float>& wt, const std::vector<float>& b,
+                               int& oh, int& ow) {
+  oh = (k.h + k.pt + k.pb - ((k.kh - 1) * k.dh + 1)) / k.sh + 1;
+  ow = (k.w + k.pl + k.pr - ((k.kw - 1) * k.dw + 1)) / k.sw + 1;
+  const int icg = k.c / k.group, ocg = k.oc / k.group;
+  std::vector<double> y(static_cast<size_t>(k.n * k.oc * oh * ow));
+  for (int n = 0; n < k.n; ++n)
+    for (int o = 0; o < k.oc; ++o)
+      for (int yy = 0; yy < oh; ++yy)
+        for (int xx = 0; xx < ow; ++xx) {
+          double acc = b.empty() ? 0 : b[static_cast<size_t>(o)];
+          const int g = o / ocg;
+          for (int ci = 0; ci < icg; ++ci)
+            for (int ky = 0; ky < k.kh; ++ky)
+              for (int kx = 0; kx < k.kw; ++kx) {
+                int iy = yy * k.sh - k.pt + ky * k.dh, ix = xx * k.sw - k.pl + kx * k.dw;
+                if (iy < 0 || iy >= k.h || ix < 0 || ix >= k.w) continue;
+                acc += static_cast<double>(x[static_cast<size_t>(((n * k.c + g * icg + ci) * k.h + iy) * k.w + ix)]) *
+                       wt[static_cast<size_t>(((o * icg + ci) * k.kh + ky) * k.kw + kx)];
+              }
+          y[static_cast<size_t>(((n * k.oc + o) * oh + yy) * ow + xx)] = acc;
+        }
+  return y;
+}
+
+class ConvVsNaive : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(ConvVsNaive, MatchesInEveryLayout) {
+  const ConvCase k = GetParam();
+  OnnxBuilder b;
+  b.input("x", {k.n, k.c, k.h, k.w});
+  auto wt = b.random_initializer("w", {k.oc, k.c / k.group, k.kh, k.kw}, -0.5f, 0.5f);
+  auto bias = b.random_initializer("b", {k.oc}, -0.5f, 0.5f);
+  auto* conv = b.node("Conv", {"x", "w", "b"}, {"y"});
+  OnnxBuilder::attr_ints(conv, "kernel_shape", {k.kh, k.kw});
+  OnnxBuilder::attr_ints(conv, "strides", {k.sh, k.sw});
+  OnnxBuilder::attr_ints(conv, "pads", {k.pt, k.pl, k.pb, k.pr});
+  OnnxBuilder::attr_ints(conv, "dilations", {k.dh, k.dw});
+  OnnxBuilder::attr_int(conv, "group", k.group);
+  b.output("y");
+  auto xv = random_vector(static_cast<size_t>(k.n * k.c * k.h * k.w), 11);
+  int oh = 0, ow = 0;
+  auto want = naive_conv(k, xv, wt, bias, oh, ow);
+  HostTensor x = tensor(Shape{k.n, k.c, k.h, k.w}, xv);
+  for (bool cl : {true, false}) {
+    auto r = run_model(b.bytes(), {x}, true, cl);
+    ASSERT_EQ(r.outputs.size(), 1u);
+    EXPECT_EQ(r.outputs[0].shape(), (Shape{k.n, k.oc, oh, ow}));
+    expect_close(r.outputs[0], want, 1e-4, cl ? "channels-last" : "plain");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Geometries, ConvVsNaive,
+                         ::testing::Values(ConvCase{1, 3, 17, 23, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},    // stem
+                                           ConvCase{1, 16, 12, 12, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},   // pointwise
+                                           ConvCase{2, 8, 9, 11, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8},      // depthwise, batch 2
+                                           ConvCase{1, 12, 10, 10, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 3},    // grouped, dilated
+                                           ConvCase{1, 5, 8, 13, 7, 5, 3, 2, 1, 0, 2, 1, 0, 1, 1, 1}));    // odd kernel, asymmetric pads
+
+// A C2f-like block: Conv+BN+SiLU, a residual Add after the activation, Split/Concat along channels,
+// a per-channel scale, nearest 2x upsample, MaxPool, Slice, then a reshape to 3-D: the layout
+// logic (channels-last between convolutions) and the passes (BN fold, SiLU and sum fusion) must
+// give the plain, unoptimized graph's results.
+std::string c2f_like_model(bool dynamic) {
+  OnnxBuilder b;
+  const int64_t d = dynamic ? -1 : 16;
+  b.input("x", {1, 8, d, d});
+  b.random_initializer("w1", {16, 8, 3, 3}, -0.3f, 0.3f);
+  b.random_initializer("w2", {8, 8, 3, 3}, -0.3f, 0.3f);
+  b.random_initializer("w3", {24, 24, 1, 1}, -0.3f, 0.3f);
+  b.random_initializer("bn_s", {8}, 0.5f, 1.5f);
+  b.random_initializer("bn_b", {8}, -0.2f, 0.2f);
+  b.random_initializer("bn_m", {8}, -0.2f, 0.2f);
+  b.random_initializer("bn_v", {8}, 0.5f, 1.5f);
+  b.random_initializer("chan_scale", {1, 24, 1, 1}, 0.5f, 1.5f);
+  b.initializer_i64("split", {2}, {8, 8});
+  b.initializer_i64("starts", {1}, {2});
+  b.initializer_i64("ends", {1}, {20});
+  b.initializer_i64("axes", {1}, {1});
+  b.initializer("scales", {4}, {1.f, 1.f, 2.f, 2.f});
+  b.initializer_i64("shape3", {3}, {1, 18, -1});
+  auto* c1 = b.node("Conv", {"x", "w1"}, {"c1"});
+  OnnxBuilder::attr_ints(c1, "pads", {1, 1, 1, 1});
+  b.node("Sigmoid", {"c1"}, {"s1"});
+  b.node("Mul", {"c1", "s1"}, {"a1"});
+  auto* sp = b.node("Split", {"a1", "split"}, {"p0", "p1"});
+  OnnxBuilder::attr_int(sp, "axis", 1);
+  auto* c2 = b.node("Conv", {"p1", "w2"}, {"c2"});
+  OnnxBuilder::attr_ints(c2, "pads", {1, 1, 1, 1});
+  b.node("BatchNormalization", {"c2", "bn_s", "bn_b", "bn_m", "bn_v"}, {"bn"});
+  b.node("Sigmoid", {"bn"}, {"s2"});
+  b.node("Mul", {"bn", "s2"}, {"a2"});
+  b.node("Add", {"p1", "a2"}, {"res"});
+  auto* cat = b.node("Concat", {"p0", "p1", "res"}, {"cat"});
+  OnnxBuilder::attr_int(cat, "axis", 1);
+  b.node("Mul", {"cat", "chan_scale"}, {"scaled"});
+  b.node("Conv", {"scaled", "w3"}, {"c3"});
+  b.node("Relu", {"c3"}, {"r3"});
+  auto* mp = b.node("MaxPool", {"r3"}, {"mp"});
+  OnnxBuilder::attr_ints(mp, "kernel_shape", {5, 5});
+  OnnxBuilder::attr_ints(mp, "pads", {2, 2, 2, 2});
+  b.node("Resize", {"mp", "", "scales"}, {"up"});
+  b.node("Slice", {"up", "starts", "ends", "axes"}, {"sl"});
+  b.node("Reshape", {"sl", "shape3"}, {"y"});
+  b.output("y");
+  b.output("res");
+  return b.bytes();
+}
+
+TEST(NativeEngine, LayoutsAndPassesGiveThePlainGraphsResults) {
+  const std::string model = c2f_like_model(false);
+  HostTensor x = tensor(Shape{1, 8, 16, 16}, random_vector(8 * 16 * 16, 5));
+  auto reference = run_model(model, {x}, /*optimize=*/false, /*channels_last=*/false);
+  auto fast = run_model(model, {x}, true, true);
+  ASSERT_EQ(reference.outputs.size(), 2u);
+  ASSERT_EQ(fast.outputs.size(), 2u);
+  EXPECT_EQ(fast.outputs[0].shape(), (Shape{1, 18, 32 * 32}));
+  expect_same(fast.outputs[0], reference.outputs[0], 1e-4, "y");
+  expect_same(fast.outputs[1], reference.outputs[1], 1e-4, "res");
+  for (bool cl : {true, false}) {
+    auto r = run_model(model, {x}, true, cl);
+    expect_same(r.outputs[0], reference.outputs[0], 1e-4, cl ? "optimized, channels-last" : "optimized, plain");
+  }
+  // What the passes did: BN folded, both SiLUs fused, the residual sum fused after the activation.
+  const Graph& g = fast.model->graph();
+  int fused = 0, silu_sum = 0;
+  for (const Node& n : g.nodes) {
+    EXPECT_NE(n.op_type, "BatchNormalization");
+    EXPECT_NE(n.op_type, "Sigmoid");
+    if (n.op_type == "FusedConv") {
+      ++fused;
+      if (n.attrs.get_strings_or_empty("post_ops") == std::vector<std::string>{"silu", "sum"}) ++silu_sum;
+    }
+  }
+  EXPECT_EQ(fused, 3);  // c1 + SiLU, c2 + BN + SiLU + residual, c3 + Relu
+  EXPECT_EQ(silu_sum, 1);
+}
+
+TEST(NativeEngine, DynamicSizesArePlannedPerShape) {
+  const std::string model = c2f_like_model(true);
+  LoadOptions lo;
+  auto m = NativeModel::load_from_bytes(model.data(), model.size(), ".", lo);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ((*m)->inputs()[0].shape, (Shape{1, 8, -1, -1}));
+  auto s = NativeSession::create(*m, SessionOptions{2});
+  for (int size : {16, 24, 16}) {
+    HostTensor x = tensor(Shape{1, 8, size, size}, random_vector(static_cast<size_t>(8 * size * size), 9));
+    std::vector<HostTensor> out;
+    TensorRef ref = x.ref();
+    ASSERT_TRUE((*s)->run(std::span<const TensorRef>(&ref, 1), out));
+    EXPECT_EQ(out[0].shape(), (Shape{1, 18, 4 * size * size}));
+    auto plain = run_model(model, {x}, false, false);
+    expect_same(out[0], plain.outputs[0], 1e-4, "size " + std::to_string(size));
+  }
+}
+
+TEST(NativeEngine, SteadyStateRunsDoNotAllocate) {
+  // Our own kernels and the executor allocate nothing once planned. (oneDNN's execute() keeps a
+  // little bookkeeping of its own per call, no tensor data, so this model avoids convolutions.)
+  OnnxBuilder b;
+  b.input("x", {1, 16, 20, 20});
+  b.random_initializer("k", {1, 16, 1, 1}, 0.5f, 1.5f);
+  b.initializer_i64("split", {2}, {6, 10});
+  b.initializer("scales", {4}, {1.f, 1.f, 2.f, 2.f});
+  b.initializer_i64("shape", {3}, {1, 16, -1});
+  b.node("Mul", {"x", "k"}, {"m"});
+  b.node("Sigmoid", {"m"}, {"s"});
+  auto* sp = b.node("Split", {"s", "split"}, {"a", "c"});
+  OnnxBuilder::attr_int(sp, "axis", 1);
+  auto* cat = b.node("Concat", {"c", "a"}, {"cat"});
+  OnnxBuilder::attr_int(cat, "axis", 1);
+  b.node("Resize", {"cat", "", "scales"}, {"up"});
+  b.node("Reshape", {"up", "shape"}, {"r"});
+  auto* sm = b.node("Softmax", {"r"}, {"y"});
+  OnnxBuilder::attr_int(sm, "axis", 1);
+  b.output("y");
+  const std::string model = b.bytes();
+  auto m = NativeModel::load_from_bytes(model.data(), model.size(), ".");
+  ASSERT_TRUE(m) << m.error().message;
+  auto s = NativeSession::create(*m, SessionOptions{1});
+  HostTensor x = tensor(Shape{1, 16, 20, 20}, random_vector(16 * 20 * 20, 3));
+  TensorRef ref = x.ref();
+  std::vector<HostTensor> out;
+  ASSERT_TRUE((*s)->run(std::span<const TensorRef>(&ref, 1), out));  // plans and allocates
+  const void* first = out[0].data();
+  const int64_t before = testing::allocation_count();
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE((*s)->run(std::span<const TensorRef>(&ref, 1), out));
+  if (before >= 0) EXPECT_EQ(testing::allocation_count() - before, 0);
+  EXPECT_EQ(out[0].data(), first);  // outputs reuse their buffers
+  EXPECT_EQ((*s)->memory_stats().plans, 1u);
+}
+
+TEST(NativeEngine, FastExpIsAccurate) {
+  double worst = 0;
+  for (double x = -80; x <= 80; x += 0.001) {
+    double want = std::exp(x);
+    const float xf = static_cast<float>(x);
+    want = std::exp(static_cast<double>(xf));
+    double got = ops::fast_exp(xf);
+    worst = std::max(worst, std::fabs(got - want) / want);
+  }
+  EXPECT_LT(worst, 5e-7);
+  EXPECT_NEAR(ops::fast_sigmoid(0.f), 0.5f, 1e-7);
+  EXPECT_NEAR(ops::fast_sigmoid(-100.f), 0.f, 1e-7);
+  EXPECT_NEAR(ops::fast_sigmoid(100.f), 1.f, 1e-7);
+}
+
+TEST(NativeEngine, PoolingMatchesNaiveReference) {
+  struct Case { const char* op; int k, s, p; bool ceil; int include_pad; };
+  for (Case c : {Case{"MaxPool", 5, 1, 2, false, 0}, Case{"MaxPool", 2, 2, 0, false, 0}, Case{"MaxPool", 3, 2, 0, true, 0},
+                 Case{"AveragePool", 3, 2, 1, false, 0}, Case{"AveragePool", 3, 2, 1, false, 1}}) {
+    OnnxBuilder b;
+    const int C = 5, H = 11, W = 14;
+    b.input("x", {1, C, H, W});
+    auto* n = b.node(c.op, {"x"}, {"y"});
+    OnnxBuilder::attr_ints(n, "kernel_shape", {c.k, c.k});
+    OnnxBuilder::attr_ints(n, "strides", {c.s, c.s});
+    OnnxBuilder::attr_ints(n, "pads", {c.p, c.p, c.p, c.p});
+    if (c.ceil) OnnxBuilder::attr_int(n, "ceil_mode", 1);
+    if (c.include_pad) OnnxBuilder::attr_int(n, "count_include_pad", 1);
+    b.output("y");
+    auto xv = random_vector(C * H * W, 21);
+    auto dim = [&](int in) {
+      int span = in + 2 * c.p - c.k;
+      int o = (c.ceil ? (span + c.s - 1) / c.s : span / c.s) + 1;
+      if (c.ceil && (o - 1) * c.s >= in + c.p) --o;
+      return o;
+    };
+    const int oh = dim(H), ow = dim(W);
+    std::vector<double> want;
+    for (int ch = 0; ch < C; ++ch)
+      for (int y = 0; y < oh; ++y)
+        for (int x = 0; x < ow; ++x) {
+          double m = -INFINITY, sum = 0;
+          int count = 0, count_pad = 0;
+          for (int ky = 0; ky < c.k; ++ky)
+            for (int kx = 0; kx < c.k; ++kx) {
+              int iy = y * c.s - c.p + ky, ix = x * c.s - c.p + kx;
+              if (iy < H + c.p && ix < W + c.p) ++count_pad;
+              if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+              double v = xv[static_cast<size_t>((ch * H + iy) * W + ix)];
+              m = std::max(m, v), sum += v, ++count;
+            }
+          want.push_back(std::string(c.op) == "MaxPool" ? m : sum / (c.include_pad ? count_pad : count));
+        }
+    for (bool cl : {true, false}) {
+      // A conv in front makes the pool's input channels-last in the fast layout.
+      auto r = run_model(b.bytes(), {tensor(Shape{1, C, H, W}, xv)}, true, cl);
+      ASSERT_EQ(r.outputs.size(), 1u);
+      EXPECT_EQ(r.outputs[0].shape(), (Shape{1, C, oh, ow})) << c.op;
+      expect_close(r.outputs[0], want, 1e-5, std::string(c.op) + " k" + std::to_string(c.k));
+    }
+  }
+}
+
+TEST(NativeEngine, ArenaIsSmallerThanTheTensorsItHolds) {
+  // A chain of 20 convolutions: lifetimes are short, so the arena needs a few tensors at a time.
+  OnnxBuilder b;
+  b.input("x", {1, 8, 32, 32});
+  b.random_initializer("w", {8, 8, 3, 3}, -0.1f, 0.1f);
+  std::string prev = "x";
+  for (int i = 0; i < 20; ++i) {
+    std::string out = i == 19 ? "y" : "t" + std::to_string(i);
+    auto* c = b.node("Conv", {prev, "w"}, {out});
+    OnnxBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
+    prev = out;
+  }
+  b.output("y");
+  HostTensor x = tensor(Shape{1, 8, 32, 32}, random_vector(8 * 32 * 32, 1));
+  auto plain = run_model(b.bytes(), {x}, false, false);
+  const std::string model = b.bytes();
+  auto m = NativeModel::load_from_bytes(model.data(), model.size(), ".");
+  ASSERT_TRUE(m);
+  auto s = NativeSession::create(*m, SessionOptions{2});
+  TensorRef ref = x.ref();
+  std::vector<HostTensor> out;
+  ASSERT_TRUE((*s)->run(std::span<const TensorRef>(&ref, 1), out));
+  expect_same(out[0], plain.outputs[0], 1e-4, "20 convolutions");
+  auto stats = (*s)->memory_stats();
+  const size_t tensor_bytes = 8 * 32 * 32 * sizeof(float);
+  EXPECT_GE(stats.intermediate_bytes, 19 * tensor_bytes);
+  EXPECT_LE(stats.arena_bytes, 3 * tensor_bytes) << "arena " << stats.arena_bytes << " of " << stats.intermediate_bytes;
+}
+
+}  // namespace
+}  // namespace sd::native
