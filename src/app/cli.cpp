@@ -22,7 +22,10 @@ void add_model_options(CLI::App& cmd, ModelOptions& m, std::string& layout) {
   cmd.add_option("-m,--model", m.model, "ONNX model (.onnx) or Darknet config (.cfg; its .weights beside it)")
       ->required();
   cmd.add_option("--weights", m.weights, "Darknet .weights file (default: the .cfg's name with .weights)");
-  cmd.add_option("--engine", m.engine, "inference engine: opencv")->capture_default_str();
+  cmd.add_option("--engine", m.engine,
+                 "inference engine: auto (native for ONNX, opencv for Darknet), native (streamdet's own ONNX engine on oneDNN), "
+                 "opencv (OpenCV DNN)")
+      ->capture_default_str();
   cmd.add_option("--threads", m.threads, "inference threads (0: the engine's default)")->check(CLI::NonNegativeNumber);
   cmd.add_option("--input-size", m.input_size,
                  "network input: auto (dynamic models: the frame size rounded up to the stride, e.g. 1280x720 -> "

@@ -87,7 +87,9 @@ Result<Detector> load_detector(const ModelOptions& options, cv::Size frame_size)
   SD_ASSIGN_OR_RETURN(det.model, inspect_model(options.model, options.weights));
   EngineLoadOptions load_options;
   load_options.threads = options.threads;
-  SD_ASSIGN_OR_RETURN(det.engine, load_engine(options.engine, det.model, load_options));
+  std::string engine = options.engine;
+  if (engine == "auto") engine = det.model.format == ModelFormat::kDarknet ? "opencv" : "native";
+  SD_ASSIGN_OR_RETURN(det.engine, load_engine(engine, det.model, load_options));
   SD_ASSIGN_OR_RETURN(det.input_size, resolve_input_size(options.input_size, *det.engine, det.model, frame_size));
 
   // Probe: one inference on a gray image at the chosen size gives the concrete output shapes

@@ -12,7 +12,7 @@ namespace sd {
 struct ModelOptions {
   std::string model;           // .onnx or Darknet .cfg
   std::string weights;         // Darknet .weights (default: beside the .cfg)
-  std::string engine = "opencv";
+  std::string engine = "auto";  // auto: native for ONNX, opencv for Darknet
   int threads = 0;             // inference threads (0: engine default)
   std::string input_size = "auto";  // auto | W,H | N
   Layout layout = Layout::kAuto;

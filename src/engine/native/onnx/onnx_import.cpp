@@ -48,8 +48,9 @@ Result<std::string> read_external(const onnx::TensorProto& p, const std::string&
   if (location.empty()) return fail(ErrorCode::kModel, "tensor '" + name + "': external data without a location");
   fs::path rel(location);
   if (rel.is_absolute()) return fail(ErrorCode::kModel, "tensor '" + name + "': external data location '" + location + "' is absolute");
-  fs::path base = fs::weakly_canonical(fs::path(base_dir.empty() ? "." : base_dir));
-  fs::path full = fs::weakly_canonical(base / rel);
+  fs::path base = fs::weakly_canonical(fs::path(base_dir.empty() ? "." : base_dir)).lexically_normal();
+  if (!base.has_filename()) base = base.parent_path();  // "dir/" -> "dir"
+  fs::path full = fs::weakly_canonical(base / rel).lexically_normal();
   auto [b_end, f_it] = std::mismatch(base.begin(), base.end(), full.begin(), full.end());
   if (b_end != base.end())
     return fail(ErrorCode::kModel, "tensor '" + name + "': external data location '" + location + "' escapes the model's folder");
