@@ -232,3 +232,74 @@ TEST(NativeParity, TinyModelMatchesOpenCvAndGivesTheSameDetections) {
 
 }  // namespace
 }  // namespace sd::native
+
+namespace sd::native {
+namespace {
+
+// Found by the fuzzer (fuzz/fuzz_onnx_loader.cpp): a Conv node with one input read its weights
+// past the end of the input list.
+TEST(NativeLoader, NodesWithTooFewInputsAreErrorsNotCrashes) {
+  struct Case { const char* op; std::vector<std::string> ins; };
+  for (const Case& c : {Case{"Conv", {"x"}}, Case{"Gather", {"x"}}, Case{"BatchNormalization", {"x", "x", "x"}},
+                        Case{"Where", {"x", "x"}}, Case{"MatMul", {"x"}}, Case{"Conv", {"", "x"}}}) {
+    OnnxBuilder b;
+    b.input("x", {1, 3, 8, 8});
+    b.node(c.op, c.ins, {"y"});
+    b.output("y");
+    std::string bytes = b.bytes();
+    auto m = NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".");
+    Error e;
+    if (m) {
+      // Accepted at load (nothing to fold): planning must refuse it.
+      auto s = NativeSession::create(*m, SessionOptions{1});
+      HostTensor x(DType::kFloat32, Shape{1, 3, 8, 8});
+      TensorRef ref = x.ref();
+      std::vector<HostTensor> out;
+      auto st = (*s)->run(std::span<const TensorRef>(&ref, 1), out);
+      ASSERT_FALSE(st) << c.op;
+      e = st.error();
+    } else {
+      e = m.error();
+    }
+    EXPECT_EQ(e.code, ErrorCode::kModel) << c.op << ": " << e.message;
+    EXPECT_NE(e.message.find(c.op), std::string::npos) << e.message;
+  }
+}
+
+TEST(NativeLoader, InternalFusedConvOpIsRefusedInAFile) {
+  OnnxBuilder b;
+  b.input("x", {1, 3, 8, 8});
+  b.random_initializer("w", {4, 3, 3, 3}, -1, 1);
+  b.node("FusedConv", {"x", "w"}, {"y"});
+  b.output("y");
+  Error e = load_error(b.bytes());
+  EXPECT_NE(e.message.find("FusedConv"), std::string::npos) << e.message;
+}
+
+TEST(NativeLoader, OmittedOutputsStillGetBuffers) {
+  // TopK's indices output left out, Split with an unnamed output: the kernels still write them.
+  OnnxBuilder b;
+  b.input("x", {2, 10});
+  b.initializer_i64("k", {1}, {3});
+  b.node("TopK", {"x", "k"}, {"v"});
+  auto* sp = b.node("Split", {"x"}, {"a", ""});
+  OnnxBuilder::attr_int(sp, "axis", 1);
+  b.node("Add", {"a", "a"}, {"y"});
+  b.output("v");
+  b.output("y");
+  std::string bytes = b.bytes();
+  auto m = NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".");
+  ASSERT_TRUE(m) << m.error().message;
+  auto s = NativeSession::create(*m, SessionOptions{1});
+  HostTensor x(DType::kFloat32, Shape{2, 10});
+  for (int i = 0; i < 20; ++i) x.as<float>()[i] = static_cast<float>(i % 7);
+  TensorRef ref = x.ref();
+  std::vector<HostTensor> out;
+  ASSERT_TRUE((*s)->run(std::span<const TensorRef>(&ref, 1), out));
+  EXPECT_EQ(out[0].shape(), (Shape{2, 3}));
+  EXPECT_EQ(out[0].as<float>()[0], 6.f);
+  EXPECT_EQ(out[1].shape(), (Shape{2, 5}));
+}
+
+}  // namespace
+}  // namespace sd::native

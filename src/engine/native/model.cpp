@@ -29,7 +29,7 @@ class LoadedModel final : public NativeModel {
 
 Status check_supported(const Graph& g, const OpRegistry& registry, const std::string& what) {
   for (const Node& n : g.nodes)
-    if (!registry.find(n.op_type, g.opset))
+    if (!registry.find(n.op_type, g.opset) || n.op_type == "FusedConv")
       return fail(ErrorCode::kModel, what + ": op " + n.op_type + " (node '" + n.name + "', opset " + std::to_string(g.opset) +
                                          ") is not supported by the native engine");
   return ok();

@@ -8,6 +8,16 @@ std::string OpContext::describe() const {
   return node.op_type + " node '" + node.name + "' (opset " + std::to_string(opset) + ")";
 }
 
+Status check_arity(const OpSchema& schema, const Node& node, const std::string& what) {
+  if (static_cast<int>(node.inputs.size()) < schema.min_inputs)
+    return fail(ErrorCode::kModel, what + ": needs at least " + std::to_string(schema.min_inputs) + " inputs, has " +
+                                       std::to_string(node.inputs.size()));
+  for (int i = 0; i < schema.min_inputs; ++i)
+    if (node.inputs[static_cast<size_t>(i)] < 0) return fail(ErrorCode::kModel, what + ": required input " + std::to_string(i) + " is missing");
+  if (node.outputs.empty()) return fail(ErrorCode::kModel, what + ": has no outputs");
+  return ok();
+}
+
 void OpRegistry::add(OpSchema schema) {
   auto& versions = ops_[schema.op_type];
   versions.push_back(std::move(schema));

@@ -58,9 +58,13 @@ struct OpSchema {
   std::string op_type;
   int min_opset = 1;    // versions of the op this schema implements (ONNX default domain)
   int max_opset = 99;
+  int min_inputs = 1;   // inputs that must be present (not omitted) for any use of the op
   InferFn infer;
   KernelFactory create;
 };
+
+// A node's inputs against its schema: enough of them, the required ones not omitted.
+Status check_arity(const OpSchema& schema, const Node& node, const std::string& what);
 
 class OpRegistry {
  public:

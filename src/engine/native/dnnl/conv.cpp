@@ -94,6 +94,8 @@ class ConvKernel : public Kernel {
     auto alphas = a.get_floats("post_op_alpha"), betas = a.get_floats("post_op_beta");
     for (size_t i = 0; i < post.size(); ++i) {
       if (post[i] == "sum") {
+        if (ctx.inputs.size() < 4 || ctx.inputs[3].shape != ctx.outputs[0].shape)
+          return fail(ErrorCode::kModel, ctx.describe() + ": a sum post op needs a 4th input of the output's shape");
         sum_index_ = static_cast<int>(i);
         po.append_binary(dnnl::algorithm::binary_add, dst_md);
         continue;
@@ -167,6 +169,7 @@ void register_conv_ops(OpRegistry& r) {
   for (const char* name : {"Conv", "FusedConv"}) {
     OpSchema s;
     s.op_type = name;
+    s.min_inputs = 2;
     s.infer = infer_conv;
     s.create = ops::make_factory<ConvKernel>();
     r.add(std::move(s));

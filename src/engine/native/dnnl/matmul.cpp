@@ -137,6 +137,7 @@ class GemmKernel : public Kernel {
 void register_matmul_ops(OpRegistry& r) {
   OpSchema mm;
   mm.op_type = "MatMul";
+  mm.min_inputs = 2;
   mm.infer = [](const OpContext& ctx) -> Result<std::vector<ValueType>> {
     SD_ASSIGN_OR_RETURN(Shape s, matmul_shape(ctx));
     return ops::one_output(DType::kFloat32, s);
@@ -145,6 +146,7 @@ void register_matmul_ops(OpRegistry& r) {
   r.add(std::move(mm));
   OpSchema gemm;
   gemm.op_type = "Gemm";
+  gemm.min_inputs = 2;
   gemm.infer = [](const OpContext& ctx) -> Result<std::vector<ValueType>> {
     const Shape& a = ctx.inputs[0].shape;
     const Shape& b = ctx.inputs[1].shape;

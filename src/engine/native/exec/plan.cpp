@@ -212,10 +212,14 @@ class Planner {
     return nv;
   }
 
-  Status plan_node(const Node& n) {
-    const std::string what = g_.describe(n);
-    const OpSchema* schema = registry_.find(n.op_type, g_.opset);
+  Status plan_node(const Node& original) {
+    const std::string what = g_.describe(original);
+    const OpSchema* schema = registry_.find(original.op_type, g_.opset);
     if (!schema) return fail(ErrorCode::kModel, what + ": not supported by the native engine");
+    SD_TRY(check_arity(*schema, original, what));
+    // Every output the kernel writes gets a buffer, also those the model omits or leaves out.
+    filled_.push_back(std::make_unique<Node>(original));
+    const Node& n = *filled_.back();
     for (int in : n.inputs)
       if (in >= 0 && !states_[static_cast<size_t>(in)].defined) return fail(ErrorCode::kModel, what + ": an input is not defined");
 
@@ -240,6 +244,12 @@ class Planner {
     auto out_types = schema->infer(lctx);
     if (!out_types) return fail(out_types.error().code, out_types.error().message);
     if (out_types->size() < n.outputs.size()) out_types->resize(n.outputs.size());
+    {
+      Node& fill = *filled_.back();
+      fill.outputs.resize(out_types->size(), -1);
+      for (size_t k = 0; k < fill.outputs.size(); ++k)
+        if (fill.outputs[k] < 0) fill.outputs[k] = new_value((*out_types)[k], false);
+    }
 
     const OpClass cls = classify(n.op_type);
     const bool shape_only = n.op_type == "Shape" || n.op_type == "Size";
@@ -563,6 +573,7 @@ class Planner {
   std::map<int, size_t> offsets_;
   std::vector<int> output_values_;
   std::vector<std::shared_ptr<HostTensor>> made_constants_;
+  std::vector<std::unique_ptr<Node>> filled_;  // nodes as planned (kernels may keep references)
   bool channels_last_ = true;
 };
 

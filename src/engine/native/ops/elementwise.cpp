@@ -182,6 +182,7 @@ class BinaryKernel : public Kernel {
 void add_binary(OpRegistry& r, const char* name, BinOp op) {
   OpSchema s;
   s.op_type = name;
+  s.min_inputs = 2;
   s.infer = [op](const OpContext& ctx) -> Result<std::vector<ValueType>> {
     if (ctx.inputs.size() != 2) return fail(ErrorCode::kModel, ctx.describe() + ": needs 2 inputs");
     if (ctx.inputs[0].dtype != ctx.inputs[1].dtype)
@@ -451,6 +452,7 @@ void register_elementwise_ops(OpRegistry& r) {
   {
     OpSchema s;
     s.op_type = "Where";
+    s.min_inputs = 3;
     s.infer = [](const OpContext& ctx) -> Result<std::vector<ValueType>> {
       if (ctx.inputs.size() != 3) return fail(ErrorCode::kModel, ctx.describe() + ": needs 3 inputs");
       SD_ASSIGN_OR_RETURN(Shape s1, broadcast_shapes(ctx.inputs[0].shape, ctx.inputs[1].shape, ctx));

@@ -3,15 +3,24 @@
 #include <cmath>
 #include <cstring>
 
+#include <map>
+
 #include "engine/native/ops/op_util.h"
 #include "engine/native/parallel.h"
 
 namespace sd::native::ops {
 namespace {
 
+int min_inputs_of(const std::string& op) {
+  static const std::map<std::string, int> n = {{"BatchNormalization", 5}, {"InstanceNormalization", 3}};
+  auto it = n.find(op);
+  return it == n.end() ? 1 : it->second;
+}
+
 OpSchema schema(const char* name, InferFn infer, KernelFactory create, int min_opset = 1, int max_opset = 99) {
   OpSchema s;
   s.op_type = name;
+  s.min_inputs = min_inputs_of(name);
   s.infer = std::move(infer);
   s.create = std::move(create);
   s.min_opset = min_opset;

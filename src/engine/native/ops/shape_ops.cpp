@@ -5,11 +5,19 @@
 #include <cstring>
 #include <numeric>
 
+#include <map>
+
 #include "engine/native/ops/op_util.h"
 #include "engine/native/parallel.h"
 
 namespace sd::native::ops {
 namespace {
+
+int min_inputs_of(const std::string& op) {
+  static const std::map<std::string, int> n = {{"Reshape", 2}, {"Gather", 2}, {"Expand", 2}, {"Tile", 2}, {"Range", 3}, {"Constant", 0}, {"Slice", 1}};
+  auto it = n.find(op);
+  return it == n.end() ? 1 : it->second;
+}
 
 Shape shape_of(const std::vector<int64_t>& v) { return Shape::from(v.begin(), v.end()); }
 
@@ -26,6 +34,7 @@ class CopyKernel : public Kernel {
 OpSchema schema(const char* name, InferFn infer, KernelFactory create, int min_opset = 1, int max_opset = 99) {
   OpSchema s;
   s.op_type = name;
+  s.min_inputs = min_inputs_of(name);
   s.infer = std::move(infer);
   s.create = std::move(create);
   s.min_opset = min_opset;

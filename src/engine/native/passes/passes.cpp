@@ -48,6 +48,8 @@ Result<int> fold_constants(Graph& g, const OpRegistry& registry) {
     if (!all_const || n.outputs.empty()) continue;
     const OpSchema* schema = registry.find(n.op_type, g.opset);
     if (!schema) continue;  // reported by validation
+    SD_TRY(check_arity(*schema, n, g.describe(n)));
+    std::vector<HostTensor> scratch_outputs;  // outputs the node omits still need somewhere to go
     std::vector<ValueType> types;
     std::vector<const HostTensor*> consts;
     for (int in : n.inputs) {
@@ -63,6 +65,7 @@ Result<int> fold_constants(Graph& g, const OpRegistry& registry) {
     OpContext ctx{n, g.opset, types, consts, {}};
     auto out_types = schema->infer(ctx);
     if (!out_types) return tl::unexpected(out_types.error());
+    if (out_types->size() < n.outputs.size()) return fail(ErrorCode::kModel, g.describe(n) + ": more outputs than the op has");
     OpContext kctx{n, g.opset, types, consts, *out_types};
     auto kernel = schema->create(kctx);
     if (!kernel) return tl::unexpected(kernel.error());
