@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 
 #include <opencv2/imgproc.hpp>
@@ -299,6 +300,40 @@ TEST(NativeLoader, OmittedOutputsStillGetBuffers) {
   EXPECT_EQ(out[0].shape(), (Shape{2, 3}));
   EXPECT_EQ(out[0].as<float>()[0], 6.f);
   EXPECT_EQ(out[1].shape(), (Shape{2, 5}));
+}
+
+}  // namespace
+}  // namespace sd::native
+
+namespace sd::native {
+namespace {
+
+// Every input that ever crashed the fuzz target (tests/data/fuzz/) is replayed the same way:
+// load, and when it loads, plan and run it on zeros. Any error is fine; a crash is not.
+TEST(NativeLoader, FuzzerFindingsStayFixed) {
+  const std::filesystem::path dir = std::filesystem::path(STREAMDET_SOURCE_DIR) / "tests" / "data" / "fuzz";
+  int cases = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(e.path(), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ++cases;
+    auto m = NativeModel::load_from_bytes(bytes.data(), bytes.size(), "/nonexistent-fuzz-dir");
+    if (!m) continue;
+    std::vector<HostTensor> inputs;
+    std::vector<TensorRef> refs;
+    bool runnable = true;
+    for (const auto& info : (*m)->inputs()) {
+      if (!info.shape.is_static() || info.shape.numel() > (1 << 16) || info.dtype == DType::kUndefined) runnable = false;
+      else inputs.emplace_back(info.dtype, info.shape);
+    }
+    if (!runnable) continue;
+    for (auto& t : inputs) refs.push_back(t.ref());
+    auto s = NativeSession::create(*m, SessionOptions{1});
+    std::vector<HostTensor> out;
+    auto st = (*s)->run(refs, out);
+    if (!st) EXPECT_FALSE(st.error().message.empty()) << e.path();
+  }
+  EXPECT_GT(cases, 0);
 }
 
 }  // namespace

@@ -84,13 +84,21 @@ Result<std::shared_ptr<const NativeModel>> NativeModel::load(const std::string& 
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto base = std::filesystem::path(path).parent_path().string();
   SD_ASSIGN_OR_RETURN(onnx::ModelProto proto, parse(bytes.data(), bytes.size(), "model " + path));
-  return build(proto, base, "model " + path, options);
+  try {
+    return build(proto, base, "model " + path, options);
+  } catch (const std::exception& e) {
+    return fail(ErrorCode::kModel, "model " + path + ": loading failed: " + e.what());
+  }
 }
 
 Result<std::shared_ptr<const NativeModel>> NativeModel::load_from_bytes(const void* data, size_t size, const std::string& base_dir,
                                                                         const LoadOptions& options) {
   SD_ASSIGN_OR_RETURN(onnx::ModelProto proto, parse(data, size, "model (in memory)"));
-  return build(proto, base_dir, "model (in memory)", options);
+  try {
+    return build(proto, base_dir, "model (in memory)", options);
+  } catch (const std::exception& e) {
+    return fail(ErrorCode::kModel, std::string("model (in memory): loading failed: ") + e.what());
+  }
 }
 
 }  // namespace sd::native

@@ -18,6 +18,19 @@ Status check_arity(const OpSchema& schema, const Node& node, const std::string& 
   return ok();
 }
 
+Status check_output_types(const std::vector<ValueType>& types, const std::string& what) {
+  for (const ValueType& t : types) {
+    int64_t n = 1;
+    for (int i = 0; i < t.shape.rank; ++i) {
+      const int64_t d = t.shape[i];
+      if (d < 0) return fail(ErrorCode::kModel, what + ": output shape " + t.shape.str() + " has a negative dimension");
+      if (d > 0 && n > (int64_t{1} << 34) / d) return fail(ErrorCode::kModel, what + ": output shape " + t.shape.str() + " is too large");
+      n *= d;
+    }
+  }
+  return ok();
+}
+
 void OpRegistry::add(OpSchema schema) {
   auto& versions = ops_[schema.op_type];
   versions.push_back(std::move(schema));

@@ -63,6 +63,10 @@ struct OpSchema {
   KernelFactory create;
 };
 
+// Shapes inference produced: no negative dims, not absurdly large (a malformed model must not
+// make the planner allocate terabytes).
+Status check_output_types(const std::vector<ValueType>& types, const std::string& what);
+
 // A node's inputs against its schema: enough of them, the required ones not omitted.
 Status check_arity(const OpSchema& schema, const Node& node, const std::string& what);
 

@@ -243,6 +243,7 @@ class Planner {
     OpContext lctx{n, g_.opset, lin, lconst, {}};
     auto out_types = schema->infer(lctx);
     if (!out_types) return fail(out_types.error().code, out_types.error().message);
+    SD_TRY(check_output_types(*out_types, what));
     if (out_types->size() < n.outputs.size()) out_types->resize(n.outputs.size());
     {
       Node& fill = *filled_.back();
@@ -582,7 +583,11 @@ class Planner {
 Result<std::unique_ptr<Plan>> build_plan(const Graph& g, const std::vector<ValueType>& inputs, const OpRegistry& registry,
                                          const std::vector<const HostTensor*>& fixed_inputs, bool channels_last) {
   Planner p(g, registry, channels_last);
-  return p.build(inputs, fixed_inputs);
+  try {
+    return p.build(inputs, fixed_inputs);
+  } catch (const std::exception& e) {  // a library refusing (bad_alloc, length_error): an error, not a crash
+    return fail(ErrorCode::kModel, std::string("planning the model failed: ") + e.what());
+  }
 }
 
 std::vector<bool> plan_time_inputs(const Graph& g) {

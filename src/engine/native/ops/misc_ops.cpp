@@ -60,13 +60,16 @@ Result<ResizePlan> resize_plan(const OpContext& ctx) {
     p.from_sizes = true;
     if (static_cast<int>(sizes.size()) != in.rank) return fail(ErrorCode::kModel, ctx.describe() + ": sizes do not match the rank");
     for (int i = 0; i < in.rank; ++i) {
+      if (sizes[static_cast<size_t>(i)] < 0) return fail(ErrorCode::kModel, ctx.describe() + ": negative size");
       p.out[i] = sizes[static_cast<size_t>(i)];
       p.scales[static_cast<size_t>(i)] = in[i] ? static_cast<double>(p.out[i]) / static_cast<double>(in[i]) : 1.0;
     }
   } else {
     if (static_cast<int>(scales.size()) != in.rank) return fail(ErrorCode::kModel, ctx.describe() + ": scales do not match the rank");
     for (int i = 0; i < in.rank; ++i) {
-      p.scales[static_cast<size_t>(i)] = scales[static_cast<size_t>(i)];
+      const float sc = scales[static_cast<size_t>(i)];
+      if (!(sc > 0.f) || !std::isfinite(sc)) return fail(ErrorCode::kModel, ctx.describe() + ": scales must be positive");
+      p.scales[static_cast<size_t>(i)] = sc;
       p.out[i] = static_cast<int64_t>(std::floor(static_cast<double>(in[i]) * scales[static_cast<size_t>(i)]));
     }
   }

@@ -60,25 +60,49 @@ class SoftmaxKernel : public Kernel {
     float* y = out[0].as<float>();
     const int64_t n = n_, inner = inner_;
     const bool lg = log_;
-    parallel_for(outer_ * inner, ctx.threads, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
-      for (int64_t t = b; t < e; ++t) {
-        const int64_t o = t / inner, i = t % inner;
-        const float* px = x + o * n * inner + i;
-        float* py = y + o * n * inner + i;
-        float m = -std::numeric_limits<float>::infinity();
-        for (int64_t k = 0; k < n; ++k) m = std::max(m, px[k * inner]);
-        float sum = 0;
-        for (int64_t k = 0; k < n; ++k) {
-          float v = fast_exp(px[k * inner] - m);
-          py[k * inner] = v;
-          sum += v;
+    if (inner == 1) {
+      parallel_for(outer_, ctx.threads, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+        for (int64_t o = b; o < e; ++o) {
+          const float* px = x + o * n;
+          float* py = y + o * n;
+          float m = -std::numeric_limits<float>::infinity();
+          for (int64_t k = 0; k < n; ++k) m = std::max(m, px[k]);
+          float sum = 0;
+          for (int64_t k = 0; k < n; ++k) sum += (py[k] = fast_exp(px[k] - m));
+          if (lg) {
+            const float ls = std::log(sum);
+            for (int64_t k = 0; k < n; ++k) py[k] = px[k] - m - ls;
+          } else {
+            const float inv = 1.f / sum;
+            for (int64_t k = 0; k < n; ++k) py[k] *= inv;
+          }
         }
+      });
+      return ok();
+    }
+    // The axis is not the last one (DFL's [1, 16, 4, 8400] over axis 1): walk the axis row by row
+    // with the contiguous inner dimension as the vector, keeping max and sum in per-column strips.
+    constexpr int64_t kStrip = 1024;
+    const int64_t strips = (inner + kStrip - 1) / kStrip;
+    parallel_for(outer_ * strips, ctx.threads, 1, [&](int64_t b, int64_t e) {
+      float m[kStrip], sum[kStrip];
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t o = t / strips, i0 = (t % strips) * kStrip, len = std::min(kStrip, inner - i0);
+        const float* px = x + o * n * inner + i0;
+        float* py = y + o * n * inner + i0;
+        for (int64_t i = 0; i < len; ++i) m[i] = px[i], sum[i] = 0;
+        for (int64_t k = 1; k < n; ++k)
+          for (int64_t i = 0; i < len; ++i) m[i] = std::max(m[i], px[k * inner + i]);
+        for (int64_t k = 0; k < n; ++k)
+          for (int64_t i = 0; i < len; ++i) sum[i] += (py[k * inner + i] = fast_exp(px[k * inner + i] - m[i]));
         if (lg) {
-          const float ls = std::log(sum);
-          for (int64_t k = 0; k < n; ++k) py[k * inner] = px[k * inner] - m - ls;
+          for (int64_t i = 0; i < len; ++i) sum[i] = std::log(sum[i]);
+          for (int64_t k = 0; k < n; ++k)
+            for (int64_t i = 0; i < len; ++i) py[k * inner + i] = px[k * inner + i] - m[i] - sum[i];
         } else {
-          const float inv = 1.f / sum;
-          for (int64_t k = 0; k < n; ++k) py[k * inner] *= inv;
+          for (int64_t i = 0; i < len; ++i) sum[i] = 1.f / sum[i];
+          for (int64_t k = 0; k < n; ++k)
+            for (int64_t i = 0; i < len; ++i) py[k * inner + i] *= sum[i];
         }
       }
     });

@@ -215,7 +215,50 @@ class TransposeKernel : public Kernel {
       }
     });
   }
+  // [A, B, C] -> [A, C, B] after merging the input dims that stay neighbours: a batch of 2-D
+  // transposes (NCHW <-> NHWC is this), done in cache-sized tiles.
+  bool batched_2d(int64_t& a, int64_t& b, int64_t& c) const {
+    std::vector<std::vector<int64_t>> groups;  // runs of consecutive input dims, in output order
+    for (int64_t p : perm_) {
+      if (!groups.empty() && groups.back().back() + 1 == p) groups.back().push_back(p);
+      else groups.push_back({p});
+    }
+    auto size = [&](const std::vector<int64_t>& g) {
+      int64_t s = 1;
+      for (int64_t d : g) s *= in_[static_cast<int>(d)];
+      return s;
+    };
+    if (groups.size() == 3 && groups[0].front() == 0 && groups[2].front() < groups[1].front()) {
+      a = size(groups[0]), b = size(groups[2]), c = size(groups[1]);
+      return true;
+    }
+    if (groups.size() == 2 && groups[1].front() == 0) {
+      a = 1, b = size(groups[1]), c = size(groups[0]);
+      return true;
+    }
+    return false;
+  }
+  template <class T>
+  void tiled(const T* x, T* y, int64_t a, int64_t b, int64_t c, int threads) {
+    constexpr int64_t kTile = 32;
+    const int64_t tb = (b + kTile - 1) / kTile, tc = (c + kTile - 1) / kTile;
+    parallel_for(a * tb * tc, threads, 8, [&](int64_t s, int64_t e) {
+      for (int64_t t = s; t < e; ++t) {
+        const int64_t ai = t / (tb * tc), bi = (t / tc) % tb * kTile, ci = t % tc * kTile;
+        const T* src = x + ai * b * c;
+        T* dst = y + ai * b * c;
+        const int64_t bend = std::min(b, bi + kTile), cend = std::min(c, ci + kTile);
+        for (int64_t j = ci; j < cend; ++j)
+          for (int64_t i = bi; i < bend; ++i) dst[j * b + i] = src[i * c + j];
+      }
+    });
+  }
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
+    int64_t a = 0, b = 0, c = 0;
+    if (batched_2d(a, b, c) && es_ == 4) {
+      tiled(in[0].as<uint32_t>(), out[0].as<uint32_t>(), a, b, c, ctx.threads);
+      return ok();
+    }
     switch (es_) {
       case 1: go(in[0].as<uint8_t>(), out[0].as<uint8_t>(), ctx.threads); break;
       case 2: go(in[0].as<uint16_t>(), out[0].as<uint16_t>(), ctx.threads); break;

@@ -65,6 +65,7 @@ Result<int> fold_constants(Graph& g, const OpRegistry& registry) {
     OpContext ctx{n, g.opset, types, consts, {}};
     auto out_types = schema->infer(ctx);
     if (!out_types) return tl::unexpected(out_types.error());
+    SD_TRY(check_output_types(*out_types, g.describe(n)));
     if (out_types->size() < n.outputs.size()) return fail(ErrorCode::kModel, g.describe(n) + ": more outputs than the op has");
     OpContext kctx{n, g.opset, types, consts, *out_types};
     auto kernel = schema->create(kctx);
