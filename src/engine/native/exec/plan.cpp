@@ -51,6 +51,7 @@ struct ValueState {
   std::shared_ptr<HostTensor> constant;   // known at plan time
   int input = -1;                         // a graph input
   int root = -1;                          // buffer owner (itself, or what it aliases)
+  size_t alias_offset = 0;                // bytes into the root's buffer (a Split part)
   int first_step = -1, last_step = -1;    // lifetime in steps
   bool defined = false;
 };
@@ -160,11 +161,21 @@ class Planner {
     return ok();
   }
 
-  // A transpose step between layouts (or a constant converted now).
+  // A transpose step between layouts (or a constant converted now). A layout-neutral tensor
+  // (one channel, or 1x1 spatial) has the same bytes in both: it becomes an alias instead.
   Result<int> convert(int v, bool to_nhwc) {
     auto& cache = to_nhwc ? nhwc_copy_ : plain_copy_;
     if (auto it = cache.find(v); it != cache.end()) return it->second;
     const ValueState src = states_[static_cast<size_t>(v)];
+    if (src.logical.shape.rank == 4 && layout_neutral(src.logical.shape) && !src.constant) {
+      int nv = new_value(src.logical, to_nhwc);
+      ValueState& a = states_[static_cast<size_t>(nv)];
+      a.input = src.input;
+      a.root = src.root >= 0 ? src.root : v;
+      a.alias_offset = src.alias_offset;
+      cache[v] = nv;
+      return nv;
+    }
     Node t;
     t.op_type = "Transpose";
     t.name = "layout conversion";
@@ -256,6 +267,7 @@ class Planner {
     const bool shape_only = n.op_type == "Shape" || n.op_type == "Size";
     if (all_const || shape_only) return fold(n, *schema, lin, lconst, *out_types);
 
+    if (n.op_type == "Split" && try_split_alias(n, *out_types)) return ok();
     switch (cls) {
       case OpClass::kConv:
       case OpClass::kPool: return plan_dnnl(n, *schema, lin, lconst, *out_types, cls);
@@ -338,6 +350,32 @@ class Planner {
     return add_step(std::move(kernel), ins, types, n.outputs, out_types, g_.describe(n));
   }
 
+  // A plain Split whose axis has nothing but ones before it cuts its input into contiguous parts:
+  // the outputs alias the input at offsets, no copy.
+  bool try_split_alias(const Node& n, const std::vector<ValueType>& out_types) {
+    const int in = n.inputs[0];
+    const ValueState& src = states_[static_cast<size_t>(in)];
+    if (src.nhwc || src.constant || src.input >= 0) return false;
+    const Shape& s = src.logical.shape;
+    int64_t axis = n.attrs.get_int("axis", 0);
+    if (axis < 0) axis += s.rank;
+    if (axis < 0 || axis >= s.rank) return false;
+    for (int d = 0; d < axis; ++d)
+      if (s[d] != 1) return false;
+    size_t offset = 0;
+    const size_t es = dtype_size(src.logical.dtype);
+    for (size_t k = 0; k < n.outputs.size() && k < out_types.size(); ++k) {
+      ValueState& o = states_[static_cast<size_t>(n.outputs[k])];
+      o.logical = out_types[k];
+      o.defined = true;
+      o.root = src.root >= 0 ? src.root : in;
+      o.alias_offset = src.alias_offset + offset;
+      offset += static_cast<size_t>(out_types[k].shape.numel()) * es;
+    }
+    use(in, static_cast<int>(steps_.size()));
+    return true;
+  }
+
   Status plan_alias(const Node& n, const std::vector<ValueType>& out_types) {
     SD_ASSIGN_OR_RETURN(int in, as_plain(n.inputs[0]));
     int o = n.outputs[0];
@@ -351,6 +389,7 @@ class Planner {
     }
     if (src.input >= 0) s.input = src.input;
     s.root = src.root >= 0 ? src.root : in;
+    s.alias_offset = src.alias_offset;
     use(in, static_cast<int>(steps_.size()));
     return ok();
   }
@@ -561,7 +600,7 @@ class Planner {
       return b;
     }
     auto it = offsets_.find(root);
-    b.offset = it == offsets_.end() ? 0 : it->second;
+    b.offset = (it == offsets_.end() ? 0 : it->second) + s.alias_offset;
     return b;
   }
 

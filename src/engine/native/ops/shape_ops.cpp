@@ -92,10 +92,11 @@ Result<std::vector<ValueType>> infer_reshape(const OpContext& ctx) {
       infer_at = static_cast<int>(i);
     } else if (target[i] < 0) {
       return fail(ErrorCode::kModel, ctx.describe() + ": negative dimension in the shape");
-    } else {
-      known *= target[i];
+    } else if (__builtin_mul_overflow(known, target[i], &known)) {
+      return fail(ErrorCode::kModel, ctx.describe() + ": the shape is too large");
     }
   }
+  if (target.size() > static_cast<size_t>(Shape::kMaxRank)) return fail(ErrorCode::kUnsupported, ctx.describe() + ": rank too high");
   if (infer_at >= 0) {
     if (known == 0 || in.numel() % known != 0)
       return fail(ErrorCode::kModel, ctx.describe() + ": cannot reshape " + in.str() + " with a -1 dimension");
@@ -601,6 +602,7 @@ class BroadcastCopyKernel : public Kernel {
 
 Result<std::vector<ValueType>> infer_expand(const OpContext& ctx) {
   SD_ASSIGN_OR_RETURN(auto target, constant_ints(ctx, 1, "shape"));
+  if (target.size() > static_cast<size_t>(Shape::kMaxRank)) return fail(ErrorCode::kUnsupported, ctx.describe() + ": rank too high");
   SD_ASSIGN_OR_RETURN(Shape out, broadcast_shapes(ctx.inputs[0].shape, shape_of(target), ctx));
   return one_output(ctx.inputs[0].dtype, out);
 }
@@ -609,7 +611,9 @@ Result<std::vector<ValueType>> infer_tile(const OpContext& ctx) {
   SD_ASSIGN_OR_RETURN(auto reps, constant_ints(ctx, 1, "repeats"));
   Shape out = ctx.inputs[0].shape;
   if (static_cast<int>(reps.size()) != out.rank) return fail(ErrorCode::kModel, ctx.describe() + ": repeats do not match the rank");
-  for (int i = 0; i < out.rank; ++i) out[i] *= reps[static_cast<size_t>(i)];
+  for (int i = 0; i < out.rank; ++i)
+    if (reps[static_cast<size_t>(i)] < 0 || __builtin_mul_overflow(out[i], reps[static_cast<size_t>(i)], &out[i]))
+      return fail(ErrorCode::kModel, ctx.describe() + ": bad repeats");
   return one_output(ctx.inputs[0].dtype, out);
 }
 
@@ -713,6 +717,7 @@ class FillKernel : public Kernel {
 
 Result<std::vector<ValueType>> infer_constant_of_shape(const OpContext& ctx) {
   SD_ASSIGN_OR_RETURN(auto dims, constant_ints(ctx, 0, "shape"));
+  if (dims.size() > static_cast<size_t>(Shape::kMaxRank)) return fail(ErrorCode::kUnsupported, ctx.describe() + ": rank too high");
   for (int64_t d : dims)
     if (d < 0) return fail(ErrorCode::kModel, ctx.describe() + ": negative dimension");
   const Attribute* v = ctx.node.attrs.find("value");
@@ -754,7 +759,9 @@ Result<std::vector<ValueType>> infer_range(const OpContext& ctx) {
   double limit = ctx.constants[1]->dtype() == DType::kFloat32 ? v(1) : static_cast<double>(ctx.constants[1]->to_int64_vector()[0]);
   double delta = ctx.constants[2]->dtype() == DType::kFloat32 ? v(2) : static_cast<double>(ctx.constants[2]->to_int64_vector()[0]);
   if (delta == 0) return fail(ErrorCode::kModel, ctx.describe() + ": delta 0");
-  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+  const double count = std::ceil((limit - start) / delta);
+  if (!(count < 1e10)) return fail(ErrorCode::kModel, ctx.describe() + ": the range is too long");
+  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
   return one_output(ctx.inputs[0].dtype, Shape{n});
 }
 
