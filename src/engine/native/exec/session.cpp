@@ -79,8 +79,9 @@ class Session final : public NativeSession {
       plan = it->second.get();
       last_ = plan;
     }
-    if (plan->arena_bytes > arena_size_) {
-      auto* p = static_cast<unsigned char*>(std::aligned_alloc(64, (plan->arena_bytes + 63) / 64 * 64));
+    if (plan->arena_bytes > arena_size_ || !arena_) {
+      // At least one line, so that even empty tensors get a real (never dereferenced) address.
+      auto* p = static_cast<unsigned char*>(std::aligned_alloc(64, std::max<size_t>(64, (plan->arena_bytes + 63) / 64 * 64)));
       if (!p) return fail(ErrorCode::kInternal, "cannot allocate the " + std::to_string(plan->arena_bytes) + "-byte arena");
       arena_.reset(p);
       arena_size_ = plan->arena_bytes;
@@ -110,7 +111,7 @@ class Session final : public NativeSession {
       const ValueType& t = plan->output_types[i];
       HostTensor& out = outputs[i];
       if (out.empty() || out.dtype() != t.dtype || out.shape() != t.shape || out.data() == nullptr) out = HostTensor(t.dtype, t.shape);
-      std::memcpy(out.data(), resolve(plan->output_bufs[i]), out.bytes());
+      if (out.bytes() > 0) std::memcpy(out.data(), resolve(plan->output_bufs[i]), out.bytes());
     }
     return ok();
   }
