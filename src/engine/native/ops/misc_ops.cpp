@@ -70,7 +70,9 @@ Result<ResizePlan> resize_plan(const OpContext& ctx) {
       const float sc = scales[static_cast<size_t>(i)];
       if (!(sc > 0.f) || !std::isfinite(sc)) return fail(ErrorCode::kModel, ctx.describe() + ": scales must be positive");
       p.scales[static_cast<size_t>(i)] = sc;
-      p.out[i] = static_cast<int64_t>(std::floor(static_cast<double>(in[i]) * scales[static_cast<size_t>(i)]));
+      const double len = std::floor(static_cast<double>(in[i]) * sc);
+      if (!(len < 1e9)) return fail(ErrorCode::kModel, ctx.describe() + ": the output would be too large");
+      p.out[i] = static_cast<int64_t>(len);
     }
   }
   return p;
@@ -106,6 +108,7 @@ class ResizeKernel : public Kernel {
         else if (ctm == "pytorch_half_pixel") src = n_out > 1 ? (static_cast<double>(x) + 0.5) / scale - 0.5 : 0;
         else if (ctm == "tf_half_pixel_for_nn") src = (static_cast<double>(x) + 0.5) / scale;
         else src = (static_cast<double>(x) + 0.5) / scale - 0.5;  // half_pixel
+        src = std::clamp(src, -1.0, static_cast<double>(n_in));  // tiny scales: keep the casts below defined
         if (!linear_) {
           int64_t k;
           if (nm == "floor") k = static_cast<int64_t>(std::floor(src));
