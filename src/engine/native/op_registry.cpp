@@ -1,6 +1,7 @@
 #include "engine/native/op_registry.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace sd::native {
 
@@ -29,6 +30,12 @@ Status check_output_types(const std::vector<ValueType>& types, const std::string
     }
   }
   return ok();
+}
+
+Status run_once(Kernel& kernel, std::span<const TensorRef> inputs, std::span<const TensorRef> outputs) {
+  std::vector<unsigned char> scratch(kernel.scratch_bytes() + 64);
+  auto* aligned = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t{63});
+  return kernel.run(inputs, outputs, ExecContext{1, aligned});
 }
 
 void OpRegistry::add(OpSchema schema) {

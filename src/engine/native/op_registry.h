@@ -40,6 +40,9 @@ struct OpContext {
 // Execution settings shared by the kernels of one context.
 struct ExecContext {
   int threads = 1;  // the context's thread budget (parallel.h splits loops over it)
+  // Scratch shared by the kernels of a session (they run one at a time), 64-byte aligned, at
+  // least the largest Kernel::scratch_bytes() of the plan.
+  unsigned char* scratch = nullptr;
 };
 
 class Kernel {
@@ -49,7 +52,12 @@ class Kernel {
   // Output buffers are provided by the executor with the shapes inference returned.
   virtual Status run(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs,
                      const ExecContext& ctx) = 0;
+  // Temporary memory the kernel needs during run() (ExecContext::scratch).
+  virtual size_t scratch_bytes() const { return 0; }
 };
+
+// Runs a kernel once outside a session (constant folding, plan-time conversions), with scratch.
+Status run_once(Kernel& kernel, std::span<const TensorRef> inputs, std::span<const TensorRef> outputs);
 
 using InferFn = std::function<Result<std::vector<ValueType>>(const OpContext&)>;
 using KernelFactory = std::function<Result<std::unique_ptr<Kernel>>(const OpContext&)>;

@@ -99,6 +99,7 @@ class Planner {
     for (size_t i = 0; i < steps_.size(); ++i) {
       Step& st = plan_->steps.emplace_back();
       st.kernel = std::move(steps_[i].kernel);
+      plan_->scratch_bytes = std::max(plan_->scratch_bytes, st.kernel->scratch_bytes());
       st.label = steps_[i].label;
       for (size_t k = 0; k < steps_[i].ins.size(); ++k) {
         st.in_bufs.push_back(buffer_of(steps_[i].ins[k]));
@@ -194,7 +195,7 @@ class Planner {
     if (src.constant) {
       auto c = std::make_shared<HostTensor>(out_t.dtype, out_t.shape);
       TensorRef in_ref = src.constant->ref(), out_ref = c->ref();
-      SD_TRY(kernel->run(std::span<const TensorRef>(&in_ref, 1), std::span<const TensorRef>(&out_ref, 1), ExecContext{1}));
+      SD_TRY(run_once(*kernel, std::span<const TensorRef>(&in_ref, 1), std::span<const TensorRef>(&out_ref, 1)));
       states_[static_cast<size_t>(nv)].constant = c;
     } else {
       SD_TRY(add_step(std::move(kernel), {v}, {in_t}, {nv}, {out_t}, "layout conversion"));
@@ -297,7 +298,7 @@ class Planner {
       outs.push_back(std::make_shared<HostTensor>(t.dtype, t.shape));
       out_refs.push_back(outs.back()->ref());
     }
-    SD_TRY(kernel->run(in_refs, out_refs, ExecContext{1}));
+    SD_TRY(run_once(*kernel, in_refs, out_refs));
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       int o = n.outputs[k];
       if (o < 0) continue;

@@ -31,6 +31,7 @@ struct Plan {
   std::vector<Shape> input_shapes;
   std::vector<Step> steps;
   size_t arena_bytes = 0;
+  size_t scratch_bytes = 0;             // the largest scratch a kernel of the plan needs
   size_t total_intermediate_bytes = 0;  // what the tensors would take without sharing
   std::vector<BufferRef> output_bufs;
   std::vector<ValueType> output_types;

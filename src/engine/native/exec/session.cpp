@@ -50,6 +50,10 @@ class Session final : public NativeSession {
       if (!fits) return fail(ErrorCode::kUsage, "input '" + info.name + "' must have shape " + info.shape.str() + ", got " + inputs[i].shape.str());
       shapes.push_back(inputs[i].shape);
     }
+    // This thread's budget, for oneDNN and our kernels alike. Before planning: oneDNN sizes its
+    // kernels' work split by the thread count when a primitive is created.
+    const int threads = std::max(1, options_.threads);
+    omp_set_num_threads(threads);
     if (fixed_mask_.empty()) fixed_mask_ = exec::plan_time_inputs(g);
     std::string fixed_key;
     std::vector<HostTensor> fixed_values;
@@ -95,9 +99,13 @@ class Session final : public NativeSession {
       }
       return nullptr;
     };
-    const int threads = std::max(1, options_.threads);
-    omp_set_num_threads(threads);  // this thread's budget, for oneDNN and our kernels alike
-    const ExecContext ctx{threads};
+    if (plan->scratch_bytes > scratch_size_) {
+      auto* p = static_cast<unsigned char*>(std::aligned_alloc(64, (plan->scratch_bytes + 63) / 64 * 64));
+      if (!p) return fail(ErrorCode::kInternal, "cannot allocate " + std::to_string(plan->scratch_bytes) + " bytes of scratch");
+      scratch_.reset(p);
+      scratch_size_ = plan->scratch_bytes;
+    }
+    const ExecContext ctx{threads, scratch_.get()};
     for (exec::Step& st : plan->steps) {
       for (size_t k = 0; k < st.in_bufs.size(); ++k) st.in_refs[k].data = resolve(st.in_bufs[k]);
       for (size_t k = 0; k < st.out_bufs.size(); ++k) st.out_refs[k].data = resolve(st.out_bufs[k]);
@@ -136,6 +144,8 @@ class Session final : public NativeSession {
   exec::Plan* last_ = nullptr;
   std::unique_ptr<unsigned char, AlignedFree> arena_;
   size_t arena_size_ = 0;
+  std::unique_ptr<unsigned char, AlignedFree> scratch_;
+  size_t scratch_size_ = 0;
   bool profile_ = false;
   std::vector<bool> fixed_mask_;
   std::vector<Shape> shapes_;

@@ -75,7 +75,7 @@ Result<int> fold_constants(Graph& g, const OpRegistry& registry) {
     for (const auto& t : *out_types) outs.emplace_back(t.dtype, t.shape);
     for (auto& o : outs) out_refs.push_back(o.ref());
     for (size_t k = 0; k < consts.size(); ++k) in_refs.push_back(consts[k] ? consts[k]->ref() : TensorRef{});
-    SD_TRY((*kernel)->run(in_refs, out_refs, ExecContext{1}));
+    SD_TRY(run_once(**kernel, in_refs, out_refs));
     for (size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k) {
       int o = n.outputs[k];
       if (o < 0) continue;
