@@ -33,7 +33,8 @@ struct Process {
   std::string stderr_path;
 };
 
-Process spawn_streamdet(const std::vector<std::string>& args, const std::string& stderr_path) {
+Process spawn_streamdet(const std::vector<std::string>& args, const std::string& stderr_path,
+                        const std::string& stdout_path = "/dev/null") {
   std::vector<std::string> argv_s = {STREAMDET_BINARY};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -42,7 +43,7 @@ Process spawn_streamdet(const std::vector<std::string>& args, const std::string&
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   Process p;
   p.stderr_path = stderr_path;
   EXPECT_EQ(posix_spawn(&p.pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
@@ -188,6 +189,36 @@ TEST(Cli, CtrlCExitsWith130AndKeepsCompleteOutputs) {
   cv::Mat f;
   while (cap.read(f)) ++n;
   EXPECT_EQ(n, lines);
+}
+
+// `streamdet bench --json` with a sweep and a source: one JSON object per combination, each with
+// the documented keys, engine and end-to-end figures that make sense.
+TEST(Cli, BenchJsonSweepPrintsOneRowPerCombinationWithTheDocumentedKeys) {
+  test::TempDir dir;
+  Process p = spawn_streamdet({"bench", "-m", kTinyModel, "-s", "synth:w=320,h=192,frames=24", "--warmup", "1", "-n",
+                               "4", "-d", dir.file("d.jsonl"), "--json", "--sweep", "workers=1,2", "threads=1,2"},
+                              dir.file("stderr.txt"), dir.file("stdout.txt"));
+  ASSERT_EQ(wait_exit_code(p), 0) << test::read_file(dir.file("stderr.txt"));
+  std::ifstream in(dir.file("stdout.txt"));
+  std::string line;
+  std::set<std::pair<int, int>> combos;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line);
+    for (const char* key : {"model", "engine", "device", "threads", "workers", "batch", "input_size", "engine_latency_ms",
+                            "engine_fps", "load_ms", "e2e_fps", "e2e_latency_ms", "commit"})
+      EXPECT_TRUE(j.contains(key)) << key << " missing in " << line;
+    for (const char* q : {"min", "median", "p90", "p99"}) EXPECT_TRUE(j["engine_latency_ms"].contains(q)) << q;
+    for (const char* q : {"median", "p90", "p99"}) EXPECT_TRUE(j["e2e_latency_ms"].contains(q)) << q;
+    EXPECT_EQ(j["engine"], "native");
+    EXPECT_EQ(j["input_size"], "256x256");  // the bundled model has a fixed input size
+    EXPECT_LE(j["engine_latency_ms"]["min"].get<double>(), j["engine_latency_ms"]["median"].get<double>());
+    EXPECT_LE(j["engine_latency_ms"]["median"].get<double>(), j["engine_latency_ms"]["p99"].get<double>());
+    EXPECT_GT(j["engine_fps"].get<double>(), 0);
+    EXPECT_GT(j["e2e_fps"].get<double>(), 0);
+    combos.insert({j["workers"].get<int>(), j["threads"].get<int>()});
+  }
+  EXPECT_EQ(combos, (std::set<std::pair<int, int>>{{1, 1}, {1, 2}, {2, 1}, {2, 2}}));
+  EXPECT_EQ(test::count_lines(dir.file("d.jsonl")), 24u);  // the last row's pipeline run wrote every frame
 }
 
 }  // namespace

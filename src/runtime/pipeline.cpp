@@ -289,7 +289,7 @@ void Pipeline::execute() {
   profiler_.stop();
   // Packets left in queues after an abort go back to the pool (and are counted).
   for (size_t s = 0; s < lanes_.size(); ++s)
-    for (auto& p : lanes_[s].raw->drain()) profiler_.count_drop(static_cast<int>(s), DropReason::kAborted);
+    for ([[maybe_unused]] auto& p : lanes_[s].raw->drain()) profiler_.count_drop(static_cast<int>(s), DropReason::kAborted);
   for (auto& p : scheduler_->drain()) profiler_.count_drop(p->frame.source_id, DropReason::kAborted);
 }
 
