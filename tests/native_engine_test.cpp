@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "engine/native/dnnl/weight_cache.h"
 #include "engine/native/ops/fast_math.h"
 #include "engine/native/session.h"
 #include "onnx_builder.h"
@@ -231,6 +232,31 @@ TEST(NativeEngine, DynamicSizesArePlannedPerShape) {
     EXPECT_EQ(out[0].shape(), (Shape{1, 18, 4 * size * size}));
     auto plain = run_model(model, {x}, false, false);
     expect_same(out[0], plain.outputs[0], 1e-4, "size " + std::to_string(size));
+  }
+}
+
+// Several inference workers over one model share its reordered convolution weights: the second
+// session reorders nothing, and gives the same results. A model loaded after the first is freed
+// gets its own weights (an address reused by the allocator never matches a stale entry).
+TEST(NativeEngine, ReorderedWeightsAreSharedBetweenSessions) {
+  const std::string model = c2f_like_model(true);
+  HostTensor x = tensor(Shape{1, 8, 16, 16}, random_vector(8 * 16 * 16, 21));
+  TensorRef ref = x.ref();
+  auto plain = run_model(model, {x}, false, false);
+  for (int round = 0; round < 2; ++round) {
+    auto m = NativeModel::load_from_bytes(model.data(), model.size(), ".", LoadOptions{});
+    ASSERT_TRUE(m) << m.error().message;
+    auto first = NativeSession::create(*m, SessionOptions{2});
+    auto second = NativeSession::create(*m, SessionOptions{2});
+    std::vector<HostTensor> out_first, out_second;
+    const size_t before = dnnl_ops::weight_reorders_done();
+    ASSERT_TRUE((*first)->run(std::span<const TensorRef>(&ref, 1), out_first));
+    const size_t after_first = dnnl_ops::weight_reorders_done();
+    EXPECT_EQ(after_first - before, 3u) << "round " << round << ": one reorder per convolution";
+    ASSERT_TRUE((*second)->run(std::span<const TensorRef>(&ref, 1), out_second));
+    EXPECT_EQ(dnnl_ops::weight_reorders_done(), after_first) << "round " << round << ": the second session shares them";
+    expect_same(out_first[0], plain.outputs[0], 1e-4, "first session");
+    expect_same(out_second[0], out_first[0], 1e-7, "second session");
   }
 }
 

@@ -1,6 +1,7 @@
 // Runs an ONNX model once in the native engine (and optionally OpenCV DNN) and dumps the first
 // output as raw float32: the counterpart of ../shared/tools/ort-bench --dump for parity checks.
 //   streamdet_onnx_run MODEL.onnx --shape 1x3x640x640 [--input in.f32] [--dump out.f32] [--compare ref.f32]
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -32,7 +33,11 @@ int main(int argc, char** argv) {
   Shape shape = Shape::from(dims.begin(), dims.end());
   LoadOptions lo;
   lo.optimize = !no_optimize;
+  using Clock = std::chrono::steady_clock;
+  auto ms_since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
+  auto t_load = Clock::now();
   auto m = NativeModel::load(model, lo);
+  const double load_ms = ms_since(t_load);
   if (!m) return std::fprintf(stderr, "%s\n", m.error().message.c_str()), 3;
   HostTensor in(DType::kFloat32, shape);
   if (!input.empty()) {
@@ -42,11 +47,21 @@ int main(int argc, char** argv) {
   } else {
     for (int64_t i = 0; i < in.numel(); ++i) in.as<float>()[i] = 0.5f;
   }
+  auto t_session = Clock::now();
   auto s = NativeSession::create(*m, SessionOptions{threads});
+  const double session_ms = ms_since(t_session);
   std::vector<HostTensor> out;
   TensorRef ref = in.ref();
+  auto t_first = Clock::now();
   if (auto st = (*s)->run(std::span<const TensorRef>(&ref, 1), out); !st) return std::fprintf(stderr, "%s\n", st.error().message.c_str()), 1;
+  const double first_ms = ms_since(t_first);
+  auto t_second = Clock::now();
+  if (auto st = (*s)->run(std::span<const TensorRef>(&ref, 1), out); !st) return std::fprintf(stderr, "%s\n", st.error().message.c_str()), 1;
+  const double second_ms = ms_since(t_second);
   std::printf("output 0: %s\n", out[0].shape().str().c_str());
+  // The first run plans for the input shape (layouts, arena, oneDNN primitives); the second is steady state.
+  std::printf("load %.1f ms (parse + passes), session %.1f ms, first run %.1f ms (plan + run), second run %.1f ms\n", load_ms,
+              session_ms, first_ms, second_ms);
   if (!dump.empty()) std::ofstream(dump, std::ios::binary).write(static_cast<const char*>(out[0].data()), static_cast<std::streamsize>(out[0].bytes()));
   if (!compare.empty()) {
     std::ifstream f(compare, std::ios::binary);

@@ -1,5 +1,7 @@
 #include "engine/native/host_tensor.h"
 
+#include "engine/native/aligned_buffer.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -7,12 +9,15 @@
 namespace sd::native {
 
 namespace {
-std::shared_ptr<unsigned char> allocate_zeroed(size_t bytes) {
-  size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
-  auto* p = static_cast<unsigned char*>(std::aligned_alloc(64, rounded));
+// `zero_from`: bytes before it are left for the caller to write (zeroing and then overwriting a
+// large initializer costs a second pass over memory that has just been faulted in).
+std::shared_ptr<unsigned char> allocate(size_t bytes, size_t zero_from) {
+  const size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+  AlignedBytes p = allocate_aligned(rounded);
   if (!p) throw std::bad_alloc();
-  std::memset(p, 0, rounded);
-  return std::shared_ptr<unsigned char>(p, [](unsigned char* q) { std::free(q); });
+  zero_from = std::min(zero_from, rounded);
+  std::memset(p.get() + zero_from, 0, rounded - zero_from);
+  return std::shared_ptr<unsigned char>(p.release(), FreeDeleter{});
 }
 
 template <class T, class U>
@@ -39,13 +44,30 @@ void convert(DType dtype, const void* src, int64_t n, std::vector<U>& out) {
 
 HostTensor::HostTensor(DType dtype, const Shape& shape) : dtype_(dtype), shape_(shape) {
   int64_t n = shape.numel();
-  storage_ = allocate_zeroed(static_cast<size_t>(n < 0 ? 0 : n) * dtype_size(dtype));
+  storage_ = allocate(static_cast<size_t>(n < 0 ? 0 : n) * dtype_size(dtype), 0);
+}
+
+HostTensor HostTensor::copy_of(DType dtype, const Shape& shape, const void* bytes) {
+  HostTensor t;
+  t.dtype_ = dtype;
+  t.shape_ = shape;
+  const size_t n = t.bytes();
+  t.storage_ = allocate(n, n);
+  if (n) std::memcpy(t.storage_.get(), bytes, n);
+  return t;
+}
+
+HostTensor HostTensor::over(DType dtype, const Shape& shape, std::shared_ptr<unsigned char> owner, unsigned char* bytes) {
+  HostTensor t;
+  t.dtype_ = dtype;
+  t.shape_ = shape;
+  t.storage_ = std::shared_ptr<unsigned char>(std::move(owner), bytes);
+  return t;
 }
 
 HostTensor HostTensor::clone() const {
-  HostTensor copy(dtype_, shape_);
-  if (storage_) std::memcpy(copy.data(), data(), bytes());
-  return copy;
+  if (!storage_) return HostTensor(dtype_, shape_);
+  return copy_of(dtype_, shape_, data());
 }
 
 HostTensor HostTensor::reshaped(const Shape& shape) const {

@@ -27,6 +27,11 @@ class HostTensor {
  public:
   HostTensor() = default;
   HostTensor(DType dtype, const Shape& shape);  // zero-filled
+  // A tensor holding a copy of `bytes` (exactly numel * element size of them).
+  static HostTensor copy_of(DType dtype, const Shape& shape, const void* bytes);
+  // A tensor over bytes owned by `owner` (e.g. one slab holding all of a model's weights); the
+  // bytes must be 64-byte aligned and padded to a multiple of 64, as HostTensor's own are.
+  static HostTensor over(DType dtype, const Shape& shape, std::shared_ptr<unsigned char> owner, unsigned char* bytes);
 
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
@@ -38,6 +43,8 @@ class HostTensor {
   template <class T> T* as() { return static_cast<T*>(data()); }
   template <class T> const T* as() const { return static_cast<const T*>(data()); }
   TensorRef ref() const { return TensorRef{dtype_, shape_, storage_.get()}; }
+  // The owner of the bytes (shared by copies and by the tensors of one weight slab).
+  std::shared_ptr<const unsigned char> storage() const { return storage_; }
 
   HostTensor clone() const;
   // Same bytes, another shape of the same numel (shares the buffer).

@@ -1,6 +1,14 @@
 // NativeModel::load: parse the ONNX protobuf, build the graph, check every op is supported,
 // run the passes.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <utility>
 #include <filesystem>
 #include <fstream>
 
@@ -76,14 +84,53 @@ Result<onnx::ModelProto> parse(const void* data, size_t size, const std::string&
   return proto;
 }
 
+// The model file mapped read-only and pre-faulted (MAP_POPULATE): no copy into a buffer and no
+// page fault per 4 KiB while protobuf reads it (a 13 MB model: ~45 ms less on our VMs).
+class MappedFile {
+ public:
+  static Result<MappedFile> open(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return fail(ErrorCode::kModel, "cannot open model " + path + ": " + std::strerror(errno));
+    struct stat st {};
+    if (fstat(fd, &st) != 0) {
+      ::close(fd);
+      return fail(ErrorCode::kModel, "cannot read model " + path + ": " + std::strerror(errno));
+    }
+    MappedFile f;
+    f.size_ = static_cast<size_t>(st.st_size);
+    if (f.size_ > 0) {
+      void* p = mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      if (p == MAP_FAILED) {
+        ::close(fd);
+        return fail(ErrorCode::kModel, "cannot read model " + path + ": " + std::strerror(errno));
+      }
+      f.data_ = p;
+    }
+    ::close(fd);
+    return f;
+  }
+  MappedFile(MappedFile&& o) noexcept : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  MappedFile& operator=(MappedFile&&) = delete;
+  ~MappedFile() {
+    if (data_) munmap(data_, size_);
+  }
+  const void* data() const { return data_ ? data_ : ""; }
+  size_t size() const { return size_; }
+
+ private:
+  MappedFile() = default;
+  void* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 }  // namespace
 
 Result<std::shared_ptr<const NativeModel>> NativeModel::load(const std::string& path, const LoadOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorCode::kModel, "cannot open model " + path);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return fail(ErrorCode::kModel, "model " + path + " is a directory");
+  SD_ASSIGN_OR_RETURN(MappedFile file, MappedFile::open(path));
   auto base = std::filesystem::path(path).parent_path().string();
-  SD_ASSIGN_OR_RETURN(onnx::ModelProto proto, parse(bytes.data(), bytes.size(), "model " + path));
+  SD_ASSIGN_OR_RETURN(onnx::ModelProto proto, parse(file.data(), file.size(), "model " + path));
   try {
     return build(proto, base, "model " + path, options);
   } catch (const std::exception& e) {

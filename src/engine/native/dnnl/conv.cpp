@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "engine/native/dnnl/dnnl_context.h"
+#include "engine/native/dnnl/weight_cache.h"
 #include "engine/native/ops/fast_math.h"
 #include "engine/native/ops/op_util.h"
 #include "engine/native/parallel.h"
@@ -129,11 +130,8 @@ class ConvKernel : public Kernel {
       return fail(ErrorCode::kUnsupported, ctx.describe() + ": oneDNN has no convolution for this case (" + e.what() + ")");
     }
     conv_ = dnnl::convolution_forward(pd_);
-    // Weights: reorder once into the primitive's format.
-    memory user_w({wei_d, dt::f32, g_.group > 1 ? tag::goihw : tag::oihw}, eng, const_cast<void*>(ctx.constants[1]->data()));
-    weights_ = memory(pd_.weights_desc(), eng);
-    dnnl::stream s(eng);
-    dnnl::reorder(user_w, weights_).execute(s, user_w, weights_);
+    // Weights: reordered once into the primitive's format (and shared with other sessions).
+    weights_ = shared_weights(*ctx.constants[1], {wei_d, dt::f32, g_.group > 1 ? tag::goihw : tag::oihw}, pd_.weights_desc());
     if (has_bias_) {
       bias_ = memory(bias_md, eng);
       std::memcpy(bias_.get_data_handle(), ctx.constants[2]->data(), static_cast<size_t>(g_.oc) * sizeof(float));
@@ -143,7 +141,7 @@ class ConvKernel : public Kernel {
     if (sum_index_ >= 0) sum_ = memory(dst_md, eng, nullptr);
     impl_ = pd_.impl_info_str();
     if (std::getenv("STREAMDET_NATIVE_PROFILE")) std::fprintf(stderr, "%s: %s\n", ctx.describe().c_str(), impl_.c_str());
-    args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}};
+    args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, *weights_}, {DNNL_ARG_DST, dst_}};
     if (has_bias_) args_.emplace(DNNL_ARG_BIAS, bias_);
     if (sum_index_ >= 0) args_.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(sum_index_) | DNNL_ARG_SRC_1, sum_);
     stream_ = dnnl::stream(eng);
@@ -187,10 +185,7 @@ class ConvKernel : public Kernel {
     for (const auto& p : post_)
       if (p.op == "sum" && (ctx.inputs.size() < 4 || ctx.inputs[3].shape != ctx.outputs[0].shape)) return false;
     conv_ = dnnl::convolution_forward(pd);
-    memory user_w({wei_d, dt::f32, tag::oihw}, eng, const_cast<void*>(ctx.constants[1]->data()));
-    weights_ = memory(pd.weights_desc(), eng);
-    dnnl::stream s(eng);
-    dnnl::reorder(user_w, weights_).execute(s, user_w, weights_);
+    weights_ = shared_weights(*ctx.constants[1], {wei_d, dt::f32, tag::oihw}, pd.weights_desc());
     if (has_bias_) {
       bias_ = memory(bias_md, eng);
       std::memcpy(bias_.get_data_handle(), ctx.constants[2]->data(), static_cast<size_t>(g_.oc) * sizeof(float));
@@ -204,7 +199,7 @@ class ConvKernel : public Kernel {
     wino_dst_bytes_ = (pd.dst_desc().get_size() + 63) / 64 * 64;
     to_blocked_ = dnnl::reorder(src_, wino_src_);
     from_blocked_ = dnnl::reorder(wino_dst_, dst_);
-    args_ = {{DNNL_ARG_SRC, wino_src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, wino_dst_}};
+    args_ = {{DNNL_ARG_SRC, wino_src_}, {DNNL_ARG_WEIGHTS, *weights_}, {DNNL_ARG_DST, wino_dst_}};
     if (has_bias_) args_.emplace(DNNL_ARG_BIAS, bias_);
     to_args_ = {{DNNL_ARG_FROM, src_}, {DNNL_ARG_TO, wino_src_}};
     from_args_ = {{DNNL_ARG_FROM, wino_dst_}, {DNNL_ARG_TO, dst_}};
@@ -256,7 +251,8 @@ class ConvKernel : public Kernel {
   int sum_index_ = -1;
   dnnl::convolution_forward::primitive_desc pd_;
   dnnl::convolution_forward conv_;
-  memory weights_, bias_, src_, dst_, sum_;
+  std::shared_ptr<const dnnl::memory> weights_;
+  memory bias_, src_, dst_, sum_;
   std::unordered_map<int, memory> args_;
   dnnl::stream stream_;
   std::string impl_;

@@ -11,13 +11,10 @@
 
 #include "engine/native/exec/plan.h"
 #include "engine/native/session.h"
+#include "engine/native/aligned_buffer.h"
 
 namespace sd::native {
 namespace {
-
-struct AlignedFree {
-  void operator()(unsigned char* p) const { std::free(p); }
-};
 
 class Session final : public NativeSession {
  public:
@@ -85,9 +82,9 @@ class Session final : public NativeSession {
     }
     if (plan->arena_bytes > arena_size_ || !arena_) {
       // At least one line, so that even empty tensors get a real (never dereferenced) address.
-      auto* p = static_cast<unsigned char*>(std::aligned_alloc(64, std::max<size_t>(64, (plan->arena_bytes + 63) / 64 * 64)));
-      if (!p) return fail(ErrorCode::kInternal, "cannot allocate the " + std::to_string(plan->arena_bytes) + "-byte arena");
-      arena_.reset(p);
+      // At least one line (allocate_aligned's minimum), so that even empty tensors get a real address.
+      arena_ = allocate_aligned(plan->arena_bytes);
+      if (!arena_) return fail(ErrorCode::kInternal, "cannot allocate the " + std::to_string(plan->arena_bytes) + "-byte arena");
       arena_size_ = plan->arena_bytes;
     }
     auto resolve = [&](const exec::BufferRef& b) -> void* {
@@ -100,9 +97,8 @@ class Session final : public NativeSession {
       return nullptr;
     };
     if (plan->scratch_bytes > scratch_size_) {
-      auto* p = static_cast<unsigned char*>(std::aligned_alloc(64, (plan->scratch_bytes + 63) / 64 * 64));
-      if (!p) return fail(ErrorCode::kInternal, "cannot allocate " + std::to_string(plan->scratch_bytes) + " bytes of scratch");
-      scratch_.reset(p);
+      scratch_ = allocate_aligned(plan->scratch_bytes);
+      if (!scratch_) return fail(ErrorCode::kInternal, "cannot allocate " + std::to_string(plan->scratch_bytes) + " bytes of scratch");
       scratch_size_ = plan->scratch_bytes;
     }
     const ExecContext ctx{threads, scratch_.get()};
@@ -142,9 +138,9 @@ class Session final : public NativeSession {
   SessionOptions options_;
   std::map<std::string, std::unique_ptr<exec::Plan>> plans_;
   exec::Plan* last_ = nullptr;
-  std::unique_ptr<unsigned char, AlignedFree> arena_;
+  AlignedBytes arena_;
   size_t arena_size_ = 0;
-  std::unique_ptr<unsigned char, AlignedFree> scratch_;
+  AlignedBytes scratch_;
   size_t scratch_size_ = 0;
   bool profile_ = false;
   std::vector<bool> fixed_mask_;

@@ -1,5 +1,7 @@
 #include "engine/native/onnx/onnx_import.h"
 
+#include "engine/native/aligned_buffer.h"
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -72,27 +74,48 @@ Result<std::string> read_external(const onnx::TensorProto& p, const std::string&
 
 }  // namespace
 
-Result<HostTensor> tensor_from_onnx(const onnx::TensorProto& p, const std::string& base_dir) {
+WeightSlab WeightSlab::with_capacity(size_t bytes) {
+  WeightSlab slab;
+  if (bytes == 0) return slab;
+  AlignedBytes block = allocate_aligned(bytes);
+  if (!block) throw std::bad_alloc();
+  slab.base = std::shared_ptr<unsigned char>(block.release(), FreeDeleter{});
+  slab.size = bytes;
+  return slab;
+}
+
+unsigned char* WeightSlab::take(size_t bytes) {
+  const size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+  if (!base || size - used < rounded) return nullptr;
+  unsigned char* p = base.get() + used;
+  std::memset(p + bytes, 0, rounded - bytes);
+  used += rounded;
+  return p;
+}
+
+Result<HostTensor> tensor_from_onnx(const onnx::TensorProto& p, const std::string& base_dir, WeightSlab* slab) {
   const std::string name = p.name().empty() ? std::string("<unnamed>") : p.name();
   auto dtype = dtype_from_onnx(p.data_type());
   if (!dtype) return fail(dtype.error().code, "tensor '" + name + "': " + dtype.error().message);
   SD_ASSIGN_OR_RETURN(Shape shape, shape_from_dims(p.dims(), name));
-  HostTensor t(*dtype, shape);
-  const size_t bytes = t.bytes();
-  const int64_t n = t.numel();
+  const int64_t n = shape.numel();
+  const size_t bytes = static_cast<size_t>(n) * dtype_size(*dtype);
   auto size_error = [&](int64_t got) {
     return fail(ErrorCode::kModel, "tensor '" + name + "' has " + std::to_string(got) + " values for shape " + shape.str());
   };
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
     SD_ASSIGN_OR_RETURN(std::string data, read_external(p, base_dir, bytes));
-    std::memcpy(t.data(), data.data(), bytes);
-    return t;
+    return HostTensor::copy_of(*dtype, shape, data.data());
   }
   if (p.has_raw_data()) {
     if (p.raw_data().size() != bytes) return size_error(static_cast<int64_t>(p.raw_data().size() / std::max<size_t>(1, dtype_size(*dtype))));
-    std::memcpy(t.data(), p.raw_data().data(), bytes);
-    return t;
+    if (unsigned char* dst = slab ? slab->take(bytes) : nullptr) {
+      std::memcpy(dst, p.raw_data().data(), bytes);
+      return HostTensor::over(*dtype, shape, slab->base, dst);
+    }
+    return HostTensor::copy_of(*dtype, shape, p.raw_data().data());
   }
+  HostTensor t(*dtype, shape);
   switch (*dtype) {
     case DType::kFloat32:
       if (p.float_data_size() != n) return size_error(p.float_data_size());
@@ -219,9 +242,13 @@ Result<Graph> graph_from_onnx(const onnx::ModelProto& model, const std::string& 
     if (produced.size() <= static_cast<size_t>(id)) produced.resize(static_cast<size_t>(id) + 1, false);
     produced[static_cast<size_t>(id)] = true;
   };
+  size_t raw_bytes = 0;
+  for (const auto& init : gp.initializer())
+    if (init.data_location() != onnx::TensorProto::EXTERNAL) raw_bytes += (init.raw_data().size() + 63) / 64 * 64;
+  WeightSlab slab = WeightSlab::with_capacity(raw_bytes);
   for (const auto& init : gp.initializer()) {
     if (by_name.count(init.name())) return fail(ErrorCode::kModel, what + ": initializer '" + init.name() + "' is defined twice");
-    auto t = tensor_from_onnx(init, base_dir);
+    auto t = tensor_from_onnx(init, base_dir, &slab);
     if (!t) return fail(t.error().code, what + ": " + t.error().message);
     int id = value_of(init.name());
     Value& v = g.values[static_cast<size_t>(id)];
