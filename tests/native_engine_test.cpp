@@ -5,7 +5,9 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <array>
 #include <random>
+#include <thread>
 
 #include "engine/native/dnnl/weight_cache.h"
 #include "engine/native/ops/fast_math.h"
@@ -136,7 +138,9 @@ INSTANTIATE_TEST_SUITE_P(Geometries, ConvVsNaive,
                                            ConvCase{1, 16, 12, 12, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},   // pointwise
                                            ConvCase{2, 8, 9, 11, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8},      // depthwise, batch 2
                                            ConvCase{1, 12, 10, 10, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 3},    // grouped, dilated
-                                           ConvCase{1, 5, 8, 13, 7, 5, 3, 2, 1, 0, 2, 1, 0, 1, 1, 1}));    // odd kernel, asymmetric pads
+                                           ConvCase{1, 5, 8, 13, 7, 5, 3, 2, 1, 0, 2, 1, 0, 1, 1, 1},      // odd kernel, asymmetric pads
+                                           ConvCase{1, 32, 19, 21, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},  // Winograd F(4x4,3x3), ragged tiles
+                                           ConvCase{2, 64, 8, 8, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}));  // Winograd, batch 2
 
 // A C2f-like block: Conv+BN+SiLU, a residual Add after the activation, Split/Concat along channels,
 // a per-channel scale, nearest 2x upsample, MaxPool, Slice, then a reshape to 3-D: the layout
@@ -257,6 +261,71 @@ TEST(NativeEngine, ReorderedWeightsAreSharedBetweenSessions) {
     EXPECT_EQ(dnnl_ops::weight_reorders_done(), after_first) << "round " << round << ": the second session shares them";
     expect_same(out_first[0], plain.outputs[0], 1e-4, "first session");
     expect_same(out_second[0], out_first[0], 1e-7, "second session");
+  }
+}
+
+// A YOLO bottleneck at Winograd-eligible widths: 3x3 stride-1 convs, 32 channels, SiLU (as
+// Sigmoid*x) and a residual Add, fused into the Winograd path's own post ops: the same results as
+// the plain graph. Run on threads other than the one that loaded the model, as a pipeline
+// worker does, with two sessions at once.
+std::string winograd_bottleneck_model(int64_t c, int64_t h, int64_t w) {
+  OnnxBuilder b;
+  b.input("x", {1, c, h, w});
+  b.random_initializer("w1", {c, c, 3, 3}, -0.1f, 0.1f);
+  b.random_initializer("b1", {c}, -0.1f, 0.1f);
+  b.random_initializer("w2", {c, c, 3, 3}, -0.1f, 0.1f);
+  b.random_initializer("b2", {c}, -0.1f, 0.1f);
+  auto* c1 = b.node("Conv", {"x", "w1", "b1"}, {"c1"});
+  OnnxBuilder::attr_ints(c1, "pads", {1, 1, 1, 1});
+  b.node("Sigmoid", {"c1"}, {"s1"});
+  b.node("Mul", {"c1", "s1"}, {"a1"});
+  auto* c2 = b.node("Conv", {"a1", "w2", "b2"}, {"c2"});
+  OnnxBuilder::attr_ints(c2, "pads", {1, 1, 1, 1});
+  b.node("Sigmoid", {"c2"}, {"s2"});
+  b.node("Mul", {"c2", "s2"}, {"a2"});
+  b.node("Add", {"a1", "a2"}, {"y"});
+  b.output("y");
+  return b.bytes();
+}
+
+class WinogradBottleneck : public ::testing::TestWithParam<std::array<int64_t, 3>> {};
+
+// oneDNN picks jit_fp32_wino_2x3 for the first shape and jit_wino_4x3 for the second (YOLOv8n's
+// 20x20 stage): both kernels are covered.
+INSTANTIATE_TEST_SUITE_P(Kernels, WinogradBottleneck,
+                         ::testing::Values(std::array<int64_t, 3>{32, 24, 20}, std::array<int64_t, 3>{128, 20, 20}));
+
+TEST_P(WinogradBottleneck, FusedPostOpsOnWorkerThreadsMatchThePlainGraph) {
+  const auto [c, h, w] = GetParam();
+  const std::string model = winograd_bottleneck_model(c, h, w);
+  HostTensor x = tensor(Shape{1, c, h, w}, random_vector(static_cast<size_t>(c * h * w), 17));
+  auto plain = run_model(model, {x}, false, false);
+  auto m = NativeModel::load_from_bytes(model.data(), model.size(), ".");
+  ASSERT_TRUE(m) << m.error().message;
+  // Planned and run first on this thread (as the detector's probe), then run by a worker thread
+  // (as pipeline worker 0 does with the probe's context) while a second worker runs a session of
+  // its own.
+  auto probe = NativeSession::create(*m, SessionOptions{2});
+  {
+    std::vector<HostTensor> out;
+    TensorRef ref = x.ref();
+    ASSERT_TRUE((*probe)->run(std::span<const TensorRef>(&ref, 1), out));
+    expect_same(out[0], plain.outputs[0], 1e-4, "loading thread");
+  }
+  std::vector<HostTensor> outs[2];
+  Status statuses[2] = {ok(), ok()};
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 2; ++w)
+    workers.emplace_back([&, w] {
+      auto own = w == 0 ? nullptr : std::move(*NativeSession::create(*m, SessionOptions{2}));
+      NativeSession& s = w == 0 ? **probe : *own;
+      TensorRef ref = x.ref();
+      for (int i = 0; i < 3 && statuses[w]; ++i) statuses[w] = s.run(std::span<const TensorRef>(&ref, 1), outs[w]);
+    });
+  for (auto& t : workers) t.join();
+  for (int w = 0; w < 2; ++w) {
+    ASSERT_TRUE(statuses[w]) << statuses[w].error().message;
+    expect_same(outs[w][0], plain.outputs[0], 1e-4, "worker " + std::to_string(w));
   }
 }
 

@@ -3,6 +3,7 @@
 // kernels run it directly, and the elementwise/concat/split ops between convolutions stay plain
 // row-major on the physical layout); weights are reordered once, at kernel creation, to the
 // format the primitive chose.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -125,7 +126,7 @@ class ConvKernel : public Kernel {
                                                              wei_any, dst_md, {g_.sh, g_.sw}, {g_.dh - 1, g_.dw - 1}, {g_.pt, g_.pl},
                                                              {g_.pb, g_.pr});
     try {
-      pd_ = dnnl::convolution_forward::primitive_desc(desc, attr, eng);
+      pd_ = dnnl::convolution_forward::primitive_desc(desc, with_user_scratchpad(attr), eng);
     } catch (const dnnl::error& e) {
       return fail(ErrorCode::kUnsupported, ctx.describe() + ": oneDNN has no convolution for this case (" + e.what() + ")");
     }
@@ -144,17 +145,22 @@ class ConvKernel : public Kernel {
     args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, *weights_}, {DNNL_ARG_DST, dst_}};
     if (has_bias_) args_.emplace(DNNL_ARG_BIAS, bias_);
     if (sum_index_ >= 0) args_.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(sum_index_) | DNNL_ARG_SRC_1, sum_);
+    scratchpad_.init(pd_.scratchpad_desc(), 0, args_);
     stream_ = dnnl::stream(eng);
     return ok();
   }
 
-  size_t scratch_bytes() const override { return wino_ ? wino_src_bytes_ + wino_dst_bytes_ : 0; }
+  // Winograd: [blocked source | blocked result | oneDNN's scratchpads]; direct: oneDNN's scratchpad.
+  size_t scratch_bytes() const override {
+    return std::max({scratchpad_.end(), to_scratchpad_.end(), from_scratchpad_.end()});
+  }
 
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     if (wino_) return run_winograd(in, out, ctx);
     src_.set_data_handle(in[0].data);
     dst_.set_data_handle(out[0].data);
     if (sum_index_ >= 0) sum_.set_data_handle(in[3].data);
+    scratchpad_.bind(ctx.scratch);
     conv_.execute(stream_, args_);  // the map holds handles to the same memory objects
     return ok();
   }
@@ -178,7 +184,7 @@ class ConvKernel : public Kernel {
                                                            wei_any, bias_md, dst_any, {1, 1}, {g_.pt, g_.pl}, {g_.pb, g_.pr})
                          : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd, src_any,
                                                            wei_any, dst_any, {1, 1}, {g_.pt, g_.pl}, {g_.pb, g_.pr});
-      pd = dnnl::convolution_forward::primitive_desc(d, eng);
+      pd = dnnl::convolution_forward::primitive_desc(d, with_user_scratchpad(), eng);
     } catch (const dnnl::error&) {
       return false;
     }
@@ -197,12 +203,19 @@ class ConvKernel : public Kernel {
     wino_dst_ = memory(pd.dst_desc(), eng, nullptr);
     wino_src_bytes_ = (pd.src_desc().get_size() + 63) / 64 * 64;
     wino_dst_bytes_ = (pd.dst_desc().get_size() + 63) / 64 * 64;
-    to_blocked_ = dnnl::reorder(src_, wino_src_);
-    from_blocked_ = dnnl::reorder(wino_dst_, dst_);
+    dnnl::reorder::primitive_desc to_pd(eng, src_nhwc, eng, pd.src_desc(), with_user_scratchpad());
+    dnnl::reorder::primitive_desc from_pd(eng, pd.dst_desc(), eng, dst_nhwc, with_user_scratchpad());
+    to_blocked_ = dnnl::reorder(to_pd);
+    from_blocked_ = dnnl::reorder(from_pd);
     args_ = {{DNNL_ARG_SRC, wino_src_}, {DNNL_ARG_WEIGHTS, *weights_}, {DNNL_ARG_DST, wino_dst_}};
     if (has_bias_) args_.emplace(DNNL_ARG_BIAS, bias_);
     to_args_ = {{DNNL_ARG_FROM, src_}, {DNNL_ARG_TO, wino_src_}};
     from_args_ = {{DNNL_ARG_FROM, wino_dst_}, {DNNL_ARG_TO, dst_}};
+    // The three run one after another: their scratchpads share the space after the two tensors.
+    const size_t pads_at = wino_src_bytes_ + wino_dst_bytes_;
+    scratchpad_.init(pd.scratchpad_desc(), pads_at, args_);
+    to_scratchpad_.init(to_pd.scratchpad_desc(), pads_at, to_args_);
+    from_scratchpad_.init(from_pd.scratchpad_desc(), pads_at, from_args_);
     stream_ = dnnl::stream(eng);
     impl_ = pd.impl_info_str();
     wino_ = true;
@@ -214,6 +227,9 @@ class ConvKernel : public Kernel {
     dst_.set_data_handle(out[0].data);
     wino_src_.set_data_handle(ctx.scratch);
     wino_dst_.set_data_handle(ctx.scratch + wino_src_bytes_);
+    scratchpad_.bind(ctx.scratch);
+    to_scratchpad_.bind(ctx.scratch);
+    from_scratchpad_.bind(ctx.scratch);
     to_blocked_.execute(stream_, to_args_);
     conv_.execute(stream_, args_);
     from_blocked_.execute(stream_, from_args_);
@@ -252,6 +268,7 @@ class ConvKernel : public Kernel {
   dnnl::convolution_forward::primitive_desc pd_;
   dnnl::convolution_forward conv_;
   std::shared_ptr<const dnnl::memory> weights_;
+  Scratchpad scratchpad_, to_scratchpad_, from_scratchpad_;
   memory bias_, src_, dst_, sum_;
   std::unordered_map<int, memory> args_;
   dnnl::stream stream_;

@@ -56,23 +56,29 @@ class MatMulKernel : public Kernel {
     auto& eng = cpu_engine();
     memory::desc amd(ad, dt::f32, row_major_strides(ad)), bmd(bd, dt::f32, row_major_strides(bd)), cmd(cd, dt::f32, row_major_strides(cd));
     try {
-      mm_ = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(amd, bmd, cmd), eng));
+      pd_ = dnnl::matmul::primitive_desc(dnnl::matmul::desc(amd, bmd, cmd), with_user_scratchpad(), eng);
+      mm_ = dnnl::matmul(pd_);
     } catch (const dnnl::error& e) {
       return fail(ErrorCode::kUnsupported, ctx.describe() + ": oneDNN has no matmul for this case (" + e.what() + ")");
     }
     a_ = memory(amd, eng, nullptr), b_ = memory(bmd, eng, nullptr), c_ = memory(cmd, eng, nullptr);
     args_ = {{DNNL_ARG_SRC, a_}, {DNNL_ARG_WEIGHTS, b_}, {DNNL_ARG_DST, c_}};
+    scratchpad_.init(pd_.scratchpad_desc(), 0, args_);
     stream_ = dnnl::stream(eng);
     return ok();
   }
-  Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext&) override {
+  size_t scratch_bytes() const override { return scratchpad_.end(); }
+  Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     a_.set_data_handle(in[0].data), b_.set_data_handle(in[1].data), c_.set_data_handle(out[0].data);
+    scratchpad_.bind(ctx.scratch);
     mm_.execute(stream_, args_);
     return ok();
   }
 
  private:
+  dnnl::matmul::primitive_desc pd_;
   dnnl::matmul mm_;
+  Scratchpad scratchpad_;
   memory a_, b_, c_;
   std::unordered_map<int, memory> args_;
   dnnl::stream stream_;
@@ -96,12 +102,14 @@ class GemmKernel : public Kernel {
     dnnl::primitive_attr attr;
     if (alpha_ != 1.f) attr.set_output_scales(0, {alpha_});
     try {
-      mm_ = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(amd, bmd, cmd), attr, eng));
+      pd_ = dnnl::matmul::primitive_desc(dnnl::matmul::desc(amd, bmd, cmd), with_user_scratchpad(attr), eng);
+      mm_ = dnnl::matmul(pd_);
     } catch (const dnnl::error& e) {
       return fail(ErrorCode::kUnsupported, ctx.describe() + ": oneDNN has no matmul for this case (" + e.what() + ")");
     }
     a_ = memory(amd, eng, nullptr), b_ = memory(bmd, eng, nullptr), c_ = memory(cmd, eng, nullptr);
     args_ = {{DNNL_ARG_SRC, a_}, {DNNL_ARG_WEIGHTS, b_}, {DNNL_ARG_DST, c_}};
+    scratchpad_.init(pd_.scratchpad_desc(), 0, args_);
     stream_ = dnnl::stream(eng);
     if (ops::has_input(ctx, 2)) {
       has_c_ = true;
@@ -109,8 +117,10 @@ class GemmKernel : public Kernel {
     }
     return ok();
   }
-  Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext&) override {
+  size_t scratch_bytes() const override { return scratchpad_.end(); }
+  Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     a_.set_data_handle(in[0].data), b_.set_data_handle(in[1].data), c_.set_data_handle(out[0].data);
+    scratchpad_.bind(ctx.scratch);
     mm_.execute(stream_, args_);
     if (has_c_ && beta_ != 0.f) {
       float* y = out[0].as<float>();
@@ -126,7 +136,9 @@ class GemmKernel : public Kernel {
   int64_t m_ = 0, k_ = 0, n_ = 0;
   bool has_c_ = false;
   std::array<int64_t, Shape::kMaxRank> c_strides_{};
+  dnnl::matmul::primitive_desc pd_;
   dnnl::matmul mm_;
+  Scratchpad scratchpad_;
   memory a_, b_, c_;
   std::unordered_map<int, memory> args_;
   dnnl::stream stream_;

@@ -80,26 +80,32 @@ class PoolKernel : public Kernel {
     try {
       dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, alg, src_md, dst_md, {g_.sh, g_.sw}, {g_.kh, g_.kw},
                                     {g_.pt, g_.pl}, {g_.pb, g_.pr});
-      pool_ = dnnl::pooling_forward(dnnl::pooling_forward::primitive_desc(d, eng));
+      pd_ = dnnl::pooling_forward::primitive_desc(d, with_user_scratchpad(), eng);
+      pool_ = dnnl::pooling_forward(pd_);
     } catch (const dnnl::error& e) {
       return fail(ErrorCode::kUnsupported, ctx.describe() + ": oneDNN has no pooling for this case (" + e.what() + ")");
     }
     src_ = memory(src_md, eng, nullptr);
     dst_ = memory(dst_md, eng, nullptr);
     args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}};
+    scratchpad_.init(pd_.scratchpad_desc(), 0, args_);
     stream_ = dnnl::stream(eng);
     return ok();
   }
-  Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext&) override {
+  size_t scratch_bytes() const override { return scratchpad_.end(); }
+  Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     src_.set_data_handle(in[0].data);
     dst_.set_data_handle(out[0].data);
+    scratchpad_.bind(ctx.scratch);
     pool_.execute(stream_, args_);
     return ok();
   }
 
  private:
   PoolGeometry g_{};
+  dnnl::pooling_forward::primitive_desc pd_;
   dnnl::pooling_forward pool_;
+  Scratchpad scratchpad_;
   memory src_, dst_;
   std::unordered_map<int, memory> args_;
   dnnl::stream stream_;

@@ -21,14 +21,28 @@ class Session final : public NativeSession {
   Session(std::shared_ptr<const NativeModel> model, const SessionOptions& options)
       : model_(std::move(model)), options_(options), profile_(std::getenv("STREAMDET_NATIVE_PROFILE") != nullptr) {}
   ~Session() override {
-    if (!profile_) return;
-    // STREAMDET_NATIVE_PROFILE=1: time per node over the session's life, slowest first.
+    if (!profile_ || runs_ == 0) return;
+    // STREAMDET_NATIVE_PROFILE=1: time per node per run over the session's life, slowest first
+    // (the 25 slowest; =all: every node), and per op type.
     std::vector<std::pair<double, std::string>> rows;
+    std::map<std::string, double> by_op;
     double total = 0;
-    for (const auto& [label, ms] : step_ms_) rows.push_back({ms, label}), total += ms;
+    for (const auto& [label, ms] : step_ms_) {
+      rows.push_back({ms / static_cast<double>(runs_), label});
+      total += ms;
+      auto q = label.find(' ');
+      by_op[q == std::string::npos ? label : label.substr(0, q)] += ms / static_cast<double>(runs_);
+    }
     std::sort(rows.rbegin(), rows.rend());
-    std::fprintf(stderr, "native engine profile: %.1f ms in %zu nodes\n", total, rows.size());
-    for (size_t i = 0; i < rows.size() && i < 25; ++i) std::fprintf(stderr, "%10.2f ms  %s\n", rows[i].first, rows[i].second.c_str());
+    const bool all = std::string(std::getenv("STREAMDET_NATIVE_PROFILE")) == "all";
+    std::fprintf(stderr, "native engine profile: %.2f ms per run (%lld runs, first included) in %zu nodes\n",
+                 total / static_cast<double>(runs_), static_cast<long long>(runs_), rows.size());
+    for (size_t i = 0; i < rows.size() && (all || i < 25); ++i) std::fprintf(stderr, "%10.3f ms  %s\n", rows[i].first, rows[i].second.c_str());
+    std::vector<std::pair<double, std::string>> ops;
+    for (const auto& [op, ms] : by_op) ops.push_back({ms, op});
+    std::sort(ops.rbegin(), ops.rend());
+    std::fprintf(stderr, "per op type:\n");
+    for (const auto& [ms, op] : ops) std::fprintf(stderr, "%10.3f ms  %s\n", ms, op.c_str());
   }
 
   Status run(std::span<const TensorRef> inputs, std::vector<HostTensor>& outputs) override {
@@ -102,6 +116,7 @@ class Session final : public NativeSession {
       scratch_size_ = plan->scratch_bytes;
     }
     const ExecContext ctx{threads, scratch_.get()};
+    if (profile_) ++runs_;
     for (exec::Step& st : plan->steps) {
       for (size_t k = 0; k < st.in_bufs.size(); ++k) st.in_refs[k].data = resolve(st.in_bufs[k]);
       for (size_t k = 0; k < st.out_bufs.size(); ++k) st.out_refs[k].data = resolve(st.out_bufs[k]);
@@ -143,6 +158,7 @@ class Session final : public NativeSession {
   AlignedBytes scratch_;
   size_t scratch_size_ = 0;
   bool profile_ = false;
+  int64_t runs_ = 0;
   std::vector<bool> fixed_mask_;
   std::vector<Shape> shapes_;
   std::map<std::string, double> step_ms_;
