@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libopencv-dev            # videoio (FFmpeg, GStreamer, V4L2), imgproc, dnn
   libdnnl-dev              # oneDNN: the native engine's CPU executor
+  ocl-icd-opencl-dev       # only a Recommends of libdnnl-dev, but its CMake config requires OpenCL
   libonnx-dev libprotobuf-dev protobuf-compiler   # ONNX protobuf classes
   libonnx-testdata         # ONNX's operator conformance tests (test suite)
   libexpected-dev libcli11-dev nlohmann-json3-dev

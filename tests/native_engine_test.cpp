@@ -5,12 +5,14 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <array>
 #include <random>
 #include <thread>
 
 #include "engine/native/dnnl/weight_cache.h"
 #include "engine/native/ops/fast_math.h"
+#include "engine/native/numeric.h"
 #include "engine/native/session.h"
 #include "onnx_builder.h"
 
@@ -378,6 +380,83 @@ TEST(NativeEngine, FastExpIsAccurate) {
   EXPECT_NEAR(ops::fast_sigmoid(0.f), 0.5f, 1e-7);
   EXPECT_NEAR(ops::fast_sigmoid(-100.f), 0.f, 1e-7);
   EXPECT_NEAR(ops::fast_sigmoid(100.f), 1.f, 1e-7);
+}
+
+// Found by the fuzzer (a Sigmoid on a NaN tensor): NaN reached a float->int conversion, which
+// is undefined. NaN in gives NaN out, as in ONNX Runtime; infinities saturate.
+TEST(NativeEngine, FastExpPassesNaNThroughAndSaturatesInfinities) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_TRUE(std::isnan(ops::fast_exp(nan)));
+  EXPECT_TRUE(std::isnan(ops::fast_sigmoid(nan)));
+  EXPECT_GT(ops::fast_exp(inf), 1e38f);
+  EXPECT_LT(ops::fast_exp(-inf), 1e-37f);
+  EXPECT_FLOAT_EQ(ops::fast_sigmoid(inf), 1.f);
+  EXPECT_NEAR(ops::fast_sigmoid(-inf), 0.f, 1e-30);
+}
+
+// Cast of NaN or of a value past the integer range is undefined in C++ (UBSan stops the fuzzer
+// there); the engine's Cast and Pad give 0 for NaN and saturate the rest.
+TEST(NativeEngine, FloatToIntegerCastsAreDefinedForEveryValue) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(saturate_cast<int32_t>(nan), 0);
+  EXPECT_EQ(saturate_cast<int32_t>(inf), std::numeric_limits<int32_t>::max());
+  EXPECT_EQ(saturate_cast<int32_t>(-inf), std::numeric_limits<int32_t>::min());
+  EXPECT_EQ(saturate_cast<int64_t>(1e30f), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(saturate_cast<int64_t>(-1e300), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(saturate_cast<uint8_t>(300.f), 255);
+  EXPECT_EQ(saturate_cast<uint8_t>(-3.f), 0);
+  EXPECT_EQ(saturate_cast<int8_t>(-2.7f), -2);  // in range: truncates like static_cast
+  EXPECT_EQ(saturate_cast<int64_t>(123456.9), 123456);
+  EXPECT_EQ(saturate_cast<int32_t>(int64_t{7}), 7);  // non-float sources pass through
+}
+
+TEST(NativeEngine, IntegerArithmeticWrapsInsteadOfOverflowing) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(wrapping_add(kMax, int64_t{1}), kMin);
+  EXPECT_EQ(wrapping_sub(kMin, int64_t{1}), kMax);
+  EXPECT_EQ(wrapping_mul(kMax, int64_t{2}), int64_t{-2});
+  EXPECT_EQ(wrapping_neg(kMin), kMin);
+  EXPECT_EQ(wrapping_mul(uint8_t{200}, uint8_t{2}), uint8_t{144});
+  EXPECT_EQ(wrapping_add(int32_t{2147483647}, int32_t{1}), std::numeric_limits<int32_t>::min());
+  EXPECT_FLOAT_EQ(wrapping_mul(1.5f, 2.f), 3.f);
+
+  // Through the ops, on int64 tensors: Add, Mul, Div and Mod at the edges of the range.
+  OnnxBuilder b;
+  b.input("a", {4}, onnx::TensorProto::INT64);
+  b.initializer_i64("one", {4}, {1, -1, -1, 2});
+  b.node("Add", {"a", "one"}, {"sum"});
+  b.node("Div", {"a", "one"}, {"quot"});
+  b.node("Mod", {"a", "one"}, {"rem"});
+  b.node("Mul", {"a", "one"}, {"prod"});
+  b.output("sum", onnx::TensorProto::INT64);
+  b.output("quot", onnx::TensorProto::INT64);
+  b.output("rem", onnx::TensorProto::INT64);
+  b.output("prod", onnx::TensorProto::INT64);
+  const std::string bytes = b.bytes();
+  auto m = NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".");
+  ASSERT_TRUE(m) << m.error().message;
+  auto s = NativeSession::create(*m, SessionOptions{1});
+  ASSERT_TRUE(s) << s.error().message;
+  HostTensor a(DType::kInt64, Shape{4});
+  const int64_t values[4] = {kMax, kMin, 7, kMax};
+  std::copy(values, values + 4, a.as<int64_t>());
+  TensorRef ref = a.ref();
+  std::vector<HostTensor> out;
+  ASSERT_TRUE((*s)->run(std::span<const TensorRef>(&ref, 1), out));
+  ASSERT_EQ(out.size(), 4u);
+  const int64_t* sum = out[0].as<int64_t>();
+  const int64_t* quot = out[1].as<int64_t>();
+  const int64_t* rem = out[2].as<int64_t>();
+  const int64_t* prod = out[3].as<int64_t>();
+  EXPECT_EQ(sum[0], kMin);
+  EXPECT_EQ(sum[1], kMax);  // kMin + -1 wraps
+  EXPECT_EQ(quot[1], kMin);  // kMin / -1 wraps
+  EXPECT_EQ(quot[2], -7);
+  EXPECT_EQ(rem[1], 0);
+  EXPECT_EQ(prod[1], kMin);  // kMin * -1 wraps
+  EXPECT_EQ(prod[3], -2);
 }
 
 TEST(NativeEngine, PoolingMatchesNaiveReference) {

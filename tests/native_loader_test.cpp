@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -328,12 +329,145 @@ TEST(NativeLoader, FuzzerFindingsStayFixed) {
     }
     if (!runnable) continue;
     for (auto& t : inputs) refs.push_back(t.ref());
-    auto s = NativeSession::create(*m, SessionOptions{1});
+    SessionOptions options{1};
+    options.memory_limit_bytes = size_t{16} << 20;  // as the fuzz target runs it
+    auto s = NativeSession::create(*m, options);
     std::vector<HostTensor> out;
     auto st = (*s)->run(refs, out);
     if (!st) EXPECT_FALSE(st.error().message.empty()) << e.path();
   }
   EXPECT_GT(cases, 0);
+}
+
+}  // namespace
+}  // namespace sd::native
+
+namespace sd::native {
+namespace {
+
+// Found by the fuzzer: constant subgraphs (Expand, ConstantOfShape, Tile of initializers) can
+// describe tensors of gigabytes in a few bytes of model. Folding them at load kept them in memory
+// for the model's life and allocated without bound; a run whose arena needed 4.8 GB took the
+// machine down instead of failing.
+std::string huge_constant_model(int64_t elements) {
+  OnnxBuilder b;
+  b.input("x", {1});
+  b.initializer("one", {1}, {1.f});
+  b.initializer_i64("shape", {1}, {elements});
+  b.node("Expand", {"one", "shape"}, {"big"});
+  auto* r = b.node("ReduceSum", {"big"}, {"sum"});
+  OnnxBuilder::attr_int(r, "keepdims", 0);
+  b.node("Add", {"sum", "x"}, {"y"});
+  b.output("y");
+  return b.bytes();
+}
+
+TEST(NativeLoader, LargeConstantSubgraphsRunAsStepsInsteadOfBeingFolded) {
+  const int64_t n = int64_t{24} << 20;  // 96 MiB of float: over the 64 MiB fold limit
+  std::string bytes = huge_constant_model(n);
+  auto m = NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".");
+  ASSERT_TRUE(m) << m.error().message;
+  auto s = NativeSession::create(*m, SessionOptions{1});
+  HostTensor x(DType::kFloat32, Shape{1});
+  x.as<float>()[0] = 0.5f;
+  TensorRef ref = x.ref();
+  std::vector<HostTensor> out;
+  ASSERT_TRUE((*s)->run(std::span<const TensorRef>(&ref, 1), out));
+  EXPECT_EQ(out[0].as<float>()[0], static_cast<float>(n) + 0.5f);
+  // The expanded tensor lives in the session's arena, not in the model.
+  EXPECT_GE((*s)->memory_stats().arena_bytes, static_cast<size_t>(n) * 4);
+}
+
+TEST(NativeLoader, ARunNeedingMoreThanTheMemoryLimitIsAClearError) {
+  // Every node's output (12 MiB) is under the limit; two of them live at once are not.
+  const int64_t n = int64_t{3} << 20;
+  OnnxBuilder b;
+  b.input("x", {n});
+  b.node("Relu", {"x"}, {"a"});
+  b.node("Sigmoid", {"x"}, {"b"});
+  b.node("Mul", {"a", "b"}, {"y"});
+  b.output("y");
+  std::string bytes = b.bytes();
+  auto m = NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".");
+  ASSERT_TRUE(m) << m.error().message;
+  SessionOptions options{1};
+  options.memory_limit_bytes = size_t{16} << 20;
+  auto s = NativeSession::create(*m, options);
+  ASSERT_TRUE(s) << s.error().message;
+  HostTensor x(DType::kFloat32, Shape{n});
+  TensorRef ref = x.ref();
+  std::vector<HostTensor> out;
+  auto st = (*s)->run(std::span<const TensorRef>(&ref, 1), out);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code, ErrorCode::kModel);
+  EXPECT_NE(st.error().message.find("MiB of working memory, more than the limit of 16 MiB"), std::string::npos) << st.error().message;
+  // Refused every time, not only the first.
+  EXPECT_FALSE((*s)->run(std::span<const TensorRef>(&ref, 1), out));
+  // The same model runs under the default limit (the machine's memory).
+  auto unlimited = NativeSession::create(*m, SessionOptions{1});
+  EXPECT_TRUE((*unlimited)->run(std::span<const TensorRef>(&ref, 1), out));
+}
+
+}  // namespace
+}  // namespace sd::native
+
+namespace sd::native {
+namespace {
+
+// Found by the fuzzer: a Resize by 2e6 along one axis (6e9 output elements, within the shape
+// checks) spent 4 s building its index tables before the memory check could refuse the plan.
+TEST(NativeLoader, ANodeWhoseOutputExceedsTheMemoryLimitIsRefusedBeforeItsKernelIsBuilt) {
+  OnnxBuilder b;
+  b.input("x", {10, 4, 6, 6});
+  b.initializer("scales", {4}, {1.f, 1.f, 2.f, 2097154.f});
+  b.node("Resize", {"x", "", "scales"}, {"y"});
+  b.output("y");
+  std::string bytes = b.bytes();
+  auto m = NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".");
+  ASSERT_TRUE(m) << m.error().message;
+  SessionOptions options{1};
+  options.memory_limit_bytes = size_t{64} << 20;
+  auto s = NativeSession::create(*m, options);
+  HostTensor x(DType::kFloat32, Shape{10, 4, 6, 6});
+  TensorRef ref = x.ref();
+  std::vector<HostTensor> out;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto st = (*s)->run(std::span<const TensorRef>(&ref, 1), out);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code, ErrorCode::kModel);
+  EXPECT_NE(st.error().message.find("Resize node"), std::string::npos) << st.error().message;
+  EXPECT_NE(st.error().message.find("more than the memory limit of 64 MiB"), std::string::npos) << st.error().message;
+  EXPECT_LT(seconds, 1.0);  // generous: refused before any work proportional to the output
+}
+
+// Found by the fuzzer: a Resize to 33M x 0 (an empty tensor) built a 33M-entry index table and
+// took 24 s under the sanitizers. Empty outputs are computed by nothing; no kernel is built.
+TEST(NativeLoader, NodesWithEmptyOutputsBuildNoKernel) {
+  // Also with an extra output name the op does not produce (the second finding).
+  for (const bool extra_output : {false, true}) {
+    OnnxBuilder b;
+    b.input("x", {1, 4, 63, 6});
+    b.initializer("scales", {4}, {1.f, 1.f, 524288.f, 1e-4f});
+    if (extra_output) b.node("Resize", {"x", "", "scales"}, {"r", "unused"});
+    else b.node("Resize", {"x", "", "scales"}, {"r"});
+    b.node("Relu", {"r"}, {"y"});
+    b.output("y");
+    std::string bytes = b.bytes();
+    auto m = NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".");
+    ASSERT_TRUE(m) << m.error().message;
+    auto s = NativeSession::create(*m, SessionOptions{1});
+    HostTensor x(DType::kFloat32, Shape{1, 4, 63, 6});
+    TensorRef ref = x.ref();
+    std::vector<HostTensor> out;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto st = (*s)->run(std::span<const TensorRef>(&ref, 1), out);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_TRUE(st) << st.error().message;
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].shape(), (Shape{1, 4, 63 * 524288, 0}));
+    EXPECT_LT(seconds, 1.0) << "extra output: " << extra_output;  // 1.5 s with the table, under 1 ms without (Release)
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "engine/native/host_tensor.h"
 
 #include "engine/native/aligned_buffer.h"
+#include "engine/native/numeric.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -23,7 +24,7 @@ std::shared_ptr<unsigned char> allocate(size_t bytes, size_t zero_from) {
 template <class T, class U>
 void convert_all(const void* src, int64_t n, std::vector<U>& out) {
   const T* s = static_cast<const T*>(src);
-  for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = static_cast<U>(s[i]);
+  for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = saturate_cast<U>(s[i]);  // a model's NaN or 1e34 as an int: defined
 }
 
 template <class U>

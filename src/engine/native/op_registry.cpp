@@ -32,6 +32,24 @@ Status check_output_types(const std::vector<ValueType>& types, const std::string
   return ok();
 }
 
+size_t total_bytes(const std::vector<ValueType>& types) {
+  size_t total = 0;
+  for (const ValueType& t : types) total += static_cast<size_t>(std::max<int64_t>(t.shape.numel(), 0)) * dtype_size(t.dtype);
+  return total;
+}
+
+bool all_outputs_empty(const std::vector<ValueType>& types) {
+  bool any = false;
+  for (const ValueType& t : types) {
+    if (t.dtype == DType::kUndefined) continue;  // a slot the op does not produce (node lists more outputs)
+    if (t.shape.numel() != 0) return false;
+    any = true;
+  }
+  return any;
+}
+
+std::string mib_text(size_t bytes) { return std::to_string((bytes + (size_t{1} << 20) - 1) >> 20) + " MiB"; }
+
 Status run_once(Kernel& kernel, std::span<const TensorRef> inputs, std::span<const TensorRef> outputs) {
   std::vector<unsigned char> scratch(kernel.scratch_bytes() + 64);
   auto* aligned = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t{63});

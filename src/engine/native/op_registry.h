@@ -75,6 +75,19 @@ struct OpSchema {
 // make the planner allocate terabytes).
 Status check_output_types(const std::vector<ValueType>& types, const std::string& what);
 
+// Constant folding (at load and at plan time) is an optimisation: it stores the node's result in
+// memory for the model's lifetime. A node whose outputs are larger than this, or that would push
+// the folded total past kFoldTotalBudgetBytes, is left to run as a normal step instead, whose
+// memory the session's arena accounts for (and its memory limit bounds).
+inline constexpr size_t kFoldNodeLimitBytes = size_t{64} << 20;
+inline constexpr size_t kFoldTotalBudgetBytes = size_t{256} << 20;
+size_t total_bytes(const std::vector<ValueType>& types);
+std::string mib_text(size_t bytes);  // "97 MiB", rounded up
+// Every output has zero elements: there is nothing to compute, and the node's kernel is never
+// built (kernels size tables by their output's extents: a Resize to 33M x 0 would build a 33M
+// entry table for an empty tensor).
+bool all_outputs_empty(const std::vector<ValueType>& types);  // ignores kUndefined slots
+
 // A node's inputs against its schema: enough of them, the required ones not omitted.
 Status check_arity(const OpSchema& schema, const Node& node, const std::string& what);
 

@@ -43,6 +43,10 @@ struct SessionOptions {
   // Keep 4-D activations channels-last between convolutions (fast). Off: every tensor stays plain
   // NCHW (a reference for tests of the layout logic; slow).
   bool channels_last = true;
+  // The most working memory (arena, scratch and outputs) a run may need; a plan that needs more is
+  // an error naming both figures instead of an allocation that takes the machine down.
+  // 0: the machine's physical memory.
+  size_t memory_limit_bytes = 0;
 };
 
 class NativeSession {

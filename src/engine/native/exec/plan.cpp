@@ -58,8 +58,8 @@ struct ValueState {
 
 class Planner {
  public:
-  Planner(const Graph& g, const OpRegistry& r, bool channels_last)
-      : g_(g), registry_(r), states_(g.values.size()), channels_last_(channels_last) {}
+  Planner(const Graph& g, const OpRegistry& r, bool channels_last, size_t memory_limit_bytes)
+      : g_(g), registry_(r), states_(g.values.size()), channels_last_(channels_last), memory_limit_(memory_limit_bytes) {}
 
   Result<std::unique_ptr<Plan>> build(const std::vector<ValueType>& inputs, const std::vector<const HostTensor*>& fixed) {
     plan_ = std::make_unique<Plan>();
@@ -256,6 +256,9 @@ class Planner {
     auto out_types = schema->infer(lctx);
     if (!out_types) return fail(out_types.error().code, out_types.error().message);
     SD_TRY(check_output_types(*out_types, what));
+    if (memory_limit_ != 0 && total_bytes(*out_types) > memory_limit_)
+      return fail(ErrorCode::kModel, what + ": its outputs need " + mib_text(total_bytes(*out_types)) + ", more than the memory limit of " +
+                                         mib_text(memory_limit_));
     if (out_types->size() < n.outputs.size()) out_types->resize(n.outputs.size());
     {
       Node& fill = *filled_.back();
@@ -266,7 +269,15 @@ class Planner {
 
     const OpClass cls = classify(n.op_type);
     const bool shape_only = n.op_type == "Shape" || n.op_type == "Size";
-    if (all_const || shape_only) return fold(n, *schema, lin, lconst, *out_types);
+    if (shape_only || all_outputs_empty(*out_types)) return fold(n, *schema, lin, lconst, *out_types);
+    if (all_const) {
+      const size_t bytes = total_bytes(*out_types);
+      if (bytes <= kFoldNodeLimitBytes && folded_bytes_ + bytes <= kFoldTotalBudgetBytes) {
+        folded_bytes_ += bytes;
+        return fold(n, *schema, lin, lconst, *out_types);
+      }
+      // Too large to keep as a constant: computed by a step on every run like any other node.
+    }
 
     if (n.op_type == "Split" && try_split_alias(n, *out_types)) return ok();
     switch (cls) {
@@ -289,8 +300,6 @@ class Planner {
     std::vector<ValueType> ins = lin;
     std::vector<const HostTensor*> consts = lconst;
     std::vector<std::shared_ptr<HostTensor>> plain_inputs;
-    OpContext ctx{n, g_.opset, ins, consts, out_types};
-    SD_ASSIGN_OR_RETURN(auto kernel, schema.create(ctx));
     std::vector<TensorRef> in_refs, out_refs;
     for (size_t k = 0; k < n.inputs.size(); ++k) in_refs.push_back(consts[k] ? consts[k]->ref() : TensorRef{});
     std::vector<std::shared_ptr<HostTensor>> outs;
@@ -298,7 +307,11 @@ class Planner {
       outs.push_back(std::make_shared<HostTensor>(t.dtype, t.shape));
       out_refs.push_back(outs.back()->ref());
     }
-    SD_TRY(run_once(*kernel, in_refs, out_refs));
+    if (!all_outputs_empty(out_types)) {  // empty outputs: constants with nothing in them, no kernel
+      OpContext ctx{n, g_.opset, ins, consts, out_types};
+      SD_ASSIGN_OR_RETURN(auto kernel, schema.create(ctx));
+      SD_TRY(run_once(*kernel, in_refs, out_refs));
+    }
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       int o = n.outputs[k];
       if (o < 0) continue;
@@ -614,15 +627,18 @@ class Planner {
   std::map<int, size_t> offsets_;
   std::vector<int> output_values_;
   std::vector<std::shared_ptr<HostTensor>> made_constants_;
+  size_t folded_bytes_ = 0;  // constants this plan folded (bounded by kFoldTotalBudgetBytes)
   std::vector<std::unique_ptr<Node>> filled_;  // nodes as planned (kernels may keep references)
   bool channels_last_ = true;
+  size_t memory_limit_ = 0;  // 0: none
 };
 
 }  // namespace
 
 Result<std::unique_ptr<Plan>> build_plan(const Graph& g, const std::vector<ValueType>& inputs, const OpRegistry& registry,
-                                         const std::vector<const HostTensor*>& fixed_inputs, bool channels_last) {
-  Planner p(g, registry, channels_last);
+                                         const std::vector<const HostTensor*>& fixed_inputs, bool channels_last,
+                                         size_t memory_limit_bytes) {
+  Planner p(g, registry, channels_last, memory_limit_bytes);
   try {
     return p.build(inputs, fixed_inputs);
   } catch (const std::exception& e) {  // a library refusing (bad_alloc, length_error): an error, not a crash

@@ -41,7 +41,11 @@ struct Plan {
 // `fixed_inputs[i]`, when set, is the value of graph input i baked into the plan (inputs that set
 // shapes, axes or weights: see plan_time_inputs()).
 Result<std::unique_ptr<Plan>> build_plan(const Graph& g, const std::vector<ValueType>& inputs, const OpRegistry& registry,
-                                         const std::vector<const HostTensor*>& fixed_inputs = {}, bool channels_last = true);
+                                         const std::vector<const HostTensor*>& fixed_inputs = {}, bool channels_last = true,
+                                         size_t memory_limit_bytes = 0);
+// memory_limit_bytes (0: none): a node whose outputs alone exceed it is refused while planning,
+// before its kernel is built (kernels size tables by their output: a Resize to 6e9 elements
+// would spend seconds preparing a plan that can never run).
 
 // Which graph inputs feed a slot that must be known when planning (a Reshape's shape, Slice's
 // starts, Resize's scales, a Conv's weights, ...). Real models carry constants there; ONNX's

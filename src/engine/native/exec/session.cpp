@@ -1,6 +1,7 @@
 // NativeSession: runs a model with plans cached per input shape set. Memory: one arena per session
 // sized by the largest plan, reused by every run (no allocation in steady state).
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -87,15 +88,15 @@ class Session final : public NativeSession {
       if (it == plans_.end()) {
         std::vector<ValueType> types;
         for (size_t i = 0; i < inputs.size(); ++i) types.push_back({inputs[i].dtype, inputs[i].shape});
-        auto built = exec::build_plan(g, types, builtin_op_registry(), fixed, options_.channels_last);
+        auto built = exec::build_plan(g, types, builtin_op_registry(), fixed, options_.channels_last, memory_limit());
         if (!built) return tl::unexpected(built.error());
         it = plans_.emplace(key, std::move(*built)).first;
       }
       plan = it->second.get();
       last_ = plan;
     }
+    SD_TRY(check_memory(*plan, shapes));
     if (plan->arena_bytes > arena_size_ || !arena_) {
-      // At least one line, so that even empty tensors get a real (never dereferenced) address.
       // At least one line (allocate_aligned's minimum), so that even empty tensors get a real address.
       arena_ = allocate_aligned(plan->arena_bytes);
       if (!arena_) return fail(ErrorCode::kInternal, "cannot allocate the " + std::to_string(plan->arena_bytes) + "-byte arena");
@@ -133,6 +134,23 @@ class Session final : public NativeSession {
       if (out.bytes() > 0) std::memcpy(out.data(), resolve(plan->output_bufs[i]), out.bytes());
     }
     return ok();
+  }
+
+  Status check_memory(const exec::Plan& plan, const std::vector<Shape>& shapes) const {
+    const size_t need = plan.arena_bytes + plan.scratch_bytes + total_bytes(plan.output_types);
+    const size_t limit = memory_limit();
+    if (need <= limit) return ok();
+    std::string shape_list;
+    for (const auto& s : shapes) shape_list += (shape_list.empty() ? "" : ", ") + s.str();
+    return fail(ErrorCode::kModel, "running the model on inputs " + shape_list + " needs " + mib_text(need) +
+                                       " of working memory, more than the limit of " + mib_text(limit));
+  }
+
+  size_t memory_limit() const { return options_.memory_limit_bytes != 0 ? options_.memory_limit_bytes : physical_memory_bytes(); }
+
+  static size_t physical_memory_bytes() {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : ~size_t{0};
   }
 
   MemoryStats memory_stats() const override {

@@ -3,6 +3,7 @@
 // the last dimension with contiguous / broadcast-scalar fast paths the compiler vectorizes.
 #include <cmath>
 
+#include "engine/native/numeric.h"
 #include "engine/native/ops/fast_math.h"
 #include "engine/native/ops/op_util.h"
 #include "engine/native/parallel.h"
@@ -65,17 +66,26 @@ bool is_comparison(BinOp op) {
 }
 bool is_logic(BinOp op) { return op == BinOp::kAnd || op == BinOp::kOr || op == BinOp::kXor; }
 
+// For INT_MIN / -1 and INT_MIN % -1, which overflow.
+template <class T>
+bool is_minus_one(T v) {
+  if constexpr (std::is_signed_v<T>) return v == T(-1);
+  else return false;
+}
+
 template <class T>
 T int_div(T a, T b) {  // ONNX Div on integers truncates; a zero divisor gives 0 here, not a crash
-  return b == 0 ? T(0) : static_cast<T>(a / b);
+  if (b == 0) return T(0);
+  if (is_minus_one(b)) return wrapping_neg(a);
+  return static_cast<T>(a / b);
 }
 
 template <class T>
 void run_arith(BinOp op, const T* a, const T* b, T* o, const Shape& os, const Strides& sa, const Strides& sb, int th, int64_t fmod_flag) {
   switch (op) {
-    case BinOp::kAdd: binary_loop(a, b, o, os, sa, sb, th, [](T x, T y) { return static_cast<T>(x + y); }); break;
-    case BinOp::kSub: binary_loop(a, b, o, os, sa, sb, th, [](T x, T y) { return static_cast<T>(x - y); }); break;
-    case BinOp::kMul: binary_loop(a, b, o, os, sa, sb, th, [](T x, T y) { return static_cast<T>(x * y); }); break;
+    case BinOp::kAdd: binary_loop(a, b, o, os, sa, sb, th, [](T x, T y) { return wrapping_add(x, y); }); break;
+    case BinOp::kSub: binary_loop(a, b, o, os, sa, sb, th, [](T x, T y) { return wrapping_sub(x, y); }); break;
+    case BinOp::kMul: binary_loop(a, b, o, os, sa, sb, th, [](T x, T y) { return wrapping_mul(x, y); }); break;
     case BinOp::kDiv:
       if constexpr (std::is_floating_point_v<T>) binary_loop(a, b, o, os, sa, sb, th, [](T x, T y) { return x / y; });
       else binary_loop(a, b, o, os, sa, sb, th, [](T x, T y) { return int_div(x, y); });
@@ -86,7 +96,7 @@ void run_arith(BinOp op, const T* a, const T* b, T* o, const Shape& os, const St
           if (y == T(2)) return x * x;
           return static_cast<T>(std::pow(x, y));
         } else {
-          return static_cast<T>(std::pow(static_cast<double>(x), static_cast<double>(y)));
+          return saturate_cast<T>(std::pow(static_cast<double>(x), static_cast<double>(y)));
         }
       });
       break;
@@ -96,10 +106,10 @@ void run_arith(BinOp op, const T* a, const T* b, T* o, const Shape& os, const St
       if constexpr (std::is_floating_point_v<T>) {
         binary_loop(a, b, o, os, sa, sb, th, [](T x, T y) { return static_cast<T>(std::fmod(x, y)); });
       } else if (fmod_flag) {
-        binary_loop(a, b, o, os, sa, sb, th, [](T x, T y) { return y == 0 ? T(0) : static_cast<T>(x % y); });
+        binary_loop(a, b, o, os, sa, sb, th, [](T x, T y) { return y == 0 || is_minus_one(y) ? T(0) : static_cast<T>(x % y); });
       } else {
         binary_loop(a, b, o, os, sa, sb, th, [](T x, T y) {
-          if (y == 0) return T(0);
+          if (y == 0 || is_minus_one(y)) return T(0);
           T m = static_cast<T>(x % y);
           return (m != 0 && ((m < 0) != (y < 0))) ? static_cast<T>(m + y) : m;
         });
@@ -225,7 +235,7 @@ class NaryKernel : public Kernel {
       switch (op_) {
         case BinOp::kMax: binary_loop(acc, in[i].as<T>(), o, out_, id, strides_[i], threads, [](T x, T y) { return x > y || x != x ? x : y; }); break;
         case BinOp::kMin: binary_loop(acc, in[i].as<T>(), o, out_, id, strides_[i], threads, [](T x, T y) { return x < y || x != x ? x : y; }); break;
-        default: binary_loop(acc, in[i].as<T>(), o, out_, id, strides_[i], threads, [](T x, T y) { return static_cast<T>(x + y); }); break;
+        default: binary_loop(acc, in[i].as<T>(), o, out_, id, strides_[i], threads, [](T x, T y) { return wrapping_add(x, y); }); break;
       }
     }
     if constexpr (std::is_floating_point_v<T>) {
@@ -341,8 +351,8 @@ class UnaryKernel : public Kernel {
   template <class T>
   void run_int(const T* x, T* y, int64_t n, std::span<const TensorRef> in) {
     switch (op_) {
-      case UnOp::kNeg: for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(-x[i]); break;
-      case UnOp::kAbs: for (int64_t i = 0; i < n; ++i) y[i] = x[i] < 0 ? static_cast<T>(-x[i]) : x[i]; break;
+      case UnOp::kNeg: for (int64_t i = 0; i < n; ++i) y[i] = wrapping_neg(x[i]); break;
+      case UnOp::kAbs: for (int64_t i = 0; i < n; ++i) y[i] = x[i] < 0 ? wrapping_neg(x[i]) : x[i]; break;
       case UnOp::kSign: for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>((x[i] > 0) - (x[i] < 0)); break;
       case UnOp::kClip: {
         T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();

@@ -9,7 +9,12 @@
 namespace sd::native::ops {
 
 inline float fast_exp(float x) {
-  x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+  // The clamp is written so NaN compares false and becomes -87: the float->int conversion
+  // below is undefined for NaN. NaN is given back at the end, as std::exp does (a select,
+  // so the loop still vectorizes). +-inf clamp to e^88 and e^-87.
+  const float in = x;
+  x = x > -87.0f ? x : -87.0f;
+  x = x < 88.0f ? x : 88.0f;
   // Round to nearest by the 1.5 * 2^23 trick: plain adds, so the loop vectorizes.
   float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   float r = x - n * 0.693145751953125f;  // ln2 split in two for an exact reduction
@@ -24,7 +29,7 @@ inline float fast_exp(float x) {
   int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
-  return p * scale;
+  return in != in ? in : p * scale;
 }
 
 inline float fast_sigmoid(float x) { return 1.0f / (1.0f + fast_exp(-x)); }

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "engine/native/ops/op_util.h"
+#include "engine/native/numeric.h"
 #include "engine/native/parallel.h"
 
 namespace sd::native::ops {
@@ -252,8 +253,8 @@ class PadKernel : public Kernel {
     double cv = value_;
     if (in.size() > 2 && in[2].data) cv = dtype_ == DType::kFloat32 ? in[2].as<float>()[0] : static_cast<double>(dtype_ == DType::kInt64 ? in[2].as<int64_t>()[0] : in[2].as<int32_t>()[0]);
     if (dtype_ == DType::kFloat32) { float f = static_cast<float>(cv); std::memcpy(fill, &f, 4); }
-    else if (dtype_ == DType::kInt64) { int64_t v = static_cast<int64_t>(cv); std::memcpy(fill, &v, 8); }
-    else { int32_t v = static_cast<int32_t>(cv); std::memcpy(fill, &v, 4); }
+    else if (dtype_ == DType::kInt64) { int64_t v = saturate_cast<int64_t>(cv); std::memcpy(fill, &v, 8); }
+    else { int32_t v = saturate_cast<int32_t>(cv); std::memcpy(fill, &v, 4); }
     const Shape& o = p_.out;
     const int64_t n = o.numel();
     for (int64_t i = 0; i < n; ++i) {

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "engine/native/ops/op_util.h"
+#include "engine/native/numeric.h"
 #include "engine/native/parallel.h"
 
 namespace sd::native::ops {
@@ -622,8 +623,8 @@ template <class To>
 void cast_to(const TensorRef& in, To* out) {
   const int64_t n = in.numel();
   switch (in.dtype) {
-    case DType::kFloat32: for (int64_t i = 0; i < n; ++i) out[i] = static_cast<To>(in.as<float>()[i]); break;
-    case DType::kFloat64: for (int64_t i = 0; i < n; ++i) out[i] = static_cast<To>(in.as<double>()[i]); break;
+    case DType::kFloat32: for (int64_t i = 0; i < n; ++i) out[i] = saturate_cast<To>(in.as<float>()[i]); break;
+    case DType::kFloat64: for (int64_t i = 0; i < n; ++i) out[i] = saturate_cast<To>(in.as<double>()[i]); break;
     case DType::kInt64: for (int64_t i = 0; i < n; ++i) out[i] = static_cast<To>(in.as<int64_t>()[i]); break;
     case DType::kInt32: for (int64_t i = 0; i < n; ++i) out[i] = static_cast<To>(in.as<int32_t>()[i]); break;
     case DType::kInt8: for (int64_t i = 0; i < n; ++i) out[i] = static_cast<To>(in.as<int8_t>()[i]); break;

@@ -39,6 +39,7 @@ void erase_marked(Graph& g, const std::vector<bool>& dead) {
 
 Result<int> fold_constants(Graph& g, const OpRegistry& registry) {
   int folded = 0;
+  size_t folded_bytes = 0;
   std::vector<bool> dead(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& n = g.nodes[i];
@@ -67,15 +68,20 @@ Result<int> fold_constants(Graph& g, const OpRegistry& registry) {
     if (!out_types) return tl::unexpected(out_types.error());
     SD_TRY(check_output_types(*out_types, g.describe(n)));
     if (out_types->size() < n.outputs.size()) return fail(ErrorCode::kModel, g.describe(n) + ": more outputs than the op has");
-    OpContext kctx{n, g.opset, types, consts, *out_types};
-    auto kernel = schema->create(kctx);
-    if (!kernel) return tl::unexpected(kernel.error());
+    const size_t bytes = total_bytes(*out_types);
+    if (bytes > kFoldNodeLimitBytes || folded_bytes + bytes > kFoldTotalBudgetBytes) continue;  // runs as a step
+    folded_bytes += bytes;
     std::vector<HostTensor> outs;
-    std::vector<TensorRef> out_refs, in_refs;
     for (const auto& t : *out_types) outs.emplace_back(t.dtype, t.shape);
-    for (auto& o : outs) out_refs.push_back(o.ref());
-    for (size_t k = 0; k < consts.size(); ++k) in_refs.push_back(consts[k] ? consts[k]->ref() : TensorRef{});
-    SD_TRY(run_once(**kernel, in_refs, out_refs));
+    if (!all_outputs_empty(*out_types)) {
+      OpContext kctx{n, g.opset, types, consts, *out_types};
+      auto kernel = schema->create(kctx);
+      if (!kernel) return tl::unexpected(kernel.error());
+      std::vector<TensorRef> out_refs, in_refs;
+      for (auto& o : outs) out_refs.push_back(o.ref());
+      for (size_t k = 0; k < consts.size(); ++k) in_refs.push_back(consts[k] ? consts[k]->ref() : TensorRef{});
+      SD_TRY(run_once(**kernel, in_refs, out_refs));
+    }
     for (size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k) {
       int o = n.outputs[k];
       if (o < 0) continue;
