@@ -195,6 +195,7 @@ int fuse_conv_activations(Graph& g) {
       Node& conv = g.nodes[ci];
       if ((conv.op_type != "Conv" && conv.op_type != "FusedConv") || conv.outputs.size() != 1 || dead[ci]) continue;
       const int y = conv.outputs[0];
+      if (y < 0) continue;
       auto post = conv.attrs.get_strings_or_empty("post_ops");
       auto alphas = conv.attrs.get_floats("post_op_alpha"), betas = conv.attrs.get_floats("post_op_beta");
       const auto& rd = readers[static_cast<size_t>(y)];
@@ -207,11 +208,13 @@ int fuse_conv_activations(Graph& g) {
       int sum_input = -1;
       if (rd.size() == 1) {
         Node& n = g.nodes[static_cast<size_t>(rd[0])];
-        act = n.inputs.size() >= 1 && n.inputs[0] == y && n.outputs.size() == 1 ? activation_of(g, n, alpha, beta) : "";
+        const bool one_output = n.outputs.size() == 1 && n.outputs[0] >= 0;
+        act = n.inputs.size() >= 1 && n.inputs[0] == y && one_output ? activation_of(g, n, alpha, beta) : "";
         if (!act.empty()) {
           absorbed_out = n.outputs[0];
           absorbed_nodes = {rd[0]};
-        } else if (n.op_type == "Add" && n.inputs.size() == 2 && n.outputs.size() == 1 && conv.inputs.size() < 4) {
+        } else if (n.op_type == "Add" && n.inputs.size() == 2 && one_output && conv.inputs.size() < 4 &&
+                   (n.inputs[0] == y ? n.inputs[1] : n.inputs[0]) >= 0) {  // an omitted operand: not a residual
           int other = n.inputs[0] == y ? n.inputs[1] : n.inputs[0];
           const Value& ov = g.values[static_cast<size_t>(other)];
           const Value& yv = g.values[static_cast<size_t>(y)];
@@ -237,8 +240,11 @@ int fuse_conv_activations(Graph& g) {
         if (si >= 0 && mi >= 0) {
           const Node& s = g.nodes[static_cast<size_t>(si)];
           const Node& m = g.nodes[static_cast<size_t>(mi)];
-          int sy = s.outputs[0];
-          bool pattern = m.inputs.size() == 2 && ((m.inputs[0] == y && m.inputs[1] == sy) || (m.inputs[1] == y && m.inputs[0] == sy)) &&
+          // Found by the fuzzer: a Sigmoid or Mul without outputs was indexed here.
+          const bool shaped = s.inputs.size() == 1 && s.outputs.size() == 1 && s.outputs[0] >= 0 && m.outputs.size() == 1 &&
+                              m.outputs[0] >= 0;
+          const int sy = shaped ? s.outputs[0] : -1;
+          bool pattern = shaped && m.inputs.size() == 2 && ((m.inputs[0] == y && m.inputs[1] == sy) || (m.inputs[1] == y && m.inputs[0] == sy)) &&
                          uses[static_cast<size_t>(sy)] == 1;
           if (pattern) {
             act = "silu";
