@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <chrono>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 
@@ -311,6 +312,15 @@ namespace {
 
 // Every input that ever crashed the fuzz target (tests/data/fuzz/) is replayed the same way:
 // load, and when it loads, plan and run it on zeros. Any error is fine; a crash is not.
+// Found by the fuzzer: a model input declared [4.6e18, 6], whose element count overflowed.
+TEST(NativeLoader, ElementCountsOfDeclaredShapesSaturate) {
+  const int64_t big = int64_t{4611113927693007615};
+  EXPECT_EQ((Shape{big, 6}).numel(), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ((Shape{big, big, 0}).numel(), 0);
+  EXPECT_EQ((Shape{big, -1}).numel(), -1);
+  EXPECT_EQ((Shape{3, 5, 7}).numel(), 105);
+}
+
 TEST(NativeLoader, FuzzerFindingsStayFixed) {
   const std::filesystem::path dir = std::filesystem::path(STREAMDET_SOURCE_DIR) / "tests" / "data" / "fuzz";
   int cases = 0;

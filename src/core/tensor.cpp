@@ -1,6 +1,7 @@
 #include "core/tensor.h"
 
 #include <cstdlib>
+#include <limits>
 #include <new>
 
 namespace sd {
@@ -14,9 +15,16 @@ Shape::Shape(std::initializer_list<int64_t> d) {
 
 int64_t Shape::numel() const {
   int64_t n = 1;
+  bool overflow = false;
   for (int i = 0; i < rank; ++i) {
     if (dims[static_cast<size_t>(i)] < 0) return -1;
-    n *= dims[static_cast<size_t>(i)];
+    // A model may declare any dims (the fuzzer found [4.6e18, 6]): saturate instead of overflowing.
+    if (__builtin_mul_overflow(n, dims[static_cast<size_t>(i)], &n)) overflow = true;
+  }
+  if (overflow) {
+    for (int i = 0; i < rank; ++i)
+      if (dims[static_cast<size_t>(i)] == 0) return 0;
+    return std::numeric_limits<int64_t>::max();
   }
   return n;
 }

@@ -28,7 +28,7 @@ struct Shape {
   int64_t operator[](int i) const { return dims[static_cast<size_t>(i)]; }
   int64_t& operator[](int i) { return dims[static_cast<size_t>(i)]; }
   // Product of dims; a negative (dynamic) dim makes it -1.
-  int64_t numel() const;
+  int64_t numel() const;  // -1 with a dynamic dim; saturates at INT64_MAX (0 if a dim is 0)
   bool is_static() const;
   bool operator==(const Shape& o) const;
   bool operator!=(const Shape& o) const { return !(*this == o); }
