@@ -142,7 +142,65 @@ INSTANTIATE_TEST_SUITE_P(Geometries, ConvVsNaive,
                                            ConvCase{1, 12, 10, 10, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 3},    // grouped, dilated
                                            ConvCase{1, 5, 8, 13, 7, 5, 3, 2, 1, 0, 2, 1, 0, 1, 1, 1},      // odd kernel, asymmetric pads
                                            ConvCase{1, 32, 19, 21, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},  // Winograd F(4x4,3x3), ragged tiles
-                                           ConvCase{2, 64, 8, 8, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}));  // Winograd, batch 2
+                                           ConvCase{2, 64, 8, 8, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   // Winograd, batch 2
+                                           // The stem kernel (1 to 4 input channels): YOLOv5's 6x6/2, 7x7/2, widths
+                                           // that are not whole blocks of 16, stride 1, 1x1, batch 2, rows long enough
+                                           // for the 8-pixel blocks and their borders, asymmetric pads.
+                                           ConvCase{1, 3, 40, 52, 32, 6, 6, 2, 2, 2, 2, 2, 2, 1, 1, 1},
+                                           ConvCase{1, 3, 37, 41, 24, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1},
+                                           ConvCase{2, 1, 20, 35, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+                                           ConvCase{1, 4, 18, 33, 40, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+                                           ConvCase{1, 3, 21, 30, 16, 5, 4, 3, 2, 0, 1, 2, 3, 1, 1, 1},
+                                           ConvCase{1, 2, 5, 6, 16, 3, 3, 1, 1, 2, 4, 1, 4, 1, 1, 1}));  // no interior at all
+
+// The stem kernel with each activation fused into it (in registers), against the unoptimized
+// plain graph (Conv, then the activation as its own op); and with a channels-last source (a
+// convolution producing 4 channels feeds it).
+TEST(NativeEngine, StemConvWithFusedActivationsMatchesThePlainGraph) {
+  struct Act {
+    const char* op;
+    float min, max;
+  };
+  for (const Act act : {Act{"Relu", 0, 0}, Act{"LeakyRelu", 0, 0}, Act{"Sigmoid", 0, 0}, Act{"HardSwish", 0, 0}, Act{"Clip", -0.3f, 0.4f},
+                        Act{"SiLU", 0, 0}, Act{"Relu+Sigmoid", 0, 0}}) {
+    OnnxBuilder b;
+    b.input("x", {1, 3, 23, 37});
+    b.random_initializer("w", {24, 3, 3, 3}, -0.5f, 0.5f);
+    b.random_initializer("b", {24}, -0.5f, 0.5f);
+    b.random_initializer("w2", {4, 24, 1, 1}, -0.5f, 0.5f);
+    b.random_initializer("w3", {16, 4, 3, 3}, -0.5f, 0.5f);
+    b.initializer("lo", {}, {act.min});
+    b.initializer("hi", {}, {act.max});
+    auto* conv = b.node("Conv", {"x", "w", "b"}, {"c"});
+    OnnxBuilder::attr_ints(conv, "strides", {2, 2});
+    OnnxBuilder::attr_ints(conv, "pads", {1, 1, 1, 1});
+    const std::string name = act.op;
+    if (name == "SiLU") {
+      b.node("Sigmoid", {"c"}, {"s"});
+      b.node("Mul", {"c", "s"}, {"a"});
+    } else if (name == "Clip") {
+      b.node("Clip", {"c", "lo", "hi"}, {"a"});
+    } else if (name == "Relu+Sigmoid") {  // two post ops: the kernel applies them per finished row
+      b.node("Relu", {"c"}, {"r"});
+      b.node("Sigmoid", {"r"}, {"a"});
+    } else {
+      auto* n = b.node(name, {"c"}, {"a"});
+      if (name == "LeakyRelu") OnnxBuilder::attr_float(n, "alpha", 0.2f);
+    }
+    b.node("Conv", {"a", "w2"}, {"four"});  // 4 channels, channels-last: the next stem reads NHWC
+    auto* c3 = b.node("Conv", {"four", "w3"}, {"y"});
+    OnnxBuilder::attr_ints(c3, "pads", {1, 1, 1, 1});
+    b.output("a");
+    b.output("y");
+    HostTensor x = tensor(Shape{1, 3, 23, 37}, random_vector(3 * 23 * 37, 5, -3.f, 3.f));
+    auto fast = run_model(b.bytes(), {x}, true, true);
+    auto plain = run_model(b.bytes(), {x}, false, false);
+    ASSERT_EQ(fast.outputs.size(), 2u) << name;
+    ASSERT_EQ(plain.outputs.size(), 2u) << name;
+    expect_same(fast.outputs[0], plain.outputs[0], 1e-5, name + ": activation");
+    expect_same(fast.outputs[1], plain.outputs[1], 1e-4, name + ": after the channels-last stem");
+  }
+}
 
 // A C2f-like block: Conv+BN+SiLU, a residual Add after the activation, Split/Concat along channels,
 // a per-channel scale, nearest 2x upsample, MaxPool, Slice, then a reshape to 3-D: the layout

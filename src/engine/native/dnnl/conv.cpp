@@ -7,12 +7,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <unordered_map>
 
 #include "engine/native/dnnl/dnnl_context.h"
 #include "engine/native/dnnl/weight_cache.h"
 #include "engine/native/ops/fast_math.h"
 #include "engine/native/ops/op_util.h"
+#include "engine/native/ops/stem_conv.h"
 #include "engine/native/parallel.h"
 
 namespace sd::native::dnnl_ops {
@@ -99,6 +101,10 @@ class ConvKernel : public Kernel {
     auto alphas = a.get_floats("post_op_alpha"), betas = a.get_floats("post_op_beta");
     for (size_t i = 0; i < post.size(); ++i)
       post_.push_back({post[i], i < alphas.size() ? alphas[i] : 0.f, i < betas.size() ? betas[i] : 0.f});
+    if (try_stem(ctx)) {
+      if (std::getenv("STREAMDET_NATIVE_PROFILE")) std::fprintf(stderr, "%s: %s\n", ctx.describe().c_str(), impl_.c_str());
+      return ok();
+    }
     if (try_winograd(ctx, wei_d, bias_md)) {
       if (std::getenv("STREAMDET_NATIVE_PROFILE")) std::fprintf(stderr, "%s: %s\n", ctx.describe().c_str(), impl_.c_str());
       return ok();
@@ -156,6 +162,12 @@ class ConvKernel : public Kernel {
   }
 
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
+    if (stem_) {
+      stem_->run(in[0].as<float>(), src_nhwc_, out[0].as<float>(), ctx.threads,
+                 post_.empty() || stem_fused_post_ ? std::function<void(float*, int64_t)>{}
+                                                   : [this](float* y, int64_t count) { apply_post_ops(post_, y, nullptr, 0, count); });
+      return ok();
+    }
     if (wino_) return run_winograd(in, out, ctx);
     src_.set_data_handle(in[0].data);
     dst_.set_data_handle(out[0].data);
@@ -166,6 +178,31 @@ class ConvKernel : public Kernel {
   }
 
  private:
+  // Images (1 to 4 channels) into 16k channels, channels-last: ops/stem_conv.h says why.
+  bool try_stem(const OpContext& ctx) {
+    if (!dst_nhwc_) return false;
+    if (ctx.constants[1]->dtype() != DType::kFloat32 || (has_bias_ && ctx.constants[2]->dtype() != DType::kFloat32)) return false;
+    if (!ops::stem_conv_applies(g_.c, g_.oc, g_.kh, ctx.node.attrs)) return false;
+    const ops::StemConvGeometry sg{g_.n, g_.c, g_.h, g_.w, g_.oc, g_.kh, g_.kw, g_.oh, g_.ow, g_.sh, g_.sw, g_.pt, g_.pl};
+    // A single activation runs in registers; longer chains run over each finished row.
+    ops::StemActivation act = ops::StemActivation::kNone;
+    float alpha = 0, beta = 0;
+    if (post_.size() == 1) {
+      static const std::map<std::string, ops::StemActivation> kinds = {
+          {"relu", ops::StemActivation::kRelu},       {"leaky_relu", ops::StemActivation::kLeakyRelu},
+          {"silu", ops::StemActivation::kSilu},       {"sigmoid", ops::StemActivation::kSigmoid},
+          {"hardswish", ops::StemActivation::kHardSwish}, {"clip", ops::StemActivation::kClip}};
+      if (auto it = kinds.find(post_[0].op); it != kinds.end()) {
+        act = it->second, alpha = post_[0].alpha, beta = post_[0].beta;
+        stem_fused_post_ = true;
+      }
+    }
+    stem_ = std::make_unique<ops::StemConv>(sg, static_cast<const float*>(ctx.constants[1]->data()),
+                                            has_bias_ ? static_cast<const float*>(ctx.constants[2]->data()) : nullptr, act, alpha, beta);
+    impl_ = "streamdet:stem_direct";
+    return true;
+  }
+
   // Winograd F(4x4, 3x3) (oneDNN's jit_wino_4x3) for 3x3 stride-1 convolutions: about half the
   // time of the direct kernel on YOLO's shapes (docs/benchmarks.md). It runs on oneDNN's blocked
   // layout only and takes no swish/logistic post ops, so the source is reordered into scratch,
@@ -237,17 +274,7 @@ class ConvKernel : public Kernel {
     float* y = out[0].as<float>();
     const float* sum = in.size() > 3 ? in[3].as<float>() : nullptr;
     const auto& post = post_;
-    parallel_for(out[0].numel(), ctx.threads, 16384, [&](int64_t b, int64_t e) {
-      for (const PostOp& p : post) {
-        if (p.op == "silu") for (int64_t i = b; i < e; ++i) y[i] = y[i] * ops::fast_sigmoid(y[i]);
-        else if (p.op == "sum") for (int64_t i = b; i < e; ++i) y[i] += sum[i];
-        else if (p.op == "relu") for (int64_t i = b; i < e; ++i) y[i] = y[i] > 0 ? y[i] : 0.f;
-        else if (p.op == "leaky_relu") for (int64_t i = b; i < e; ++i) y[i] = y[i] >= 0 ? y[i] : p.alpha * y[i];
-        else if (p.op == "sigmoid") for (int64_t i = b; i < e; ++i) y[i] = ops::fast_sigmoid(y[i]);
-        else if (p.op == "hardswish") for (int64_t i = b; i < e; ++i) y[i] = y[i] * std::max(0.f, std::min(1.f, y[i] / 6.f + 0.5f));
-        else if (p.op == "clip") for (int64_t i = b; i < e; ++i) y[i] = std::min(std::max(y[i], p.alpha), p.beta);
-      }
-    });
+    parallel_for(out[0].numel(), ctx.threads, 16384, [&](int64_t b, int64_t e) { apply_post_ops(post, y, sum, b, e); });
     return ok();
   }
 
@@ -255,6 +282,21 @@ class ConvKernel : public Kernel {
     std::string op;
     float alpha = 0, beta = 0;
   };
+
+  // The post ops oneDNN would have fused, on y[b, e) of a finished output.
+  static void apply_post_ops(const std::vector<PostOp>& post, float* y, const float* sum, int64_t b, int64_t e) {
+    for (const PostOp& p : post) {
+      if (p.op == "silu") for (int64_t i = b; i < e; ++i) y[i] = y[i] * ops::fast_sigmoid(y[i]);
+      else if (p.op == "sum") for (int64_t i = b; i < e; ++i) y[i] += sum[i];
+      else if (p.op == "relu") for (int64_t i = b; i < e; ++i) y[i] = y[i] > 0 ? y[i] : 0.f;
+      else if (p.op == "leaky_relu") for (int64_t i = b; i < e; ++i) y[i] = y[i] >= 0 ? y[i] : p.alpha * y[i];
+      else if (p.op == "sigmoid") for (int64_t i = b; i < e; ++i) y[i] = ops::fast_sigmoid(y[i]);
+      else if (p.op == "hardswish") for (int64_t i = b; i < e; ++i) y[i] = y[i] * std::max(0.f, std::min(1.f, y[i] / 6.f + 0.5f));
+      else if (p.op == "clip") for (int64_t i = b; i < e; ++i) y[i] = std::min(std::max(y[i], p.alpha), p.beta);
+    }
+  }
+  std::unique_ptr<ops::StemConv> stem_;
+  bool stem_fused_post_ = false;  // the stem kernel applies post_ itself
   std::vector<PostOp> post_;
   bool wino_ = false;
   size_t wino_src_bytes_ = 0, wino_dst_bytes_ = 0;

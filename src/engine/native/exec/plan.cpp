@@ -6,6 +6,7 @@
 #include <set>
 
 #include "engine/native/dnnl/dnnl_context.h"
+#include "engine/native/ops/stem_conv.h"
 
 namespace sd::native::exec {
 namespace {
@@ -414,7 +415,10 @@ class Planner {
     std::vector<int> ins = n.inputs;
     // oneDNN's fast convolutions want channels-last on both sides (a plain NCHW source with an
     // NHWC destination falls back to its slow reference kernel): convert the source once.
-    if (channels_last_ && cls == OpClass::kConv && !states_[static_cast<size_t>(ins[0])].nhwc) {
+    // Images into a convolution (1 to 4 channels) are read as they are by the stem kernel.
+    const bool stem = cls == OpClass::kConv && lin.size() > 1 && lin[0].shape.rank == 4 && lin[1].shape.rank == 4 &&
+                      ops::stem_conv_applies(lin[0].shape[1], lin[1].shape[0], lin[1].shape[2], n.attrs);
+    if (channels_last_ && cls == OpClass::kConv && !stem && !states_[static_cast<size_t>(ins[0])].nhwc) {
       SD_ASSIGN_OR_RETURN(ins[0], convert(ins[0], true));
     }
     const int x = ins[0];
