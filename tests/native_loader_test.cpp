@@ -321,6 +321,39 @@ TEST(NativeLoader, ElementCountsOfDeclaredShapesSaturate) {
   EXPECT_EQ((Shape{3, 5, 7}).numel(), 105);
 }
 
+// Found by the fuzzer: Max(Size(x), Sigmoid(x)) read the float input as int64 (the type of the
+// first), past its end. Ops whose kernel reads several inputs as one type refuse a mix at load.
+TEST(NativeLoader, InputsOfMixedTypesAreAModelError) {
+  for (const std::string op : {"Max", "Sum", "Concat", "Where"}) {
+    OnnxBuilder b;
+    b.input("x", {2, 3});
+    b.initializer_i64("i", {2, 3}, {1, 2, 3, 4, 5, 6});
+    if (op == "Where") {
+      b.node("Greater", {"x", "x"}, {"cond"});
+      b.node("Where", {"cond", "x", "i"}, {"y"});
+    } else {
+      auto* n = b.node(op, {"i", "x"}, {"y"});
+      if (op == "Concat") OnnxBuilder::attr_int(n, "axis", 0);
+    }
+    b.output("y");
+    const std::string bytes = b.bytes();
+    auto m = NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".");
+    std::string message;
+    if (!m) {
+      message = m.error().message;
+    } else {  // the check is at planning when the types are only known then
+      auto s = NativeSession::create(*m, SessionOptions{1});
+      HostTensor x(DType::kFloat32, Shape{2, 3});
+      TensorRef ref = x.ref();
+      std::vector<HostTensor> out;
+      auto st = (*s)->run(std::span<const TensorRef>(&ref, 1), out);
+      ASSERT_FALSE(st) << op;
+      message = st.error().message;
+    }
+    EXPECT_NE(message.find("(they must match)"), std::string::npos) << op << ": " << message;
+  }
+}
+
 TEST(NativeLoader, FuzzerFindingsStayFixed) {
   const std::filesystem::path dir = std::filesystem::path(STREAMDET_SOURCE_DIR) / "tests" / "data" / "fuzz";
   int cases = 0;

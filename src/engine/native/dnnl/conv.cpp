@@ -81,6 +81,7 @@ class ConvKernel : public Kernel {
  public:
   Status init(const OpContext& ctx) {
     if (ctx.inputs[0].dtype != DType::kFloat32) return fail(ErrorCode::kUnsupported, ctx.describe() + ": only float32 is supported");
+    SD_TRY(ops::same_dtype(ctx, {1, 2, 3}));  // weights, bias, fused sum
     SD_ASSIGN_OR_RETURN(g_, conv_geometry(ctx));
     if (!ctx.constants[1]) return fail(ErrorCode::kUnsupported, ctx.describe() + ": weights must be constant");
     if (ops::has_input(ctx, 2) && !ctx.constants[2]) return fail(ErrorCode::kUnsupported, ctx.describe() + ": bias must be constant");

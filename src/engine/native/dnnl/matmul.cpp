@@ -45,6 +45,7 @@ class MatMulKernel : public Kernel {
  public:
   Status init(const OpContext& ctx) {
     if (ctx.inputs[0].dtype != DType::kFloat32) return fail(ErrorCode::kUnsupported, ctx.describe() + ": only float32 is supported");
+    SD_TRY(ops::same_dtype(ctx, {1}));
     Shape a = ctx.inputs[0].shape, b = ctx.inputs[1].shape;
     if (a.rank == 1) a = Shape{1, a[0]};
     if (b.rank == 1) b = Shape{b[0], 1};
@@ -89,6 +90,7 @@ class GemmKernel : public Kernel {
  public:
   Status init(const OpContext& ctx) {
     if (ctx.inputs[0].dtype != DType::kFloat32) return fail(ErrorCode::kUnsupported, ctx.describe() + ": only float32 is supported");
+    SD_TRY(ops::same_dtype(ctx, {1, 2}));
     const auto& at = ctx.node.attrs;
     const bool ta = at.get_int("transA", 0) != 0, tb = at.get_int("transB", 0) != 0;
     alpha_ = at.get_float("alpha", 1.f), beta_ = at.get_float("beta", 1.f);

@@ -271,6 +271,7 @@ void add_nary(OpRegistry& r, const char* name, BinOp op, bool mean) {
   s.op_type = name;
   s.infer = [](const OpContext& ctx) -> Result<std::vector<ValueType>> {
     if (ctx.inputs.empty()) return fail(ErrorCode::kModel, ctx.describe() + ": needs inputs");
+    SD_TRY(same_dtype(ctx));
     Shape out = ctx.inputs[0].shape;
     for (size_t i = 1; i < ctx.inputs.size(); ++i) { SD_ASSIGN_OR_RETURN(out, broadcast_shapes(out, ctx.inputs[i].shape, ctx)); }
     return one_output(ctx.inputs[0].dtype, out);
@@ -333,6 +334,7 @@ class UnaryKernel : public Kernel {
     alpha_ = a.get_float("alpha", op_ == UnOp::kLeakyRelu ? 0.01f : (op_ == UnOp::kHardSigmoid ? 0.2f : 1.0f));
     beta_ = a.get_float("beta", 0.5f);
     if (op_ == UnOp::kClip) {
+      SD_TRY(same_dtype(ctx, {1, 2}, 0, true));
       lo_ = -std::numeric_limits<float>::infinity();
       hi_ = std::numeric_limits<float>::infinity();
       if (ctx.opset < 11) {
@@ -465,6 +467,8 @@ void register_elementwise_ops(OpRegistry& r) {
     s.min_inputs = 3;
     s.infer = [](const OpContext& ctx) -> Result<std::vector<ValueType>> {
       if (ctx.inputs.size() != 3) return fail(ErrorCode::kModel, ctx.describe() + ": needs 3 inputs");
+      SD_TRY(input_dtype_is(ctx, 0, DType::kBool));
+      SD_TRY(same_dtype(ctx, {2}, 1));
       SD_ASSIGN_OR_RETURN(Shape s1, broadcast_shapes(ctx.inputs[0].shape, ctx.inputs[1].shape, ctx));
       SD_ASSIGN_OR_RETURN(Shape s2, broadcast_shapes(s1, ctx.inputs[2].shape, ctx));
       return one_output(ctx.inputs[1].dtype, s2);

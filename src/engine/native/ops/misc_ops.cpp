@@ -235,6 +235,7 @@ class PadKernel : public Kernel {
   Status init(const OpContext& ctx) {
     if (ctx.inputs[0].dtype != DType::kFloat32 && ctx.inputs[0].dtype != DType::kInt64 && ctx.inputs[0].dtype != DType::kInt32)
       return fail(ErrorCode::kUnsupported, ctx.describe() + ": element type not supported");
+    SD_TRY(same_dtype(ctx, {2}, 0, true));  // the constant value
     SD_ASSIGN_OR_RETURN(p_, pad_plan(ctx));
     in_ = ctx.inputs[0].shape;
     es_ = dtype_size(ctx.inputs[0].dtype);
@@ -298,6 +299,7 @@ class ChannelNormKernel : public Kernel {
  public:
   Status init(const OpContext& ctx) {
     if (ctx.inputs[0].dtype != DType::kFloat32) return fail(ErrorCode::kUnsupported, ctx.describe() + ": only float32 is supported");
+    SD_TRY(same_dtype(ctx));
     const Shape& s = ctx.inputs[0].shape;
     instance_ = ctx.node.op_type == "InstanceNormalization";
     if (!instance_ && ctx.node.attrs.get_int("training_mode", 0))

@@ -32,6 +32,30 @@ Result<std::vector<int64_t>> constant_ints(const OpContext& ctx, size_t i, const
   return ctx.constants[i]->to_int64_vector();
 }
 
+Status same_dtype(const OpContext& ctx, std::initializer_list<size_t> which, size_t like, bool scalar) {
+  auto check = [&](size_t i) -> Status {
+    if (!has_input(ctx, i)) return ok();
+    if (ctx.inputs[i].dtype != ctx.inputs[like].dtype)
+      return fail(ErrorCode::kModel, ctx.describe() + ": input " + std::to_string(i) + " is " + dtype_name(ctx.inputs[i].dtype) + ", input " +
+                                         std::to_string(like) + " is " + dtype_name(ctx.inputs[like].dtype) + " (they must match)");
+    if (scalar && ctx.inputs[i].shape.numel() < 1) return fail(ErrorCode::kModel, ctx.describe() + ": input " + std::to_string(i) + " is empty");
+    return ok();
+  };
+  if (like >= ctx.inputs.size()) return fail(ErrorCode::kModel, ctx.describe() + ": missing input " + std::to_string(like));
+  if (which.size() == 0) {
+    for (size_t i = 0; i < ctx.inputs.size(); ++i) SD_TRY(check(i));
+  } else {
+    for (size_t i : which) SD_TRY(check(i));
+  }
+  return ok();
+}
+
+Status input_dtype_is(const OpContext& ctx, size_t i, DType want) {
+  if (!has_input(ctx, i) || ctx.inputs[i].dtype == want) return ok();
+  return fail(ErrorCode::kModel, ctx.describe() + ": input " + std::to_string(i) + " is " + dtype_name(ctx.inputs[i].dtype) + ", not " +
+                                     dtype_name(want));
+}
+
 Result<std::vector<ValueType>> one_output(DType dtype, const Shape& shape) {
   return std::vector<ValueType>{ValueType{dtype, shape}};
 }

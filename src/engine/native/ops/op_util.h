@@ -2,6 +2,7 @@
 // and making OpSchemas from kernel classes.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,14 @@ inline bool has_input(const OpContext& ctx, size_t i) {
 }
 
 Result<std::vector<ValueType>> one_output(DType dtype, const Shape& shape);
+
+// Kernels read several inputs as one element type: inputs `which` (those present; all of them
+// when empty) must have input `like`'s type, else a model error naming both (the fuzzer found
+// a Sum of int64 and int32 reading past its second input). `scalar`: each must also hold at
+// least one element (read as [0]: Clip's bounds, Pad's value, Range's arguments).
+Status same_dtype(const OpContext& ctx, std::initializer_list<size_t> which = {}, size_t like = 0, bool scalar = false);
+// Input i, when present, has type `want`.
+Status input_dtype_is(const OpContext& ctx, size_t i, DType want);
 
 inline int64_t shape_numel(const Shape& s) { return s.numel(); }
 

@@ -334,6 +334,7 @@ class ConcatKernel : public Kernel {
 
 Result<std::vector<ValueType>> infer_concat(const OpContext& ctx) {
   if (ctx.inputs.empty()) return fail(ErrorCode::kModel, ctx.describe() + ": needs inputs");
+  SD_TRY(same_dtype(ctx));
   Shape out = ctx.inputs[0].shape;
   SD_ASSIGN_OR_RETURN(int axis, normalize_axis(ctx.node.attrs.get_int("axis", 0), out.rank, ctx));
   out[axis] = 0;
@@ -755,6 +756,7 @@ class RangeKernel : public Kernel {
 Result<std::vector<ValueType>> infer_range(const OpContext& ctx) {
   for (size_t i = 0; i < 3; ++i)
     if (!ctx.constants[i]) return fail(ErrorCode::kUnsupported, ctx.describe() + ": start/limit/delta must be known when the model is planned");
+  SD_TRY(same_dtype(ctx, {0, 1, 2}, 0, true));
   auto v = [&](size_t i) { return ctx.constants[i]->to_float_vector().at(0); };
   double start = ctx.constants[0]->dtype() == DType::kFloat32 ? v(0) : static_cast<double>(ctx.constants[0]->to_int64_vector()[0]);
   double limit = ctx.constants[1]->dtype() == DType::kFloat32 ? v(1) : static_cast<double>(ctx.constants[1]->to_int64_vector()[0]);
