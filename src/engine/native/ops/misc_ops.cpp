@@ -86,6 +86,7 @@ class ResizeKernel : public Kernel {
     SD_ASSIGN_OR_RETURN(p_, resize_plan(ctx));
     from_sizes_ = p_.from_sizes;
     in_ = ctx.inputs[0].shape;
+    if (in_.rank < 1) return fail(ErrorCode::kModel, ctx.describe() + ": the input is a scalar");
     const auto& a = ctx.node.attrs;
     std::string mode = a.get_string("mode", "nearest");
     std::string ctm = a.get_string("coordinate_transformation_mode", ctx.opset >= 11 ? "half_pixel" : "asymmetric");
@@ -130,6 +131,11 @@ class ResizeKernel : public Kernel {
       weight_.push_back(std::move(w));
     }
     st_ = contiguous_strides(in_);
+    // Nearest with the last dim unchanged (channels-last upsampling: the last dim is C): each
+    // output row is a copy of one input row, no per-element gather.
+    copy_rows_ = !linear_ && p_.out[in_.rank - 1] == in_[in_.rank - 1];
+    for (int64_t i = 0; copy_rows_ && i < in_[in_.rank - 1]; ++i)
+      if (idx0_.back()[static_cast<size_t>(i)] != i) copy_rows_ = false;
     if (linear_) {
       // Linear interpolation over the dims that change size; at most the last two.
       for (int d = 0; d < in_.rank; ++d)
@@ -157,7 +163,8 @@ class ResizeKernel : public Kernel {
             rem /= o[d];
           }
           const float* src = x + off;
-          for (int64_t i = 0; i < inner; ++i) dst[i] = src[ix0[static_cast<size_t>(i)]];
+          if (copy_rows_) std::memcpy(dst, src, static_cast<size_t>(inner) * sizeof(float));
+          else for (int64_t i = 0; i < inner; ++i) dst[i] = src[ix0[static_cast<size_t>(i)]];
         } else {
           // Leading dims (same size in and out) then the row dim r-2 with weights.
           int64_t rem = row, off = 0;
@@ -196,7 +203,7 @@ class ResizeKernel : public Kernel {
  private:
   ResizePlan p_;
   Shape in_;
-  bool linear_ = false, from_sizes_ = false;
+  bool linear_ = false, from_sizes_ = false, copy_rows_ = false;
   std::vector<std::vector<int64_t>> idx0_, idx1_;
   std::vector<std::vector<float>> weight_;
   std::array<int64_t, Shape::kMaxRank> st_{};
