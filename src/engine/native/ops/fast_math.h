@@ -1,37 +1,66 @@
 // Branch-free float exp the compiler vectorizes (AVX-512 with -march=native): range reduction
 // to 2^n * e^r with |r| <= ln2/2 and a degree-6 polynomial; ~1e-7 relative error over the
-// float range, tested against std::exp.
+// float range, tested against std::exp. One template serves a float (in loops the compiler
+// vectorizes) and an explicit 16-lane vector (kernels written with vector types, such as the
+// stem convolution's fused activations), so both give the same results.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace sd::native::ops {
 
-inline float fast_exp(float x) {
+// GCC/Clang vector extension types: 16 lanes, one AVX-512 register.
+using f32x16 = float __attribute__((vector_size(64)));
+using i32x16 = int32_t __attribute__((vector_size(64)));
+
+template <class V>
+inline V splat(float f) {
+  if constexpr (std::is_same_v<V, float>) return f;
+  else return V{} + f;
+}
+
+namespace detail {
+inline int32_t to_i32(float n) { return static_cast<int32_t>(n); }
+inline i32x16 to_i32(f32x16 n) { return __builtin_convertvector(n, i32x16); }
+inline float from_bits(int32_t b) {
+  float f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+inline f32x16 from_bits(i32x16 b) {
+  f32x16 f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+}  // namespace detail
+
+template <class V>
+inline V fast_exp_of(V x) {
   // The clamp is written so NaN compares false and becomes -87: the float->int conversion
   // below is undefined for NaN. NaN is given back at the end, as std::exp does (a select,
   // so the loop still vectorizes). +-inf clamp to e^88 and e^-87.
-  const float in = x;
-  x = x > -87.0f ? x : -87.0f;
-  x = x < 88.0f ? x : 88.0f;
+  const V in = x;
+  const V lo = splat<V>(-87.0f), hi = splat<V>(88.0f);
+  x = x > lo ? x : lo;
+  x = x < hi ? x : hi;
   // Round to nearest by the 1.5 * 2^23 trick: plain adds, so the loop vectorizes.
-  float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = x - n * 0.693145751953125f;  // ln2 split in two for an exact reduction
+  const V n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  V r = x - n * 0.693145751953125f;  // ln2 split in two for an exact reduction
   r = r - n * 1.42860682030941723212e-6f;
-  float p = 1.0f / 720;
+  V p = splat<V>(1.0f / 720);
   p = p * r + 1.0f / 120;
   p = p * r + 1.0f / 24;
   p = p * r + 1.0f / 6;
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
+  const V scale = detail::from_bits((detail::to_i32(n) + 127) << 23);
   return in != in ? in : p * scale;
 }
 
+inline float fast_exp(float x) { return fast_exp_of(x); }
 inline float fast_sigmoid(float x) { return 1.0f / (1.0f + fast_exp(-x)); }
 
 }  // namespace sd::native::ops

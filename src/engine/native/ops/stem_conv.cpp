@@ -4,13 +4,13 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "engine/native/ops/fast_math.h"
 #include "engine/native/parallel.h"
 
 namespace sd::native::ops {
 namespace {
 
-// GCC/Clang vector extension: 16 floats, one AVX-512 register (two AVX2, four SSE ones).
-using v16 = float __attribute__((vector_size(64)));
+using v16 = f32x16;  // one AVX-512 register (two AVX2, four SSE ones)
 constexpr int kPixels = 8;  // output pixels per register block (8 accumulators)
 
 // The first `lanes` floats of v: fixed sizes for the common widths (a variable-length memcpy is
@@ -21,31 +21,6 @@ inline void store(float* out, const v16& v, int64_t lanes) {
   else for (int64_t l = 0; l < lanes; ++l) out[l] = v[l];
 }
 
-using vi16 = int32_t __attribute__((vector_size(64)));
-
-v16 splat(float f) { return v16{} + f; }
-
-// ops::fast_exp on 16 lanes (same reduction and polynomial, so fused and unfused results agree).
-inline v16 exp16(v16 x) {
-  const v16 in = x;
-  x = x > splat(-87.f) ? x : splat(-87.f);  // NaN compares false: clamped here, restored below
-  x = x < splat(88.f) ? x : splat(88.f);
-  const v16 n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  v16 r = x - n * 0.693145751953125f;
-  r = r - n * 1.42860682030941723212e-6f;
-  v16 p = splat(1.0f / 720);
-  p = p * r + 1.0f / 120;
-  p = p * r + 1.0f / 24;
-  p = p * r + 1.0f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  const vi16 bits = (__builtin_convertvector(n, vi16) + 127) << 23;
-  v16 scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return in != in ? in : p * scale;
-}
-
 struct Activation {
   StemActivation kind;
   float alpha, beta;
@@ -54,19 +29,19 @@ struct Activation {
 inline v16 activate(v16 x, const Activation& a) {
   switch (a.kind) {
     case StemActivation::kNone: return x;
-    case StemActivation::kRelu: return x > splat(0.f) ? x : splat(0.f);
-    case StemActivation::kLeakyRelu: return x >= splat(0.f) ? x : x * a.alpha;
-    case StemActivation::kSilu: return x / (1.0f + exp16(-x));
-    case StemActivation::kSigmoid: return 1.0f / (1.0f + exp16(-x));
+    case StemActivation::kRelu: return x > splat<v16>(0.f) ? x : splat<v16>(0.f);
+    case StemActivation::kLeakyRelu: return x >= splat<v16>(0.f) ? x : x * a.alpha;
+    case StemActivation::kSilu: return x / (1.0f + fast_exp_of(-x));
+    case StemActivation::kSigmoid: return 1.0f / (1.0f + fast_exp_of(-x));
     case StemActivation::kHardSwish: {
       v16 t = x / 6.0f + 0.5f;
-      t = t > splat(0.f) ? t : splat(0.f);
-      t = t < splat(1.f) ? t : splat(1.f);
+      t = t > splat<v16>(0.f) ? t : splat<v16>(0.f);
+      t = t < splat<v16>(1.f) ? t : splat<v16>(1.f);
       return x * t;
     }
     case StemActivation::kClip: {
-      v16 t = x > splat(a.alpha) ? x : splat(a.alpha);
-      return t < splat(a.beta) ? t : splat(a.beta);
+      v16 t = x > splat<v16>(a.alpha) ? x : splat<v16>(a.alpha);
+      return t < splat<v16>(a.beta) ? t : splat<v16>(a.beta);
     }
   }
   return x;
