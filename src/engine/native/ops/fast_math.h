@@ -9,6 +9,12 @@
 #include <cstring>
 #include <type_traits>
 
+// Without AVX-512 enabled (a build without -march=native) compilers warn that 64-byte vector
+// arguments change the calling convention; these are inline functions of one build, so the
+// convention is always the same one.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 namespace sd::native::ops {
 
 // GCC/Clang vector extension types: 16 lanes, one AVX-512 register.
@@ -64,3 +70,5 @@ inline float fast_exp(float x) { return fast_exp_of(x); }
 inline float fast_sigmoid(float x) { return 1.0f / (1.0f + fast_exp(-x)); }
 
 }  // namespace sd::native::ops
+
+#pragma GCC diagnostic pop

@@ -7,6 +7,9 @@
 #include "engine/native/ops/fast_math.h"
 #include "engine/native/parallel.h"
 
+// 64-byte vectors passed between this file's internal functions: see fast_math.h.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 namespace sd::native::ops {
 namespace {
 
