@@ -179,10 +179,10 @@ class ConvKernel : public Kernel {
   }
 
  private:
-  // Images (1 to 4 channels) into 16k channels, channels-last: ops/stem_conv.h says why.
+  // Images (1 to 4 channels) into 8 or more channels, written channels-last: ops/stem_conv.h
+  // says why. (Weights and bias are float32 like the input: init checked.)
   bool try_stem(const OpContext& ctx) {
     if (!dst_nhwc_) return false;
-    if (ctx.constants[1]->dtype() != DType::kFloat32 || (has_bias_ && ctx.constants[2]->dtype() != DType::kFloat32)) return false;
     if (!ops::stem_conv_applies(g_.c, g_.oc, g_.kh, ctx.node.attrs)) return false;
     const ops::StemConvGeometry sg{g_.n, g_.c, g_.h, g_.w, g_.oc, g_.kh, g_.kw, g_.oh, g_.ow, g_.sh, g_.sw, g_.pt, g_.pl};
     // A single activation runs in registers; longer chains run over each finished row.
