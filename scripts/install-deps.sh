@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   libopencv-dev            # videoio (FFmpeg, GStreamer, V4L2), imgproc, dnn
+  libavformat-dev libavcodec-dev libavutil-dev libswscale-dev   # video files decoded to YUV
   libdnnl-dev              # oneDNN: the native engine's CPU executor
   ocl-icd-opencl-dev       # only a Recommends of libdnnl-dev, but its CMake config requires OpenCL
   libonnx-dev libprotobuf-dev protobuf-compiler   # ONNX protobuf classes

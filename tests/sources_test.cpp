@@ -2,7 +2,9 @@
 
 #include <fstream>
 
+#include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
+#include <opencv2/videoio.hpp>
 
 #include "sources/source.h"
 #include "test_util.h"
@@ -51,6 +53,75 @@ TEST(Sources, VideoFileReadsEveryFrameWithTimestamps) {
   auto end = (*src)->read(f);
   ASSERT_TRUE(end);
   EXPECT_FALSE(*end);
+}
+
+TEST(Sources, Yuv420VideoStaysI420AndMatchesOpenCvsDecode) {
+  test::TempDir dir;
+  test::write_numbered_mp4(dir.file("v.mp4"), 12, 25, {160, 120});
+  auto src = open_source(dir.file("v.mp4"));
+  ASSERT_TRUE(src) << src.error().message;
+  EXPECT_EQ((*src)->info().frame_count, 12);
+  EXPECT_NEAR((*src)->info().fps, 25, 1e-6);
+  cv::VideoCapture opencv(dir.file("v.mp4"), cv::CAP_FFMPEG);
+  ASSERT_TRUE(opencv.isOpened());
+  Frame f;
+  cv::Mat want;
+  for (int i = 0; i < 12; ++i) {
+    auto r = (*src)->read(f);
+    ASSERT_TRUE(r && *r);
+    EXPECT_EQ(f.format, PixelFormat::kI420);  // no BGR conversion on the reader thread
+    EXPECT_EQ(f.size(), cv::Size(160, 120));
+    EXPECT_EQ(f.index, i);
+    EXPECT_NEAR(f.timestamp_ms, i * 40.0, 1e-6);
+    ASSERT_TRUE(opencv.read(want));
+    // The same picture as OpenCV's capture gives, once converted: same decoder, same BT.601
+    // matrix; swscale's integer tables round up to 2 levels higher than cvtColor's.
+    EXPECT_LE(cv::norm(f.bgr(), want, cv::NORM_INF), 3.0) << "frame " << i;
+  }
+  auto end = (*src)->read(f);
+  ASSERT_TRUE(end);
+  EXPECT_FALSE(*end);
+}
+
+TEST(Sources, AReusedFrameTakesTheFormatOfEachSource) {
+  // Packets are pooled across sources: a frame that held I420 from one source and is then
+  // filled by a BGR source must read as BGR (and the other way round).
+  test::TempDir dir;
+  test::write_numbered_mp4(dir.file("v.mp4"), 2, 10, {160, 120});
+  test::write_numbered_avi(dir.file("a.avi"), 2, 10, {200, 100});
+  auto yuv = open_source(dir.file("v.mp4"));
+  auto bgr = open_source(dir.file("a.avi"));
+  auto synth = open_source("synth:w=96,h=64,frames=2");
+  ASSERT_TRUE(yuv && bgr && synth);
+  Frame f;
+  ASSERT_TRUE(*(*yuv)->read(f));
+  EXPECT_EQ(f.format, PixelFormat::kI420);
+  ASSERT_TRUE(*(*bgr)->read(f));
+  EXPECT_EQ(f.format, PixelFormat::kBgr);
+  EXPECT_EQ(f.size(), cv::Size(200, 100));
+  ASSERT_TRUE(*(*yuv)->read(f));
+  EXPECT_EQ(f.format, PixelFormat::kI420);
+  ASSERT_TRUE(*(*synth)->read(f));
+  EXPECT_EQ(f.format, PixelFormat::kBgr);
+  EXPECT_EQ(f.size(), cv::Size(96, 64));
+}
+
+TEST(Sources, TruncatedVideoEndsEarlyWithoutACrash) {
+  test::TempDir dir;
+  test::write_numbered_mp4(dir.file("v.mp4"), 30, 10, {160, 120});
+  std::string data = test::read_file(dir.file("v.mp4"));
+  // Keep the header and the first part of the media data.
+  std::ofstream(dir.file("cut.mp4"), std::ios::binary) << data.substr(0, data.size() / 2);
+  auto src = open_source(dir.file("cut.mp4"));
+  if (!src) {
+    // No index at the end (mp4v writes its moov last): a clear error naming the file.
+    EXPECT_EQ(src.error().code, ErrorCode::kSource);
+    EXPECT_NE(src.error().message.find("cut.mp4"), std::string::npos);
+    return;
+  }
+  int corrupt = 0, frames = 0;
+  read_indices(**src, corrupt, frames);
+  EXPECT_LT(frames, 30);
 }
 
 TEST(Sources, CorruptFrameInTheMiddleIsReportedAndSkipped) {

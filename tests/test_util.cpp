@@ -41,6 +41,12 @@ void write_numbered_avi(const std::string& path, int frames, double fps, cv::Siz
   for (int i = 0; i < frames; ++i) w.write(numbered_frame(i, size));
 }
 
+void write_numbered_mp4(const std::string& path, int frames, double fps, cv::Size size) {
+  cv::VideoWriter w(path, cv::CAP_FFMPEG, cv::VideoWriter::fourcc('m', 'p', '4', 'v'), fps, size, true);
+  if (!w.isOpened()) throw std::runtime_error("cannot write " + path);
+  for (int i = 0; i < frames; ++i) w.write(numbered_frame(i, size));
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream ss;

@@ -26,6 +26,9 @@ cv::Mat numbered_frame(int index, cv::Size size = {160, 120});
 // Writes `frames` numbered frames as MJPG .avi (deterministic, readable back by FFmpeg).
 void write_numbered_avi(const std::string& path, int frames, double fps = 10, cv::Size size = {160, 120});
 
+// Writes `frames` numbered frames as MPEG-4 part 2 .mp4 (decodes to 4:2:0 YUV, like H.264).
+void write_numbered_mp4(const std::string& path, int frames, double fps = 10, cv::Size size = {160, 120});
+
 // Destroys the JPEG start marker of frame `index` in an MJPG .avi so that frame cannot be decoded.
 void corrupt_mjpeg_frame(const std::string& path, int index);
 

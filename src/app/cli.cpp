@@ -48,6 +48,10 @@ void add_runtime_options(CLI::App& cmd, RunOptions& r, std::string& policy) {
   cmd.add_option("--workers", r.workers, "inference workers, each with its own execution context (--threads are divided among them)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  cmd.add_option("--decode-threads", r.decode_threads,
+                 "threads of each video file's decoder (0: the cores the inference threads leave free, at least 1)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd.add_option("--batch", r.batch, "frames per inference call (micro-batching, across sources too)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

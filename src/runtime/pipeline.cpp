@@ -161,10 +161,18 @@ Status Pipeline::setup() {
   if (options_.show) SD_TRY(LiveView::check_display_available());
 
   const int n_sources = static_cast<int>(options_.sources.size());
+  // Decoding runs beside inference: on a CPU engine every decoder thread beyond the cores that
+  // inference leaves free takes its time from inference (and frame threading costs CPU of its own),
+  // so by default decoders get the free cores, and a single thread when there are none.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int inference_threads = options_.model.threads > 0 ? options_.model.threads : cores;
+  const int decode_threads =
+      options_.decode_threads > 0 ? options_.decode_threads : std::max(1, (cores - inference_threads) / n_sources);
   cv::Size largest;
   for (int s = 0; s < n_sources; ++s) {
     SourceOptions so;
     so.source_id = s;
+    so.decode_threads = decode_threads;
     SD_ASSIGN_OR_RETURN(auto source, open_source(options_.sources[static_cast<size_t>(s)], so));
     SourceLane lane;
     lane.info = source->info();
@@ -333,7 +341,7 @@ void Pipeline::reader_loop(int s) {
     profiler_.count_read(s);
     p->frame.source_id = s;
     p->left[static_cast<size_t>(Stage::kRead)] = Clock::now();
-    if (view_) view_->post_frame(s, p->frame.image);
+    if (view_) view_->post_frame(s, p->frame.bgr());
     if (options_.every > 1 && counter++ % options_.every != 0) {
       profiler_.count_drop(s, DropReason::kEvery);
       rec.add_drop(Stage::kRead);
@@ -370,7 +378,7 @@ void Pipeline::preprocess_loop(int s) {
       ScopedStage st(rec, Stage::kPreprocess, 1, s, p->frame.index);
       p->entered[static_cast<size_t>(Stage::kPreprocess)] = Clock::now();
       p->input.resize(input_shape);
-      p->transform = preprocess_frame(p->frame.image, det_.input_size, det_.preprocess, p->input.data(), scratch);
+      p->transform = preprocess_frame(p->frame, det_.input_size, det_.preprocess, p->input.data(), scratch);
       p->left[static_cast<size_t>(Stage::kPreprocess)] = Clock::now();
     }
     auto r = scheduler_->push(s, std::move(p));
@@ -459,7 +467,7 @@ Status Pipeline::write_outputs(int s, FramePacket& p, StageRecorder& rec) {
   if (view_) view_->post_detections(s, p.detections);
   if (lane.video) {
     ScopedStage st(rec, Stage::kDraw, 1, s, p.frame.index);
-    draw_detections(p.frame.image, p.detections, det_.class_names);
+    draw_detections(p.frame.bgr(), p.detections, det_.class_names);
   }
   ScopedStage st(rec, Stage::kWrite, 1, s, p.frame.index);
   // FrameResult holds the frame by value; swap the packet's in and out to avoid copying pixels.

@@ -40,6 +40,7 @@ struct RunOptions {
   bool show = false;           // live view window
 
   int workers = 1;             // inference workers, each with its own execution context
+  int decode_threads = 0;      // per video file; 0: the cores inference leaves free, at least 1
   int batch = 1;               // frames per inference call (micro-batching, across sources)
   double batch_wait_ms = 2.0;  // how long a worker waits for a batch to fill
   FramePolicy policy = FramePolicy::kAuto;

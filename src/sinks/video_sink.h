@@ -28,6 +28,7 @@ class VideoSink final : public Sink {
   cv::Size size_;
   cv::VideoWriter writer_;
   cv::Mat resized_;
+  cv::Mat converted_;  // BGR of an I420 frame written without drawing
   int64_t frames_ = 0;
   bool finished_ = false;
 };

@@ -47,6 +47,7 @@ Result<bool> ImageSource::read(Frame& frame) {
   frame.timestamp_ms = 0;
   frame.capture_time = Clock::now();
   try {
+    frame.set_bgr();
     frame.image = cv::imread(path, cv::IMREAD_COLOR);
   } catch (const cv::Exception&) {
     frame.image.release();

@@ -35,6 +35,9 @@ class Source {
 
 struct SourceOptions {
   int source_id = 0;
+  // Threads of a video file's decoder (FFmpeg frame + slice threading); 0: as many as cores.
+  // The pipeline passes the cores its inference leaves free (runtime/pipeline.cpp).
+  int decode_threads = 0;
 };
 
 Result<std::unique_ptr<Source>> open_source(const std::string& spec, const SourceOptions& options = {});

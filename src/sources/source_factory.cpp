@@ -2,10 +2,12 @@
 #include <glob.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include <opencv2/videoio.hpp>
 
+#include "sources/ffmpeg_video_source.h"
 #include "sources/image_source.h"
 #include "sources/source.h"
 #include "sources/synthetic_source.h"
@@ -71,7 +73,10 @@ Result<std::unique_ptr<Source>> open_source(const std::string& spec, const Sourc
     return fail(ErrorCode::kSource, "source " + spec + " does not exist");
   }
   if (has_image_extension(spec)) return ImageSource::open(spec, {spec}, options);
-  return VideoCaptureSource::open(spec, SourceKind::kVideoFile, cv::CAP_FFMPEG, options);
+  // STREAMDET_OPENCV_VIDEO=1: video files through OpenCV's capture (BGR frames), to compare.
+  if (const char* env = std::getenv("STREAMDET_OPENCV_VIDEO"); env && std::string(env) == "1")
+    return VideoCaptureSource::open(spec, SourceKind::kVideoFile, cv::CAP_FFMPEG, options);
+  return FfmpegVideoSource::open(spec, options);
 }
 
 }  // namespace sd

@@ -72,6 +72,7 @@ Result<bool> SyntheticSource::read(Frame& frame) {
     if (due > now) std::this_thread::sleep_until(due);
   }
   if (spec_.scene.frames > 0 && index >= spec_.scene.frames) return false;
+  frame.set_bgr();
   scene_.render(static_cast<int>(index), frame.image, truth_);
   frame.source_id = source_id_;
   frame.index = index;

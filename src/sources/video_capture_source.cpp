@@ -46,6 +46,7 @@ Result<std::unique_ptr<Source>> VideoCaptureSource::open(const std::string& spec
 Result<bool> VideoCaptureSource::read(Frame& frame) {
   bool got = false;
   try {
+    frame.set_bgr();
     got = capture_.read(frame.image);
   } catch (const cv::Exception& e) {
     got = false;

@@ -1,0 +1,213 @@
+#include "sources/ffmpeg_video_source.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/imgutils.h>
+#include <libswscale/swscale.h>
+}
+
+namespace sd {
+
+namespace {
+
+// A file whose decoder fails this many times in a row is broken, not damaged.
+constexpr int kMaxConsecutiveFailures = 25;
+
+std::string av_error(int code) {
+  char buf[AV_ERROR_MAX_STRING_SIZE] = {};
+  av_strerror(code, buf, sizeof buf);
+  return buf;
+}
+
+struct FormatCloser {
+  void operator()(AVFormatContext* f) const { avformat_close_input(&f); }
+};
+struct CodecFreer {
+  void operator()(AVCodecContext* c) const { avcodec_free_context(&c); }
+};
+struct PacketFreer {
+  void operator()(AVPacket* p) const { av_packet_free(&p); }
+};
+struct FrameFreer {
+  void operator()(AVFrame* f) const { av_frame_free(&f); }
+};
+struct SwsFreer {
+  void operator()(SwsContext* s) const { sws_freeContext(s); }
+};
+
+// Decoder threads: as asked, else as many as cores (what OpenCV's FFmpeg capture uses). Frame
+// threads cost CPU of their own (720p H.264 here: 14% more decoding CPU with 2 threads than 1)
+// and add a frame of latency each; they pay when decoding, not inference, limits the pipeline.
+int decode_threads(int asked) {
+  if (asked > 0) return std::min(asked, 64);
+  return static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
+}
+
+void copy_plane(uint8_t* dst, int dst_stride, const uint8_t* src, int src_stride, int width, int rows) {
+  for (int r = 0; r < rows; ++r)
+    std::memcpy(dst + static_cast<size_t>(r) * dst_stride, src + static_cast<size_t>(r) * src_stride,
+                static_cast<size_t>(width));
+}
+
+}  // namespace
+
+struct FfmpegState {
+  std::unique_ptr<AVFormatContext, FormatCloser> format;
+  std::unique_ptr<AVCodecContext, CodecFreer> codec;
+  std::unique_ptr<AVPacket, PacketFreer> packet{av_packet_alloc()};
+  std::unique_ptr<AVFrame, FrameFreer> frame{av_frame_alloc()};
+  std::unique_ptr<SwsContext, SwsFreer> sws;
+  int stream = -1;
+};
+
+FfmpegVideoSource::FfmpegVideoSource() : av_(std::make_unique<FfmpegState>()) {}
+FfmpegVideoSource::~FfmpegVideoSource() = default;
+
+Result<std::unique_ptr<Source>> FfmpegVideoSource::open(const std::string& path, const SourceOptions& options) {
+  auto src = std::unique_ptr<FfmpegVideoSource>(new FfmpegVideoSource());
+  src->source_id_ = options.source_id;
+  src->info_.uri = path;
+  src->info_.kind = SourceKind::kVideoFile;
+  FfmpegState& av = *src->av_;
+  auto cannot = [&](const std::string& why) {
+    return fail(ErrorCode::kSource, "cannot open video file " + path + ": " + why);
+  };
+  if (!av.packet || !av.frame) return cannot("out of memory");
+
+  av_log_set_level(AV_LOG_QUIET);  // damaged frames are reported by us, one line each
+  AVFormatContext* fmt = nullptr;
+  if (int r = avformat_open_input(&fmt, path.c_str(), nullptr, nullptr); r < 0)
+    return cannot("not a video FFmpeg can read (" + av_error(r) + ")");
+  av.format.reset(fmt);
+  if (int r = avformat_find_stream_info(fmt, nullptr); r < 0) return cannot("no stream information (" + av_error(r) + ")");
+  const AVCodec* decoder = nullptr;
+  av.stream = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &decoder, 0);
+  if (av.stream < 0 || !decoder) return cannot(av.stream == AVERROR_DECODER_NOT_FOUND ? "no decoder for its video codec" : "no video stream");
+  AVStream* stream = fmt->streams[av.stream];
+
+  av.codec.reset(avcodec_alloc_context3(decoder));
+  if (!av.codec) return cannot("out of memory");
+  if (int r = avcodec_parameters_to_context(av.codec.get(), stream->codecpar); r < 0) return cannot(av_error(r));
+  av.codec->thread_count = decode_threads(options.decode_threads);
+  av.codec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+  if (int r = avcodec_open2(av.codec.get(), decoder, nullptr); r < 0)
+    return cannot(std::string("cannot start the ") + decoder->name + " decoder (" + av_error(r) + ")");
+
+  SourceInfo& info = src->info_;
+  AVRational rate = av_guess_frame_rate(fmt, stream, nullptr);
+  info.fps = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 0;
+  if (!std::isfinite(info.fps) || info.fps <= 0 || info.fps > 1000) info.fps = 0;
+  info.width = stream->codecpar->width;
+  info.height = stream->codecpar->height;
+  // The frame count as OpenCV reports it: the container's, else duration x frame rate.
+  if (stream->nb_frames > 0) {
+    info.frame_count = stream->nb_frames;
+  } else if (info.fps > 0) {
+    double seconds = stream->duration != AV_NOPTS_VALUE ? static_cast<double>(stream->duration) * av_q2d(stream->time_base)
+                                                         : fmt->duration != AV_NOPTS_VALUE ? static_cast<double>(fmt->duration) / AV_TIME_BASE
+                                                                                           : 0;
+    if (seconds > 0) info.frame_count = static_cast<int64_t>(std::floor(seconds * info.fps + 0.5));
+  }
+  return std::unique_ptr<Source>(std::move(src));
+}
+
+Result<bool> FfmpegVideoSource::read(Frame& frame) {
+  FfmpegState& av = *av_;
+  frame.source_id = source_id_;
+  while (true) {
+    int r = avcodec_receive_frame(av.codec.get(), av.frame.get());
+    if (r == 0) {
+      auto delivered = deliver(frame);
+      av_frame_unref(av.frame.get());
+      return delivered;
+    }
+    if (r == AVERROR_EOF) return false;
+    if (r != AVERROR(EAGAIN)) return undecodable(frame, r);
+    if (draining_) return false;  // cannot happen after a flush; ends the file rather than spin
+    r = av_read_frame(av.format.get(), av.packet.get());
+    if (r < 0) {
+      // End of file, or a read error: either way flush what the decoder holds. A truncated file
+      // ends early; its missing frames are not frames we can count.
+      draining_ = true;
+      avcodec_send_packet(av.codec.get(), nullptr);
+      continue;
+    }
+    if (av.packet->stream_index != av.stream) {
+      av_packet_unref(av.packet.get());
+      continue;
+    }
+    r = avcodec_send_packet(av.codec.get(), av.packet.get());
+    av_packet_unref(av.packet.get());
+    if (r < 0 && r != AVERROR(EAGAIN) && r != AVERROR_EOF) return undecodable(frame, r);
+  }
+}
+
+// A frame the decoder could not make (an error from sending its packet or from receiving it):
+// it keeps its index and is skipped and counted by the caller, unless the decoder keeps failing.
+Result<bool> FfmpegVideoSource::undecodable(Frame& frame, int averror) {
+  frame.capture_time = Clock::now();
+  frame.index = next_index_++;
+  if (++consecutive_failures_ >= kMaxConsecutiveFailures)
+    return fail(ErrorCode::kSource, "video file " + info_.uri + " is broken: " + std::to_string(consecutive_failures_) +
+                                        " frames in a row could not be decoded (" + av_error(averror) + ")");
+  return fail(ErrorCode::kCorruptFrame, "frame " + std::to_string(frame.index) + " of " + info_.uri +
+                                            " could not be decoded (" + av_error(averror) + ")");
+}
+
+Result<bool> FfmpegVideoSource::deliver(Frame& frame) {
+  FfmpegState& av = *av_;
+  const AVFrame* f = av.frame.get();
+  const int w = f->width, h = f->height;
+  frame.capture_time = Clock::now();
+  if (w <= 0 || h <= 0) return fail(ErrorCode::kSource, "video file " + info_.uri + " delivered an empty frame");
+  // Limited-range 4:2:0 goes through as I420; full range (MJPEG's yuvj420p) and everything else
+  // becomes BGR here.
+  const bool i420 = f->format == AV_PIX_FMT_YUV420P && f->color_range != AVCOL_RANGE_JPEG && w % 2 == 0 && h % 2 == 0;
+  if (i420) {
+    frame.yuv.create(h * 3 / 2, w, CV_8UC1);
+    uint8_t* dst = frame.yuv.ptr<uint8_t>();
+    copy_plane(dst, w, f->data[0], f->linesize[0], w, h);
+    dst += static_cast<size_t>(w) * h;
+    copy_plane(dst, w / 2, f->data[1], f->linesize[1], w / 2, h / 2);
+    dst += static_cast<size_t>(w / 2) * (h / 2);
+    copy_plane(dst, w / 2, f->data[2], f->linesize[2], w / 2, h / 2);
+    frame.format = PixelFormat::kI420;
+  } else {
+    av.sws.reset(sws_getCachedContext(av.sws.release(), w, h, static_cast<AVPixelFormat>(f->format), w, h,
+                                      AV_PIX_FMT_BGR24, SWS_BICUBIC, nullptr, nullptr, nullptr));
+    if (!av.sws) return fail(ErrorCode::kSource, "video file " + info_.uri + ": cannot convert its pixel format to BGR");
+    // swscale's SIMD converters write whole vectors, past the end of a row whose width is not a
+    // multiple of theirs (and so past the end of the last row): the image is a view into a
+    // buffer with padded rows and a spare row, reused while the size stays.
+    const int padded = FFALIGN(w, 64) + 64;
+    if (frame.image.cols != w || frame.image.rows != h || frame.image.type() != CV_8UC3 ||
+        frame.image.step[0] != static_cast<size_t>(padded) * 3 || frame.image.u == nullptr) {
+      cv::Mat backing(h + 1, padded, CV_8UC3);
+      frame.image = backing(cv::Rect(0, 0, w, h));
+    }
+    uint8_t* dst[4] = {frame.image.ptr<uint8_t>(), nullptr, nullptr, nullptr};
+    int dst_stride[4] = {static_cast<int>(frame.image.step[0]), 0, 0, 0};
+    sws_scale(av.sws.get(), f->data, f->linesize, 0, h, dst, dst_stride);
+    frame.format = PixelFormat::kBgr;
+  }
+  consecutive_failures_ = 0;
+  if (info_.width == 0) {
+    info_.width = w;
+    info_.height = h;
+  }
+  frame.index = next_index_++;
+  frame.timestamp_ms = info_.fps > 0 ? static_cast<double>(frame.index) * 1000.0 / info_.fps
+                       : f->best_effort_timestamp != AV_NOPTS_VALUE
+                           ? static_cast<double>(f->best_effort_timestamp) *
+                                 av_q2d(av.format->streams[av.stream]->time_base) * 1000.0
+                           : 0;
+  return true;
+}
+
+}  // namespace sd
