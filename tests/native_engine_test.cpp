@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <limits>
 #include <array>
+#include <numeric>
 #include <random>
 #include <thread>
 
@@ -387,6 +388,71 @@ TEST_P(WinogradBottleneck, FusedPostOpsOnWorkerThreadsMatchThePlainGraph) {
     ASSERT_TRUE(statuses[w]) << statuses[w].error().message;
     expect_same(outs[w][0], plain.outputs[0], 1e-4, "worker " + std::to_string(w));
   }
+}
+
+// The naive reference of Transpose: output index -> input index, one element at a time.
+std::vector<double> naive_transpose(const std::vector<double>& x, const std::vector<int64_t>& in_dims, const std::vector<int64_t>& perm) {
+  const size_t r = in_dims.size();
+  std::vector<int64_t> out_dims(r), in_strides(r, 1);
+  for (size_t d = 0; d < r; ++d) out_dims[d] = in_dims[static_cast<size_t>(perm[d])];
+  for (size_t d = r - 1; d > 0; --d) in_strides[d - 1] = in_strides[d] * in_dims[d];
+  std::vector<double> y(x.size());
+  for (size_t o = 0; o < y.size(); ++o) {
+    int64_t rem = static_cast<int64_t>(o), src = 0;
+    for (size_t d = r; d-- > 0;) {
+      src += (rem % out_dims[d]) * in_strides[static_cast<size_t>(perm[d])];
+      rem /= out_dims[d];
+    }
+    y[o] = x[static_cast<size_t>(src)];
+  }
+  return y;
+}
+
+TEST(NativeEngine, TransposesOfEveryPermutationMatchTheNaiveReference) {
+  // Rank 4 and 5, odd sizes (partial tiles): every kernel path (batched 2-D tiles, tiles that
+  // move the innermost dim, the element walk).
+  for (const std::vector<int64_t>& dims : {std::vector<int64_t>{2, 33, 5, 40}, std::vector<int64_t>{3, 2, 37, 1, 35}}) {
+    std::vector<int64_t> perm(dims.size());
+    std::iota(perm.begin(), perm.end(), 0);
+    const int64_t n = std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
+    const auto values = random_vector(static_cast<size_t>(n), 11);
+    const std::vector<double> x(values.begin(), values.end());
+    do {
+      OnnxBuilder b;
+      b.input("x", dims);
+      OnnxBuilder::attr_ints(b.node("Transpose", {"x"}, {"y"}), "perm", perm);
+      b.output("y");
+      auto r = run_model(b.bytes(), {tensor(Shape::from(dims.begin(), dims.end()), values)}, true, true, 2);
+      ASSERT_EQ(r.outputs.size(), 1u);
+      std::string what = "perm";
+      for (int64_t p : perm) what += " " + std::to_string(p);
+      expect_close(r.outputs[0], naive_transpose(x, dims, perm), 1e-7, what);
+    } while (std::next_permutation(perm.begin(), perm.end()));
+  }
+}
+
+TEST(NativeEngine, DflSoftmaxBetweenTransposesMatchesTheNaiveReference) {
+  // The DFL head as exported: [1, 4, 16, A] -> [1, A, 4, 16] -> softmax over the 16 bins ->
+  // [1, 16, 4, A]. Softmax's rows of 16 take the vectorized reductions.
+  const int64_t a = 1344;
+  OnnxBuilder b;
+  b.input("x", {1, 4, 16, a});
+  OnnxBuilder::attr_ints(b.node("Transpose", {"x"}, {"t"}), "perm", {0, 3, 1, 2});
+  OnnxBuilder::attr_int(b.node("Softmax", {"t"}, {"s"}), "axis", 3);
+  OnnxBuilder::attr_ints(b.node("Transpose", {"s"}, {"y"}), "perm", {0, 3, 2, 1});
+  b.output("y");
+  const auto values = random_vector(static_cast<size_t>(64 * a), 5, -8.f, 8.f);
+  auto r = run_model(b.bytes(), {tensor(Shape{1, 4, 16, a}, values)}, true, true, 1);
+  ASSERT_EQ(r.outputs.size(), 1u);
+  const std::vector<double> x(values.begin(), values.end());
+  std::vector<double> t = naive_transpose(x, {1, 4, 16, a}, {0, 3, 1, 2});
+  for (size_t row = 0; row < t.size() / 16; ++row) {
+    double m = -1e300, sum = 0;
+    for (size_t k = 0; k < 16; ++k) m = std::max(m, t[row * 16 + k]);
+    for (size_t k = 0; k < 16; ++k) sum += std::exp(t[row * 16 + k] - m);
+    for (size_t k = 0; k < 16; ++k) t[row * 16 + k] = std::exp(t[row * 16 + k] - m) / sum;
+  }
+  expect_close(r.outputs[0], naive_transpose(t, {1, a, 4, 16}, {0, 3, 2, 1}), 1e-6, "DFL");
 }
 
 TEST(NativeEngine, SteadyStateRunsDoNotAllocate) {

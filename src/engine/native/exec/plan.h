@@ -36,6 +36,7 @@ struct Plan {
   std::vector<BufferRef> output_bufs;
   std::vector<ValueType> output_types;
   std::vector<std::shared_ptr<HostTensor>> keep_alive;  // folded and converted constants
+  int64_t runs = 0;                     // runs so far (the native profile skips the first)
 };
 
 // `fixed_inputs[i]`, when set, is the value of graph input i baked into the plan (inputs that set

@@ -255,12 +255,52 @@ class TransposeKernel : public Kernel {
       }
     });
   }
+  // Any other permutation that moves the input's innermost dim away from the end (DFL's
+  // [1, A, 4, 16] -> [1, 16, 4, A]): the output dim j that reads with stride 1 and the last output
+  // dim form 2-D tiles, every other dim is an outer loop. The element-wise walk read every element
+  // with a stride of 16 or 64 (0.6 ns an element); a tile reuses each line it loads.
+  template <class T>
+  bool tiled_moving_inner(const T* x, T* y, int threads) {
+    const int r = out_.rank;
+    if (r < 3 || src_stride_[static_cast<size_t>(r - 1)] == 1) return false;
+    int j = -1;
+    for (int d = 0; d < r - 1; ++d)
+      if (src_stride_[static_cast<size_t>(d)] == 1 && out_[d] > 1) j = d;
+    if (j < 0) return false;
+    const auto dst_stride = contiguous_strides(out_);
+    const int64_t nj = out_[j], ni = out_[r - 1], is = src_stride_[static_cast<size_t>(r - 1)];
+    const int64_t dsj = dst_stride[static_cast<size_t>(j)];
+    if (nj * ni == 0) return true;  // empty: nothing to move
+    constexpr int64_t kTile = 32;
+    const int64_t outer = out_.numel() / (nj * ni), tj = (nj + kTile - 1) / kTile, ti = (ni + kTile - 1) / kTile;
+    parallel_for(outer * tj * ti, threads, 8, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        int64_t rem = t / (tj * ti), src = 0, dst = 0;
+        for (int d = r - 2; d >= 0; --d) {
+          if (d == j) continue;
+          const int64_t idx = rem % out_[d];
+          rem /= out_[d];
+          src += idx * src_stride_[static_cast<size_t>(d)];
+          dst += idx * dst_stride[static_cast<size_t>(d)];
+        }
+        const int64_t j0 = (t / ti) % tj * kTile, i0 = t % ti * kTile;
+        const int64_t jend = std::min(nj, j0 + kTile), iend = std::min(ni, i0 + kTile);
+        for (int64_t jj = j0; jj < jend; ++jj) {
+          T* drow = y + dst + jj * dsj;
+          const T* scol = x + src + jj;
+          for (int64_t i = i0; i < iend; ++i) drow[i] = scol[i * is];
+        }
+      }
+    });
+    return true;
+  }
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     int64_t a = 0, b = 0, c = 0;
     if (batched_2d(a, b, c) && es_ == 4) {
       tiled(in[0].as<uint32_t>(), out[0].as<uint32_t>(), a, b, c, ctx.threads);
       return ok();
     }
+    if (es_ == 4 && tiled_moving_inner(in[0].as<uint32_t>(), out[0].as<uint32_t>(), ctx.threads)) return ok();
     switch (es_) {
       case 1: go(in[0].as<uint8_t>(), out[0].as<uint8_t>(), ctx.threads); break;
       case 2: go(in[0].as<uint16_t>(), out[0].as<uint16_t>(), ctx.threads); break;

@@ -1,0 +1,33 @@
+// The stem convolution kernel (ops/stem_conv.cpp) alone: an RGB image into the first layer's
+// channels, 3x3 stride 2, SiLU fused, NCHW in, NHWC out. Args: input side, output channels.
+// (The tiny model's stem: 256, 8; YOLOv8n's: 640, 16.)
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <vector>
+
+#include "engine/native/ops/stem_conv.h"
+
+namespace sd::native::ops {
+namespace {
+
+void BM_StemConv3x3s2(benchmark::State& state) {
+  const int64_t side = state.range(0), oc = state.range(1);
+  const StemConvGeometry g{1, 3, side, side, oc, 3, 3, side / 2, side / 2, 2, 2, 1, 1};
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> w(static_cast<size_t>(oc * 27)), b(static_cast<size_t>(oc)), x(static_cast<size_t>(3 * side * side));
+  for (auto* v : {&w, &b, &x})
+    for (auto& f : *v) f = u(rng);
+  std::vector<float> y(static_cast<size_t>(oc * g.oh * g.ow));
+  StemConv conv(g, w.data(), b.data(), state.range(2) ? StemActivation::kSilu : StemActivation::kNone);
+  for (auto _ : state) {
+    conv.run(x.data(), false, y.data(), 1, {});
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(2 * 27 * oc * g.oh * g.ow), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_StemConv3x3s2)->Args({256, 8, 1})->Args({256, 8, 0})->Args({256, 16, 1})->Args({640, 16, 1})->Args({640, 16, 0})->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace sd::native::ops
