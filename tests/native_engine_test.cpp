@@ -150,6 +150,7 @@ INSTANTIATE_TEST_SUITE_P(Geometries, ConvVsNaive,
                                            ConvCase{1, 3, 40, 52, 32, 6, 6, 2, 2, 2, 2, 2, 2, 1, 1, 1},
                                            ConvCase{1, 3, 37, 41, 24, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1},
                                            ConvCase{2, 1, 20, 35, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+                                           ConvCase{1, 3, 33, 46, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},   // 8 outputs: 8-lane vectors
                                            ConvCase{1, 4, 18, 33, 40, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
                                            ConvCase{1, 3, 21, 30, 16, 5, 4, 3, 2, 0, 1, 2, 3, 1, 1, 1},
                                            ConvCase{1, 2, 5, 6, 16, 3, 3, 1, 1, 2, 4, 1, 4, 1, 1, 1}));  // no interior at all
@@ -162,13 +163,15 @@ TEST(NativeEngine, StemConvWithFusedActivationsMatchesThePlainGraph) {
     const char* op;
     float min, max;
   };
+  // 24 outputs: 16-lane blocks, the second one partial; 8 outputs: one 8-lane block.
+  for (const int64_t oc : {24, 8})
   for (const Act act : {Act{"Relu", 0, 0}, Act{"LeakyRelu", 0, 0}, Act{"Sigmoid", 0, 0}, Act{"HardSwish", 0, 0}, Act{"Clip", -0.3f, 0.4f},
                         Act{"SiLU", 0, 0}, Act{"Relu+Sigmoid", 0, 0}}) {
     OnnxBuilder b;
     b.input("x", {1, 3, 23, 37});
-    b.random_initializer("w", {24, 3, 3, 3}, -0.5f, 0.5f);
-    b.random_initializer("b", {24}, -0.5f, 0.5f);
-    b.random_initializer("w2", {4, 24, 1, 1}, -0.5f, 0.5f);
+    b.random_initializer("w", {oc, 3, 3, 3}, -0.5f, 0.5f);
+    b.random_initializer("b", {oc}, -0.5f, 0.5f);
+    b.random_initializer("w2", {4, oc, 1, 1}, -0.5f, 0.5f);
     b.random_initializer("w3", {16, 4, 3, 3}, -0.5f, 0.5f);
     b.initializer("lo", {}, {act.min});
     b.initializer("hi", {}, {act.max});

@@ -43,7 +43,8 @@ class StemConv {
 
  private:
   StemConvGeometry g_;
-  std::vector<float> packed_;  // [oc/16][c][kh][kw][16], 64-byte aligned blocks
+  int64_t lanes_ = 16;         // output channels per vector: 8 for layers of at most 8, else 16
+  std::vector<float> packed_;  // [oc/lanes][c][kh][kw][lanes], 64-byte aligned
   std::vector<float> bias_;    // [oc]
   StemActivation act_;
   float alpha_, beta_;
