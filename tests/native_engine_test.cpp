@@ -332,9 +332,9 @@ TEST(NativeEngine, ReorderedWeightsAreSharedBetweenSessions) {
 // Sigmoid*x) and a residual Add, fused into the Winograd path's own post ops: the same results as
 // the plain graph. Run on threads other than the one that loaded the model, as a pipeline
 // worker does, with two sessions at once.
-std::string winograd_bottleneck_model(int64_t c, int64_t h, int64_t w) {
+std::string winograd_bottleneck_model(int64_t n, int64_t c, int64_t h, int64_t w) {
   OnnxBuilder b;
-  b.input("x", {1, c, h, w});
+  b.input("x", {n, c, h, w});
   b.random_initializer("w1", {c, c, 3, 3}, -0.1f, 0.1f);
   b.random_initializer("b1", {c}, -0.1f, 0.1f);
   b.random_initializer("w2", {c, c, 3, 3}, -0.1f, 0.1f);
@@ -352,17 +352,19 @@ std::string winograd_bottleneck_model(int64_t c, int64_t h, int64_t w) {
   return b.bytes();
 }
 
-class WinogradBottleneck : public ::testing::TestWithParam<std::array<int64_t, 3>> {};
+class WinogradBottleneck : public ::testing::TestWithParam<std::array<int64_t, 4>> {};
 
-// oneDNN picks jit_fp32_wino_2x3 for the first shape and jit_wino_4x3 for the second (YOLOv8n's
-// 20x20 stage): both kernels are covered.
+// oneDNN picks jit_fp32_wino_2x3 for the first shapes and jit_wino_4x3 for the last (YOLOv8n's
+// 20x20 stage): both kernels are covered, and the unblocking of their nChw16c results with the
+// post ops (SiLU, then the residual sum) row by row, also for a batch of 2 and 48 channels.
 INSTANTIATE_TEST_SUITE_P(Kernels, WinogradBottleneck,
-                         ::testing::Values(std::array<int64_t, 3>{32, 24, 20}, std::array<int64_t, 3>{128, 20, 20}));
+                         ::testing::Values(std::array<int64_t, 4>{1, 32, 24, 20}, std::array<int64_t, 4>{2, 48, 9, 13},
+                                           std::array<int64_t, 4>{1, 128, 20, 20}));
 
 TEST_P(WinogradBottleneck, FusedPostOpsOnWorkerThreadsMatchThePlainGraph) {
-  const auto [c, h, w] = GetParam();
-  const std::string model = winograd_bottleneck_model(c, h, w);
-  HostTensor x = tensor(Shape{1, c, h, w}, random_vector(static_cast<size_t>(c * h * w), 17));
+  const auto [n, c, h, w] = GetParam();
+  const std::string model = winograd_bottleneck_model(n, c, h, w);
+  HostTensor x = tensor(Shape{n, c, h, w}, random_vector(static_cast<size_t>(n * c * h * w), 17));
   auto plain = run_model(model, {x}, false, false);
   auto m = NativeModel::load_from_bytes(model.data(), model.size(), ".");
   ASSERT_TRUE(m) << m.error().message;

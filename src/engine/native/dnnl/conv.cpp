@@ -245,6 +245,11 @@ class ConvKernel : public Kernel {
     dnnl::reorder::primitive_desc from_pd(eng, pd.dst_desc(), eng, dst_nhwc, with_user_scratchpad());
     to_blocked_ = dnnl::reorder(to_pd);
     from_blocked_ = dnnl::reorder(from_pd);
+    // The Winograd kernels write nChw16c: 16 channels of a pixel are 64 contiguous bytes on both
+    // sides, so our own pass unblocks a row and applies the post ops while it is in cache,
+    // instead of oneDNN's reorder and then a second pass over the whole output.
+    own_unblock_ = pd.dst_desc() == memory::desc(dst_d, dt::f32, tag::nChw16c) && g_.oc % 16 == 0 &&
+                   !std::getenv("STREAMDET_NO_OWN_UNBLOCK");
     args_ = {{DNNL_ARG_SRC, wino_src_}, {DNNL_ARG_WEIGHTS, *weights_}, {DNNL_ARG_DST, wino_dst_}};
     if (has_bias_) args_.emplace(DNNL_ARG_BIAS, bias_);
     to_args_ = {{DNNL_ARG_FROM, src_}, {DNNL_ARG_TO, wino_src_}};
@@ -270,13 +275,35 @@ class ConvKernel : public Kernel {
     from_scratchpad_.bind(ctx.scratch);
     to_blocked_.execute(stream_, to_args_);
     conv_.execute(stream_, args_);
-    from_blocked_.execute(stream_, from_args_);
-    if (post_.empty()) return ok();
     float* y = out[0].as<float>();
     const float* sum = in.size() > 3 ? in[3].as<float>() : nullptr;
     const auto& post = post_;
+    if (own_unblock_) {
+      unblock_rows(reinterpret_cast<const float*>(ctx.scratch + wino_src_bytes_), y, sum, ctx.threads);
+      return ok();
+    }
+    from_blocked_.execute(stream_, from_args_);
+    if (post_.empty()) return ok();
     parallel_for(out[0].numel(), ctx.threads, 16384, [&](int64_t b, int64_t e) { apply_post_ops(post, y, sum, b, e); });
     return ok();
+  }
+
+  // nChw16c -> NHWC, one output row (all channels of W pixels) at a time, then the post ops on
+  // that row while it is in cache.
+  void unblock_rows(const float* blocked, float* y, const float* sum, int threads) const {
+    const int64_t c = g_.oc, h = g_.oh, w = g_.ow, cb_count = c / 16;
+    parallel_for(g_.n * h, threads, 2, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t n = r / h, row = r % h;
+        float* yrow = y + r * w * c;
+        for (int64_t cb = 0; cb < cb_count; ++cb) {
+          const float* src = blocked + ((n * cb_count + cb) * h + row) * w * 16;
+          float* dst = yrow + cb * 16;
+          for (int64_t x = 0; x < w; ++x) std::memcpy(dst + x * c, src + x * 16, 16 * sizeof(float));
+        }
+        if (!post_.empty()) apply_post_ops(post_, y, sum, r * w * c, (r + 1) * w * c);
+      }
+    });
   }
 
   struct PostOp {
@@ -300,6 +327,7 @@ class ConvKernel : public Kernel {
   bool stem_fused_post_ = false;  // the stem kernel applies post_ itself
   std::vector<PostOp> post_;
   bool wino_ = false;
+  bool own_unblock_ = false;  // Winograd result unblocked by unblock_rows, not by from_blocked_
   size_t wino_src_bytes_ = 0, wino_dst_bytes_ = 0;
   memory wino_src_, wino_dst_;
   dnnl::reorder to_blocked_, from_blocked_;
