@@ -22,6 +22,12 @@ cv::Mat random_bgr_720p() {
   return img;
 }
 
+cv::Mat random_i420_720p() {
+  cv::Mat i420;
+  cv::cvtColor(random_bgr_720p(), i420, cv::COLOR_BGR2YUV_I420);
+  return i420;
+}
+
 void BM_Preprocess_Bgr720(benchmark::State& state) {
   const cv::Mat bgr = random_bgr_720p();
   const cv::Size dst(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
@@ -33,8 +39,7 @@ void BM_Preprocess_Bgr720(benchmark::State& state) {
 BENCHMARK(BM_Preprocess_Bgr720)->Args({640, 640})->Args({1280, 736})->Unit(benchmark::kMicrosecond);
 
 void BM_Preprocess_I420_720(benchmark::State& state) {
-  cv::Mat i420;
-  cv::cvtColor(random_bgr_720p(), i420, cv::COLOR_BGR2YUV_I420);
+  const cv::Mat i420 = random_i420_720p();
   const cv::Size dst(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
   std::vector<float> chw(3 * static_cast<size_t>(dst.area()));
   PreprocessSpec spec;
@@ -44,8 +49,8 @@ void BM_Preprocess_I420_720(benchmark::State& state) {
 BENCHMARK(BM_Preprocess_I420_720)->Args({640, 640})->Args({1280, 736})->Unit(benchmark::kMicrosecond);
 
 void BM_Preprocess_I420ViaBgr_720(benchmark::State& state) {
-  cv::Mat i420, bgr;
-  cv::cvtColor(random_bgr_720p(), i420, cv::COLOR_BGR2YUV_I420);
+  const cv::Mat i420 = random_i420_720p();
+  cv::Mat bgr;
   const cv::Size dst(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
   std::vector<float> chw(3 * static_cast<size_t>(dst.area()));
   PreprocessSpec spec;
@@ -58,8 +63,8 @@ void BM_Preprocess_I420ViaBgr_720(benchmark::State& state) {
 BENCHMARK(BM_Preprocess_I420ViaBgr_720)->Args({640, 640})->Args({1280, 736})->Unit(benchmark::kMicrosecond);
 
 void BM_I420ToBgr_720(benchmark::State& state) {
-  cv::Mat i420, bgr;
-  cv::cvtColor(random_bgr_720p(), i420, cv::COLOR_BGR2YUV_I420);
+  const cv::Mat i420 = random_i420_720p();
+  cv::Mat bgr;
   for (auto _ : state) {
     cv::cvtColor(i420, bgr, cv::COLOR_YUV2BGR_I420);
     benchmark::DoNotOptimize(bgr.data);

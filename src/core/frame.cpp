@@ -4,10 +4,16 @@
 
 namespace sd {
 
+const cv::Mat& Frame::bgr(cv::Mat& scratch) const {
+  if (format != PixelFormat::kI420) return image;
+  // BT.601 limited range, the same matrix the I420 letterbox uses (preprocess/letterbox.cpp).
+  cv::cvtColor(yuv, scratch, cv::COLOR_YUV2BGR_I420);
+  return scratch;
+}
+
 cv::Mat& Frame::bgr() {
   if (format == PixelFormat::kI420) {
-    // BT.601 limited range, the same matrix the I420 letterbox uses (preprocess/yuv_letterbox.cpp).
-    cv::cvtColor(yuv, image, cv::COLOR_YUV2BGR_I420);
+    bgr(image);
     format = PixelFormat::kBgr;
   }
   return image;

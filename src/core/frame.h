@@ -32,10 +32,11 @@ struct Frame {
   cv::Size size() const {
     return format == PixelFormat::kI420 ? cv::Size(yuv.cols, yuv.rows * 2 / 3) : image.size();
   }
-  bool empty() const { return format == PixelFormat::kI420 ? yuv.empty() : image.empty(); }
   // The frame as BGR: an I420 frame is converted once (into `image`, whose buffer is reused from
   // frame to frame) and is BGR from then on.
   cv::Mat& bgr();
+  // The same without changing the frame: `image` itself, or an I420 frame converted into `scratch`.
+  const cv::Mat& bgr(cv::Mat& scratch) const;
   // Marks the frame as holding `image` (sources that decode to BGR call this).
   void set_bgr() { format = PixelFormat::kBgr; }
 };

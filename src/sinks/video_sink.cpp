@@ -49,12 +49,7 @@ Status VideoSink::open_writer(cv::Size size) {
 
 Status VideoSink::write(const FrameResult& result) {
   if (finished_) return fail(ErrorCode::kOutput, "video " + path_ + " is already finalized");
-  const cv::Mat* bgr = &result.frame.image;
-  if (result.frame.format == PixelFormat::kI420) {  // not drawn on: converted here
-    cv::cvtColor(result.frame.yuv, converted_, cv::COLOR_YUV2BGR_I420);
-    bgr = &converted_;
-  }
-  const cv::Mat& image = *bgr;
+  const cv::Mat& image = result.frame.bgr(converted_);  // an I420 frame not drawn on is converted here
   if (!writer_.isOpened()) SD_TRY(open_writer(image.size()));
   if (image.size() == size_) {
     writer_.write(image);

@@ -274,22 +274,17 @@ class TransposeKernel : public Kernel {
     }
     return false;
   }
-  template <class T>
-  void tiled(const T* x, T* y, int64_t a, int64_t b, int64_t c, int threads) {
+  // 32-bit elements only (the callers check the element size).
+  void tiled(const uint32_t* x, uint32_t* y, int64_t a, int64_t b, int64_t c, int threads) {
     constexpr int64_t kTile = 32;
     const int64_t tb = (b + kTile - 1) / kTile, tc = (c + kTile - 1) / kTile;
     parallel_for(a * tb * tc, threads, 8, [&](int64_t s, int64_t e) {
       for (int64_t t = s; t < e; ++t) {
         const int64_t ai = t / (tb * tc), bi = (t / tc) % tb * kTile, ci = t % tc * kTile;
-        const T* src = x + ai * b * c;
-        T* dst = y + ai * b * c;
+        const uint32_t* src = x + ai * b * c;
+        uint32_t* dst = y + ai * b * c;
         const int64_t bend = std::min(b, bi + kTile), cend = std::min(c, ci + kTile);
-        if constexpr (sizeof(T) == 4) {
-          transpose_block(src + bi * c + ci, c, dst + ci * b + bi, b, bend - bi, cend - ci);
-        } else {
-          for (int64_t j = ci; j < cend; ++j)
-            for (int64_t i = bi; i < bend; ++i) dst[j * b + i] = src[i * c + j];
-        }
+        transpose_block(src + bi * c + ci, c, dst + ci * b + bi, b, bend - bi, cend - ci);
       }
     });
   }
@@ -297,8 +292,7 @@ class TransposeKernel : public Kernel {
   // [1, A, 4, 16] -> [1, 16, 4, A]): the output dim j that reads with stride 1 and the last output
   // dim form 2-D tiles, every other dim is an outer loop. The element-wise walk read every element
   // with a stride of 16 or 64 (0.6 ns an element); a tile reuses each line it loads.
-  template <class T>
-  bool tiled_moving_inner(const T* x, T* y, int threads) {
+  bool tiled_moving_inner(const uint32_t* x, uint32_t* y, int threads) {
     const int r = out_.rank;
     if (r < 3 || src_stride_[static_cast<size_t>(r - 1)] == 1) return false;
     int j = -1;
@@ -323,15 +317,7 @@ class TransposeKernel : public Kernel {
         }
         const int64_t j0 = (t / ti) % tj * kTile, i0 = t % ti * kTile;
         const int64_t jend = std::min(nj, j0 + kTile), iend = std::min(ni, i0 + kTile);
-        if constexpr (sizeof(T) == 4) {
-          transpose_block(x + src + i0 * is + j0, is, y + dst + j0 * dsj + i0, dsj, iend - i0, jend - j0);
-        } else {
-          for (int64_t jj = j0; jj < jend; ++jj) {
-            T* drow = y + dst + jj * dsj;
-            const T* scol = x + src + jj;
-            for (int64_t i = i0; i < iend; ++i) drow[i] = scol[i * is];
-          }
-        }
+        transpose_block(x + src + i0 * is + j0, is, y + dst + j0 * dsj + i0, dsj, iend - i0, jend - j0);
       }
     });
     return true;

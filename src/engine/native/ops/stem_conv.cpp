@@ -21,11 +21,6 @@ template <class V>
 constexpr int64_t kLanes = static_cast<int64_t>(sizeof(V) / sizeof(float));
 constexpr int kPixels = 8;  // output pixels per register block (8 accumulators)
 
-template <class V>
-inline V vsplat(float f) {
-  return V{} + f;
-}
-
 // The first `lanes` floats of v: fixed sizes for the common widths (a variable-length memcpy is
 // a library call per pixel).
 template <class V>
@@ -44,19 +39,19 @@ template <class V>
 inline V activate(V x, const Activation& a) {
   switch (a.kind) {
     case StemActivation::kNone: return x;
-    case StemActivation::kRelu: return x > vsplat<V>(0.f) ? x : vsplat<V>(0.f);
-    case StemActivation::kLeakyRelu: return x >= vsplat<V>(0.f) ? x : x * a.alpha;
+    case StemActivation::kRelu: return x > splat<V>(0.f) ? x : splat<V>(0.f);
+    case StemActivation::kLeakyRelu: return x >= splat<V>(0.f) ? x : x * a.alpha;
     case StemActivation::kSilu: return x / (1.0f + fast_exp_of(-x));
     case StemActivation::kSigmoid: return 1.0f / (1.0f + fast_exp_of(-x));
     case StemActivation::kHardSwish: {
       V t = x / 6.0f + 0.5f;
-      t = t > vsplat<V>(0.f) ? t : vsplat<V>(0.f);
-      t = t < vsplat<V>(1.f) ? t : vsplat<V>(1.f);
+      t = t > splat<V>(0.f) ? t : splat<V>(0.f);
+      t = t < splat<V>(1.f) ? t : splat<V>(1.f);
       return x * t;
     }
     case StemActivation::kClip: {
-      V t = x > vsplat<V>(a.alpha) ? x : vsplat<V>(a.alpha);
-      return t < vsplat<V>(a.beta) ? t : vsplat<V>(a.beta);
+      V t = x > splat<V>(a.alpha) ? x : splat<V>(a.alpha);
+      return t < splat<V>(a.beta) ? t : splat<V>(a.beta);
     }
   }
   return x;
