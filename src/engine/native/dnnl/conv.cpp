@@ -12,7 +12,7 @@
 
 #include "engine/native/dnnl/dnnl_context.h"
 #include "engine/native/dnnl/weight_cache.h"
-#include "engine/native/ops/fast_math.h"
+#include "engine/native/ops/activation_kernels.h"
 #include "engine/native/ops/op_util.h"
 #include "engine/native/ops/stem_conv.h"
 #include "engine/native/parallel.h"
@@ -111,8 +111,17 @@ class ConvKernel : public Kernel {
       return ok();
     }
 
+    // oneDNN's swish and logistic post ops cost ~0.5 ns an element here, more than the
+    // convolution proper on the narrow layers; with one of them in the chain, the whole chain
+    // runs in our own pass over the output instead (activation_kernels.h, ~0.2 ns an element).
+    own_post_ = own_activations() && std::any_of(post_.begin(), post_.end(), [](const PostOp& p) { return is_exp_activation(p.op); });
+    if (own_post_) {
+      for (const auto& p : post_)
+        if (p.op == "sum" && (ctx.inputs.size() < 4 || ctx.inputs[3].shape != ctx.outputs[0].shape))
+          return fail(ErrorCode::kModel, ctx.describe() + ": a sum post op needs a 4th input of the output's shape");
+    }
     dnnl::post_ops po;
-    for (size_t i = 0; i < post.size(); ++i) {
+    for (size_t i = 0; i < post.size() && !own_post_; ++i) {
       if (post[i] == "sum") {
         if (ctx.inputs.size() < 4 || ctx.inputs[3].shape != ctx.outputs[0].shape)
           return fail(ErrorCode::kModel, ctx.describe() + ": a sum post op needs a 4th input of the output's shape");
@@ -175,6 +184,11 @@ class ConvKernel : public Kernel {
     if (sum_index_ >= 0) sum_.set_data_handle(in[3].data);
     scratchpad_.bind(ctx.scratch);
     conv_.execute(stream_, args_);  // the map holds handles to the same memory objects
+    if (own_post_) {
+      float* y = out[0].as<float>();
+      const float* sum = in.size() > 3 ? in[3].as<float>() : nullptr;
+      parallel_for(out[0].numel(), ctx.threads, 16384, [&](int64_t b, int64_t e) { apply_post_ops(post_, y, sum, b, e); });
+    }
     return ok();
   }
 
@@ -193,7 +207,9 @@ class ConvKernel : public Kernel {
           {"relu", ops::StemActivation::kRelu},       {"leaky_relu", ops::StemActivation::kLeakyRelu},
           {"silu", ops::StemActivation::kSilu},       {"sigmoid", ops::StemActivation::kSigmoid},
           {"hardswish", ops::StemActivation::kHardSwish}, {"clip", ops::StemActivation::kClip}};
-      if (auto it = kinds.find(post_[0].op); it != kinds.end()) {
+      // SiLU and sigmoid run over each finished row instead (ops/activation_kernels.h: a
+      // cheaper exp than the in-register one, measured faster even with the extra pass).
+      if (auto it = kinds.find(post_[0].op); it != kinds.end() && !(own_activations() && is_exp_activation(post_[0].op))) {
         act = it->second, alpha = post_[0].alpha, beta = post_[0].beta;
         stem_fused_post_ = true;
       }
@@ -311,21 +327,35 @@ class ConvKernel : public Kernel {
     float alpha = 0, beta = 0;
   };
 
-  // The post ops oneDNN would have fused, on y[b, e) of a finished output.
+  static bool is_exp_activation(const std::string& op) { return op == "silu" || op == "sigmoid"; }
+  // STREAMDET_FUSED_SWISH=1: SiLU and sigmoid as before, fused into oneDNN and the stem kernel
+  // (for A/B measurements).
+  static bool own_activations() {
+    static const bool own = std::getenv("STREAMDET_FUSED_SWISH") == nullptr;
+    return own;
+  }
+
+  // The post ops oneDNN would have fused, on y[b, e) of a finished output: all of them on one
+  // L1-sized chunk before the next.
   static void apply_post_ops(const std::vector<PostOp>& post, float* y, const float* sum, int64_t b, int64_t e) {
-    for (const PostOp& p : post) {
-      if (p.op == "silu") for (int64_t i = b; i < e; ++i) y[i] = y[i] * ops::fast_sigmoid(y[i]);
-      else if (p.op == "sum") for (int64_t i = b; i < e; ++i) y[i] += sum[i];
-      else if (p.op == "relu") for (int64_t i = b; i < e; ++i) y[i] = y[i] > 0 ? y[i] : 0.f;
-      else if (p.op == "leaky_relu") for (int64_t i = b; i < e; ++i) y[i] = y[i] >= 0 ? y[i] : p.alpha * y[i];
-      else if (p.op == "sigmoid") for (int64_t i = b; i < e; ++i) y[i] = ops::fast_sigmoid(y[i]);
-      else if (p.op == "hardswish") for (int64_t i = b; i < e; ++i) y[i] = y[i] * std::max(0.f, std::min(1.f, y[i] / 6.f + 0.5f));
-      else if (p.op == "clip") for (int64_t i = b; i < e; ++i) y[i] = std::min(std::max(y[i], p.alpha), p.beta);
+    constexpr int64_t kChunk = 2048;
+    for (int64_t c0 = b; c0 < e; c0 += kChunk) {
+      const int64_t c1 = std::min(e, c0 + kChunk);
+      for (const PostOp& p : post) {
+        if (p.op == "silu") ops::silu(y + c0, y + c0, c1 - c0);
+        else if (p.op == "sigmoid") ops::sigmoid(y + c0, y + c0, c1 - c0);
+        else if (p.op == "sum") for (int64_t i = c0; i < c1; ++i) y[i] += sum[i];
+        else if (p.op == "relu") for (int64_t i = c0; i < c1; ++i) y[i] = y[i] > 0 ? y[i] : 0.f;
+        else if (p.op == "leaky_relu") for (int64_t i = c0; i < c1; ++i) y[i] = y[i] >= 0 ? y[i] : p.alpha * y[i];
+        else if (p.op == "hardswish") for (int64_t i = c0; i < c1; ++i) y[i] = y[i] * std::max(0.f, std::min(1.f, y[i] / 6.f + 0.5f));
+        else if (p.op == "clip") for (int64_t i = c0; i < c1; ++i) y[i] = std::min(std::max(y[i], p.alpha), p.beta);
+      }
     }
   }
   std::unique_ptr<ops::StemConv> stem_;
   bool stem_fused_post_ = false;  // the stem kernel applies post_ itself
   std::vector<PostOp> post_;
+  bool own_post_ = false;  // a direct convolution's post ops run in apply_post_ops, not in oneDNN
   bool wino_ = false;
   bool own_unblock_ = false;  // Winograd result unblocked by unblock_rows, not by from_blocked_
   size_t wino_src_bytes_ = 0, wino_dst_bytes_ = 0;

@@ -2,9 +2,10 @@
 // the unary activations. Broadcast strides are computed once per plan; the inner loop runs over
 // the last dimension with contiguous / broadcast-scalar fast paths the compiler vectorizes.
 #include <cmath>
+#include <cstring>
 
 #include "engine/native/numeric.h"
-#include "engine/native/ops/fast_math.h"
+#include "engine/native/ops/activation_kernels.h"
 #include "engine/native/ops/op_util.h"
 #include "engine/native/parallel.h"
 
@@ -390,7 +391,7 @@ class UnaryKernel : public Kernel {
     const UnOp op = op_;
     parallel_for(n, ctx.threads, 16384, [&](int64_t b, int64_t e) {
       switch (op) {
-        case UnOp::kSigmoid: for (int64_t i = b; i < e; ++i) y[i] = fast_sigmoid(x[i]); break;
+        case UnOp::kSigmoid: sigmoid(x + b, y + b, e - b); break;
         case UnOp::kRelu: for (int64_t i = b; i < e; ++i) y[i] = x[i] > 0 ? x[i] : 0.f; break;
         case UnOp::kLeakyRelu: for (int64_t i = b; i < e; ++i) y[i] = x[i] >= 0 ? x[i] : alpha * x[i]; break;
         case UnOp::kTanh: for (int64_t i = b; i < e; ++i) y[i] = std::tanh(x[i]); break;
