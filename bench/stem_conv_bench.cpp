@@ -1,11 +1,13 @@
 // The stem convolution kernel (ops/stem_conv.cpp) alone: an RGB image into the first layer's
-// channels, 3x3 stride 2, SiLU fused, NCHW in, NHWC out. Args: input side, output channels.
+// channels, 3x3 stride 2, NCHW in, NHWC out, SiLU (third arg 1) over each finished row as the
+// engine runs it (ops/activation_kernels.h). Args: input side, output channels, SiLU.
 // (The tiny model's stem: 256, 8; YOLOv8n's: 640, 16.)
 #include <benchmark/benchmark.h>
 
 #include <random>
 #include <vector>
 
+#include "engine/native/ops/activation_kernels.h"
 #include "engine/native/ops/stem_conv.h"
 
 namespace sd::native::ops {
@@ -20,9 +22,11 @@ void BM_StemConv3x3s2(benchmark::State& state) {
   for (auto* v : {&w, &b, &x})
     for (auto& f : *v) f = u(rng);
   std::vector<float> y(static_cast<size_t>(oc * g.oh * g.ow));
-  StemConv conv(g, w.data(), b.data(), state.range(2) ? StemActivation::kSilu : StemActivation::kNone);
+  StemConv conv(g, w.data(), b.data());
+  std::function<void(float*, int64_t)> silu_rows;
+  if (state.range(2)) silu_rows = [](float* rows, int64_t count) { silu(rows, rows, count); };
   for (auto _ : state) {
-    conv.run(x.data(), false, y.data(), 1, {});
+    conv.run(x.data(), false, y.data(), 1, silu_rows);
     benchmark::DoNotOptimize(y.data());
   }
   state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(2 * 27 * oc * g.oh * g.ow), benchmark::Counter::kIsIterationInvariantRate);

@@ -199,17 +199,15 @@ class ConvKernel : public Kernel {
     if (!dst_nhwc_) return false;
     if (!ops::stem_conv_applies(g_.c, g_.oc, g_.kh, ctx.node.attrs)) return false;
     const ops::StemConvGeometry sg{g_.n, g_.c, g_.h, g_.w, g_.oc, g_.kh, g_.kw, g_.oh, g_.ow, g_.sh, g_.sw, g_.pt, g_.pl};
-    // A single activation runs in registers; longer chains run over each finished row.
+    // A single cheap activation runs in registers; SiLU, sigmoid and longer chains run over each
+    // finished row (apply_post_ops).
     ops::StemActivation act = ops::StemActivation::kNone;
     float alpha = 0, beta = 0;
     if (post_.size() == 1) {
       static const std::map<std::string, ops::StemActivation> kinds = {
           {"relu", ops::StemActivation::kRelu},       {"leaky_relu", ops::StemActivation::kLeakyRelu},
-          {"silu", ops::StemActivation::kSilu},       {"sigmoid", ops::StemActivation::kSigmoid},
           {"hardswish", ops::StemActivation::kHardSwish}, {"clip", ops::StemActivation::kClip}};
-      // SiLU and sigmoid run over each finished row instead (ops/activation_kernels.h: a
-      // cheaper exp than the in-register one, measured faster even with the extra pass).
-      if (auto it = kinds.find(post_[0].op); it != kinds.end() && !(own_activations() && is_exp_activation(post_[0].op))) {
+      if (auto it = kinds.find(post_[0].op); it != kinds.end()) {
         act = it->second, alpha = post_[0].alpha, beta = post_[0].beta;
         stem_fused_post_ = true;
       }

@@ -41,8 +41,6 @@ inline V activate(V x, const Activation& a) {
     case StemActivation::kNone: return x;
     case StemActivation::kRelu: return x > splat<V>(0.f) ? x : splat<V>(0.f);
     case StemActivation::kLeakyRelu: return x >= splat<V>(0.f) ? x : x * a.alpha;
-    case StemActivation::kSilu: return x / (1.0f + fast_exp_of(-x));
-    case StemActivation::kSigmoid: return 1.0f / (1.0f + fast_exp_of(-x));
     case StemActivation::kHardSwish: {
       V t = x / 6.0f + 0.5f;
       t = t > splat<V>(0.f) ? t : splat<V>(0.f);
