@@ -173,9 +173,11 @@ class ConvKernel : public Kernel {
 
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     if (stem_) {
-      stem_->run(in[0].as<float>(), src_nhwc_, out[0].as<float>(), ctx.threads,
+      float* y = out[0].as<float>();
+      const float* sum = in.size() > 3 ? in[3].as<float>() : nullptr;
+      stem_->run(in[0].as<float>(), src_nhwc_, y, ctx.threads,
                  post_.empty() || stem_fused_post_ ? std::function<void(float*, int64_t)>{}
-                                                   : [this](float* y, int64_t count) { apply_post_ops(post_, y, nullptr, 0, count); });
+                                                   : [&](float* rows, int64_t count) { apply_post_ops(post_, y, sum, rows - y, rows - y + count); });
       return ok();
     }
     if (wino_) return run_winograd(in, out, ctx);
@@ -193,11 +195,13 @@ class ConvKernel : public Kernel {
   }
 
  private:
-  // Images (1 to 4 channels) into 8 or more channels, written channels-last: ops/stem_conv.h
-  // says why. (Weights and bias are float32 like the input: init checked.)
+  // Images (1 to 4 channels) into 8 or more channels, and 8 -> 8 channel 3x3 layers, written
+  // channels-last: ops/stem_conv.h says why. (Weights and bias are float32 like the input: init checked.)
   bool try_stem(const OpContext& ctx) {
     if (!dst_nhwc_) return false;
-    if (!ops::stem_conv_applies(g_.c, g_.oc, g_.kh, ctx.node.attrs)) return false;
+    if (!ops::stem_conv_applies(g_.c, g_.oc, g_.kh, g_.kw, src_nhwc_, ctx.node.attrs)) return false;
+    for (const auto& p : post_)
+      if (p.op == "sum" && (ctx.inputs.size() < 4 || ctx.inputs[3].shape != ctx.outputs[0].shape)) return false;
     const ops::StemConvGeometry sg{g_.n, g_.c, g_.h, g_.w, g_.oc, g_.kh, g_.kw, g_.oh, g_.ow, g_.sh, g_.sw, g_.pt, g_.pl};
     // A single cheap activation runs in registers; SiLU, sigmoid and longer chains run over each
     // finished row (apply_post_ops).

@@ -417,7 +417,7 @@ class Planner {
     // NHWC destination falls back to its slow reference kernel): convert the source once.
     // Images into a convolution (1 to 4 channels) are read as they are by the stem kernel.
     const bool stem = cls == OpClass::kConv && lin.size() > 1 && lin[0].shape.rank == 4 && lin[1].shape.rank == 4 &&
-                      ops::stem_conv_applies(lin[0].shape[1], lin[1].shape[0], lin[1].shape[2], n.attrs);
+                      ops::stem_conv_applies(lin[0].shape[1], lin[1].shape[0], lin[1].shape[2], lin[1].shape[3], false, n.attrs);
     if (channels_last_ && cls == OpClass::kConv && !stem && !states_[static_cast<size_t>(ins[0])].nhwc) {
       SD_ASSIGN_OR_RETURN(ins[0], convert(ins[0], true));
     }

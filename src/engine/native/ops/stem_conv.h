@@ -6,7 +6,10 @@
 // stem at 640 in 1.94 ms, 47 GFLOP/s, the most expensive layer of the model for 4% of its FLOPs.
 // This kernel vectorizes over 16 output channels instead (one AVX-512 register: a broadcast
 // input value times a weight vector), reads the NCHW input directly (no conversion) and keeps
-// eight output pixels in registers per weight load.
+// twelve output pixels in registers per weight load.
+//
+// The same kernel runs the narrowest inner layers, 8 -> 8 channels 3x3 on channels-last data
+// (an 8-channel-wide model's bottlenecks): oneDNN pads those to 16 channels on both sides.
 #pragma once
 
 #include <cstdint>
@@ -21,10 +24,12 @@ struct StemConvGeometry {
   int64_t n, c, h, w, oc, kh, kw, oh, ow, sh, sw, pt, pl;
 };
 
-// Whether a Conv/FusedConv with `c` input and `oc` output channels, kernel height `kh` and these attributes runs here
-// (group 1, no dilation, no fused residual sum). The planner asks too: such a convolution takes
-// its source in plain NCHW, so it is not converted to channels-last first.
-bool stem_conv_applies(int64_t c, int64_t oc, int64_t kh, const Attributes& attrs);
+// Whether a Conv/FusedConv with `c` input and `oc` output channels, a kh x kw kernel and these
+// attributes runs here (group 1, no dilation): images (1 to 4 channels, either layout) and
+// narrow channels-last layers (8 -> 8 channels, 3x3 stride 1). The planner asks with
+// src_nhwc = false: such a convolution takes its source in plain NCHW, so it is not converted to
+// channels-last first.
+bool stem_conv_applies(int64_t c, int64_t oc, int64_t kh, int64_t kw, bool src_nhwc, const Attributes& attrs);
 
 // The activation applied in registers before the store (a fused post op): one pass over the
 // output instead of two. SiLU and sigmoid are not among them: their exp costs more in these
