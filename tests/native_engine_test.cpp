@@ -290,6 +290,58 @@ TEST(NativeEngine, LayoutsAndPassesGiveThePlainGraphsResults) {
   EXPECT_EQ(silu_sum, 1);
 }
 
+// YOLOv8's DFL box decoding as the two exports write it: opset 12 (Softmax over the last axis
+// only, so transposes around it) and opset 17 (Softmax over axis 1). The pass makes one
+// BinExpectation node of it; the results are the plain graph's, for 70 anchors (four 16-anchor
+// vectors and a scalar tail), batch 2, bin values that are not 0..15 and a bias.
+std::string dfl_model(int opset, bool bias, bool softmax_also_an_output) {
+  OnnxBuilder b(opset);
+  b.input("x", {2, 64, 70});
+  b.initializer_i64("shape4", {4}, {2, 4, 16, 70});
+  b.initializer_i64("shape3", {3}, {2, 4, 70});
+  b.random_initializer("w", {1, 16, 1, 1}, -2.f, 3.f);
+  if (bias) b.random_initializer("b", {1}, -1.f, 1.f);
+  b.node("Reshape", {"x", "shape4"}, {"r"});
+  std::string soft = "sm";
+  if (opset < 13) {
+    OnnxBuilder::attr_ints(b.node("Transpose", {"r"}, {"t0"}), "perm", {0, 3, 1, 2});  // [n, a, s, k]
+    OnnxBuilder::attr_int(b.node("Softmax", {"t0"}, {"sm"}), "axis", 3);
+    OnnxBuilder::attr_ints(b.node("Transpose", {"sm"}, {"t1"}), "perm", {0, 3, 2, 1});  // [n, k, s, a]
+  } else {
+    OnnxBuilder::attr_ints(b.node("Transpose", {"r"}, {"t0"}), "perm", {0, 2, 1, 3});  // [n, k, s, a]
+    OnnxBuilder::attr_int(b.node("Softmax", {"t0"}, {"t1"}), "axis", 1);
+    soft = "t1";
+  }
+  if (bias) b.node("Conv", {"t1", "w", "b"}, {"c"});
+  else b.node("Conv", {"t1", "w"}, {"c"});
+  b.node("Reshape", {"c", "shape3"}, {"y"});
+  b.output("y");
+  if (softmax_also_an_output) b.output(soft);
+  return b.bytes();
+}
+
+TEST(NativeEngine, DflDecodingIsOneNodeWithThePlainGraphsResults) {
+  HostTensor x = tensor(Shape{2, 64, 70}, random_vector(2 * 64 * 70, 8, -6.f, 6.f));
+  for (int opset : {12, 17})
+    for (bool bias : {false, true})
+      for (bool shared : {false, true}) {
+        const std::string what = "opset " + std::to_string(opset) + (bias ? ", bias" : "") + (shared ? ", softmax also an output" : "");
+        const std::string model = dfl_model(opset, bias, shared);
+        auto plain = run_model(model, {x}, false, false);
+        auto fast = run_model(model, {x}, true, true);
+        ASSERT_EQ(fast.outputs.size(), plain.outputs.size()) << what;
+        for (size_t i = 0; i < plain.outputs.size(); ++i) expect_same(fast.outputs[i], plain.outputs[i], 1e-5, what);
+        int fused = 0, softmax = 0;
+        for (const Node& n : fast.model->graph().nodes) {
+          fused += n.op_type == "BinExpectation";
+          softmax += n.op_type == "Softmax";
+        }
+        // A softmax something else reads stays as it is.
+        EXPECT_EQ(fused, shared ? 0 : 1) << what;
+        EXPECT_EQ(softmax, shared ? 1 : 0) << what;
+      }
+}
+
 TEST(NativeEngine, DynamicSizesArePlannedPerShape) {
   const std::string model = c2f_like_model(true);
   LoadOptions lo;

@@ -269,14 +269,25 @@ TEST(NativeLoader, NodesWithTooFewInputsAreErrorsNotCrashes) {
   }
 }
 
-TEST(NativeLoader, InternalFusedConvOpIsRefusedInAFile) {
-  OnnxBuilder b;
-  b.input("x", {1, 3, 8, 8});
-  b.random_initializer("w", {4, 3, 3, 3}, -1, 1);
-  b.node("FusedConv", {"x", "w"}, {"y"});
-  b.output("y");
-  Error e = load_error(b.bytes());
-  EXPECT_NE(e.message.find("FusedConv"), std::string::npos) << e.message;
+TEST(NativeLoader, InternalOpsAreRefusedInAFile) {
+  {
+    OnnxBuilder b;
+    b.input("x", {1, 3, 8, 8});
+    b.random_initializer("w", {4, 3, 3, 3}, -1, 1);
+    b.node("FusedConv", {"x", "w"}, {"y"});
+    b.output("y");
+    Error e = load_error(b.bytes());
+    EXPECT_NE(e.message.find("FusedConv"), std::string::npos) << e.message;
+  }
+  {
+    OnnxBuilder b;
+    b.input("x", {1, 4, 16, 20});
+    b.random_initializer("w", {1, 16, 1, 1}, -1, 1);
+    b.node("BinExpectation", {"x", "w"}, {"y"});
+    b.output("y");
+    Error e = load_error(b.bytes());
+    EXPECT_NE(e.message.find("BinExpectation"), std::string::npos) << e.message;
+  }
 }
 
 TEST(NativeLoader, OmittedOutputsStillGetBuffers) {

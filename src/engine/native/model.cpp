@@ -37,7 +37,7 @@ class LoadedModel final : public NativeModel {
 
 Status check_supported(const Graph& g, const OpRegistry& registry, const std::string& what) {
   for (const Node& n : g.nodes)
-    if (!registry.find(n.op_type, g.opset) || n.op_type == "FusedConv")
+    if (!registry.find(n.op_type, g.opset) || n.op_type == "FusedConv" || n.op_type == "BinExpectation")  // internal ops
       return fail(ErrorCode::kModel, what + ": op " + n.op_type + " (node '" + n.name + "', opset " + std::to_string(g.opset) +
                                          ") is not supported by the native engine");
   return ok();
@@ -58,6 +58,7 @@ Result<std::shared_ptr<const NativeModel>> build(const onnx::ModelProto& proto, 
     if (!folded) return tl::unexpected(prefix(folded.error()));
     auto bn = passes::fold_batchnorm_into_conv(g);
     if (!bn) return tl::unexpected(prefix(bn.error()));
+    passes::fuse_bin_expectation(g);
     passes::fuse_conv_activations(g);
     passes::remove_dead_nodes(g);
   }

@@ -68,5 +68,6 @@ void register_cpu_ops(OpRegistry& r) {
   ops::register_shape_ops(r);
   ops::register_data_ops(r);
   ops::register_misc_ops(r);
+  ops::register_bin_expectation_op(r);
 }
 }  // namespace sd::native

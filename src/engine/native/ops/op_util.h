@@ -64,5 +64,6 @@ void register_elementwise_ops(OpRegistry& r);
 void register_shape_ops(OpRegistry& r);
 void register_data_ops(OpRegistry& r);
 void register_misc_ops(OpRegistry& r);
+void register_bin_expectation_op(OpRegistry& r);  // internal: passes::fuse_bin_expectation
 
 }  // namespace sd::native::ops

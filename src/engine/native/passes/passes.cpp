@@ -1,5 +1,6 @@
 #include "engine/native/passes/passes.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -284,6 +285,87 @@ int fuse_conv_activations(Graph& g) {
     }
     erase_marked(g, dead);
   }
+  return fused;
+}
+
+int fuse_bin_expectation(Graph& g) {
+  auto uses = use_counts(g);
+  auto prod = producers(g);
+  std::vector<bool> dead(g.nodes.size(), false);
+  int fused = 0;
+  for (size_t ci = 0; ci < g.nodes.size(); ++ci) {
+    Node& conv = g.nodes[ci];
+    if (conv.op_type != "Conv" || conv.inputs.size() < 2 || conv.outputs.size() != 1 || conv.outputs[0] < 0) continue;
+    // The conv: 1x1, one output channel, constant float weights (and bias), nothing unusual.
+    const int wv = conv.inputs[1], bv = conv.inputs.size() > 2 ? conv.inputs[2] : -1;
+    if (!is_const(g, wv) || (bv >= 0 && !is_const(g, bv))) continue;
+    const HostTensor& w = *g.values[static_cast<size_t>(wv)].constant;
+    if (w.dtype() != DType::kFloat32 || w.shape().rank != 4 || w.shape()[0] != 1 || w.shape()[2] != 1 || w.shape()[3] != 1) continue;
+    if (bv >= 0 && (g.values[static_cast<size_t>(bv)].constant->dtype() != DType::kFloat32 || g.values[static_cast<size_t>(bv)].constant->numel() != 1))
+      continue;
+    const auto& a = conv.attrs;
+    auto all_are = [](const std::vector<int64_t>& v, int64_t x) { return std::all_of(v.begin(), v.end(), [x](int64_t e) { return e == x; }); };
+    if (a.get_int("group", 1) != 1 || !all_are(a.get_ints("strides", {1, 1}), 1) || !all_are(a.get_ints("dilations", {1, 1}), 1) ||
+        !all_are(a.get_ints("pads", {0, 0, 0, 0}), 0) || a.get_string("auto_pad", "NOTSET") != "NOTSET")
+      continue;
+    // Walk back through Transposes and one Softmax, each read only here, to x; labels[i] is the
+    // axis of x that axis i of the current value is.
+    std::vector<int> chain;  // node indices, conv input first
+    int v = conv.inputs[0], softmax = -1;
+    bool ok_chain = true;
+    while (v >= 0 && prod[static_cast<size_t>(v)] >= 0) {
+      const Node& n = g.nodes[static_cast<size_t>(prod[static_cast<size_t>(v)])];
+      if (n.op_type != "Transpose" && n.op_type != "Softmax") break;
+      if (uses[static_cast<size_t>(v)] != 1 || n.inputs.size() != 1 || n.outputs.size() != 1) { ok_chain = false; break; }
+      if (n.op_type == "Softmax") {
+        if (softmax >= 0) { ok_chain = false; break; }
+        softmax = prod[static_cast<size_t>(v)];
+      }
+      chain.push_back(prod[static_cast<size_t>(v)]);
+      v = n.inputs[0];
+    }
+    if (!ok_chain || softmax < 0 || v < 0) continue;
+    std::vector<int> labels = {0, 1, 2, 3};  // x's own axes
+    int bin_label = -1;
+    for (auto it = chain.rbegin(); it != chain.rend() && ok_chain; ++it) {
+      const Node& n = g.nodes[static_cast<size_t>(*it)];
+      if (n.op_type == "Transpose") {
+        auto perm = n.attrs.get_ints("perm");
+        std::vector<int> next(4);
+        auto sorted = perm;
+        std::sort(sorted.begin(), sorted.end());
+        ok_chain = sorted == std::vector<int64_t>{0, 1, 2, 3};  // an invalid perm stays for the Transpose to refuse
+        for (size_t i = 0; i < 4 && ok_chain; ++i) {
+          ok_chain = perm[i] >= 0 && perm[i] < 4;
+          if (ok_chain) next[i] = labels[static_cast<size_t>(perm[i])];
+        }
+        labels = next;
+      } else {
+        int64_t axis = n.attrs.get_int("axis", g.opset >= 13 ? -1 : 1);
+        if (axis < 0) axis += 4;
+        // Before opset 13 Softmax flattens the axes from `axis` on: one axis only when it is the last.
+        ok_chain = axis >= 0 && axis < 4 && (g.opset >= 13 || axis == 3);
+        if (ok_chain) bin_label = labels[static_cast<size_t>(axis)];
+      }
+    }
+    // The conv reads [n, bins, sides, anchors]: batch first, bins as channels, anchors last in x.
+    if (!ok_chain || labels[0] != 0 || labels[1] != bin_label || labels[3] != 3 || (bin_label != 1 && bin_label != 2)) continue;
+    Node node;
+    node.name = conv.name;
+    node.op_type = "BinExpectation";
+    node.domain = "streamdet";
+    node.inputs = {v, wv};
+    if (bv >= 0) node.inputs.push_back(bv);
+    node.outputs = conv.outputs;
+    Attribute axis;
+    axis.kind = Attribute::Kind::kInt;
+    axis.i = bin_label;
+    node.attrs.set("bin_axis", axis);
+    conv = std::move(node);
+    for (int n : chain) dead[static_cast<size_t>(n)] = true;
+    ++fused;
+  }
+  erase_marked(g, dead);
   return fused;
 }
 

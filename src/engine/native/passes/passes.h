@@ -16,6 +16,12 @@ Result<int> fold_batchnorm_into_conv(Graph& g);
 // Conv + activation (Relu, LeakyRelu, Sigmoid, HardSwish, Clip, SiLU as x*Sigmoid(x)) and a
 // following residual Add become one FusedConv (domain "streamdet") with post ops.
 int fuse_conv_activations(Graph& g);
+// YOLOv8-style box decoding (DFL): x [N, 4, K, A] -> Transposes -> Softmax over the K bins ->
+// Transposes -> a 1x1 Conv with one output channel (the bins' values) becomes one BinExpectation
+// node (domain "streamdet"): y[n, 0, s, a] = b + sum_k w_k softmax_k(x[n, s, :, a]), computed
+// with the anchors as the vector and no transposes. The bin axis may be 1 or 2 of x; the anchors
+// must be its last axis.
+int fuse_bin_expectation(Graph& g);
 // Nodes whose outputs nothing reads (and are not graph outputs) are removed, repeatedly.
 int remove_dead_nodes(Graph& g);
 
