@@ -102,6 +102,8 @@ class ConvKernel : public Kernel {
     auto alphas = a.get_floats("post_op_alpha"), betas = a.get_floats("post_op_beta");
     for (size_t i = 0; i < post.size(); ++i)
       post_.push_back({post[i], i < alphas.size() ? alphas[i] : 0.f, i < betas.size() ? betas[i] : 0.f});
+    if (std::find(post.begin(), post.end(), "sum") != post.end() && (ctx.inputs.size() < 4 || ctx.inputs[3].shape != ctx.outputs[0].shape))
+      return fail(ErrorCode::kModel, ctx.describe() + ": a sum post op needs a 4th input of the output's shape");
     if (try_stem(ctx)) {
       if (std::getenv("STREAMDET_NATIVE_PROFILE")) std::fprintf(stderr, "%s: %s\n", ctx.describe().c_str(), impl_.c_str());
       return ok();
@@ -115,16 +117,9 @@ class ConvKernel : public Kernel {
     // convolution proper on the narrow layers; with one of them in the chain, the whole chain
     // runs in our own pass over the output instead (activation_kernels.h, ~0.2 ns an element).
     own_post_ = own_activations() && std::any_of(post_.begin(), post_.end(), [](const PostOp& p) { return is_exp_activation(p.op); });
-    if (own_post_) {
-      for (const auto& p : post_)
-        if (p.op == "sum" && (ctx.inputs.size() < 4 || ctx.inputs[3].shape != ctx.outputs[0].shape))
-          return fail(ErrorCode::kModel, ctx.describe() + ": a sum post op needs a 4th input of the output's shape");
-    }
     dnnl::post_ops po;
     for (size_t i = 0; i < post.size() && !own_post_; ++i) {
       if (post[i] == "sum") {
-        if (ctx.inputs.size() < 4 || ctx.inputs[3].shape != ctx.outputs[0].shape)
-          return fail(ErrorCode::kModel, ctx.describe() + ": a sum post op needs a 4th input of the output's shape");
         sum_index_ = static_cast<int>(i);
         po.append_binary(dnnl::algorithm::binary_add, dst_md);
         continue;
@@ -200,8 +195,6 @@ class ConvKernel : public Kernel {
   bool try_stem(const OpContext& ctx) {
     if (!dst_nhwc_) return false;
     if (!ops::stem_conv_applies(g_.c, g_.oc, g_.kh, g_.kw, src_nhwc_, ctx.node.attrs)) return false;
-    for (const auto& p : post_)
-      if (p.op == "sum" && (ctx.inputs.size() < 4 || ctx.inputs[3].shape != ctx.outputs[0].shape)) return false;
     const ops::StemConvGeometry sg{g_.n, g_.c, g_.h, g_.w, g_.oc, g_.kh, g_.kw, g_.oh, g_.ow, g_.sh, g_.sw, g_.pt, g_.pl};
     // A single cheap activation runs in registers; SiLU, sigmoid and longer chains run over each
     // finished row (apply_post_ops).
@@ -244,8 +237,6 @@ class ConvKernel : public Kernel {
     } catch (const dnnl::error&) {
       return false;
     }
-    for (const auto& p : post_)
-      if (p.op == "sum" && (ctx.inputs.size() < 4 || ctx.inputs[3].shape != ctx.outputs[0].shape)) return false;
     conv_ = dnnl::convolution_forward(pd);
     weights_ = shared_weights(*ctx.constants[1], {wei_d, dt::f32, tag::oihw}, pd.weights_desc());
     if (has_bias_) {

@@ -10,6 +10,12 @@
 #define SD_ACTIVATIONS_AVX512 1
 #endif
 
+// GCC 12's AVX-512 intrinsics pass `_mm512_undefined_ps()` (a self-initialized variable) as the
+// unused merge source of vmaxps/vminps/vscalefps, which -O3 reports as maybe-uninitialized.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 namespace sd::native::ops {
 namespace {
 

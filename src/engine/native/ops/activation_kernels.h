@@ -3,13 +3,13 @@
 // convolution's output is still in cache.
 //
 // Why hand-written: the per-element cost sets the floor here. oneDNN's fused swish post op and a
-// plain loop over fast_sigmoid both cost ~0.5 ns an element on this project's machines (about 20
-// vector operations per vector, among them a division). With AVX-512VL these kernels build
-// 2^n with vscalefps (no integer exponent arithmetic, and no clamp against overflow of it),
-// evaluate e^r with a degree-5 minimax polynomial (2e-7 relative) and replace the division by
-// a reciprocal estimate and one Newton step: 17 operations on 8 floats, in 256-bit registers
-// (where 512-bit instructions issue at half rate, as on Zen 5, they gain nothing). Without
-// AVX-512VL they fall back to the portable fast_sigmoid loop.
+// plain loop over fast_sigmoid cost 0.36-0.5 ns an element on this project's machines; these
+// kernels 0.19 ns (bench/activation_bench.cpp). With AVX-512 they compute e^-x as 2^(k/16) * e^r:
+// 2^(j/16) from a 16-entry table held in one register (vpermps, indexed by the low bits of the
+// rounded k), the power of two applied by vscalefps, e^r a degree-2 polynomial on |r| <= ln2/32,
+// then one division: about 12 operations per 16 floats. Here 512-bit registers beat 256-bit ones
+// (0.19 against 0.26 ns): the work is bound by instruction count, not by FMA throughput. Without
+// AVX-512 they fall back to the portable fast_sigmoid loop.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +23,7 @@ void silu(const float* x, float* y, int64_t n);
 // y[i] = 1 / (1 + e^-x[i]); x == y is allowed. Same accuracy as silu.
 void sigmoid(const float* x, float* y, int64_t n);
 
-// Which implementation the two above run: "avx512vl" or "portable".
+// Which implementation the two above run: "avx512" or "portable".
 const char* activation_kernels_isa();
 
 }  // namespace sd::native::ops

@@ -141,7 +141,7 @@ RowInterior<V> pick_row_interior(const StemConvGeometry& g, bool src_nhwc) {
       default: break;
     }
   }
-  if (src_nhwc && g.kw == 3 && g.sw == 1 && g.c == 8) return row_interior<V, 3, 1, 8>;  // narrow_layer_applies
+  if (src_nhwc && g.kw == 3 && g.sw == 1 && g.c == 8) return row_interior<V, 3, 1, 8>;  // the narrow layers (stem_conv_applies)
   return row_interior<V, 0, 0, 0>;
 }
 
