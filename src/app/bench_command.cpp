@@ -17,6 +17,7 @@
 #include "core/frame.h"
 #include "runtime/detector.h"
 #include "runtime/pipeline.h"
+#include "runtime/worker_plan.h"
 #include "sources/source.h"
 
 namespace sd {
@@ -26,7 +27,9 @@ void add_bench_options(CLI::App& cmd, BenchOptions& o) {
   cmd.add_option("--warmup", o.warmup, "untimed engine iterations first")->capture_default_str()->check(CLI::NonNegativeNumber);
   cmd.add_option("--iterations,-n", o.iterations, "timed engine iterations")->capture_default_str()->check(CLI::PositiveNumber);
   cmd.add_option("--batch", o.run.batch, "images per inference call")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd.add_option("--workers", o.run.workers, "inference workers of the pipeline run")->capture_default_str()->check(CLI::PositiveNumber);
+  // The engine-only run and the pipeline run compare one configuration: workers default to 1 here.
+  if (o.run.workers == 0) o.run.workers = 1;
+  cmd.add_option("--workers", o.run.workers, "inference workers (of the engine-only and the pipeline run)")->capture_default_str()->check(CLI::PositiveNumber);
   cmd.add_option("--frames", o.run.max_frames, "frames of the source to run (-1: all)")->capture_default_str();
   cmd.add_option("-d,--detections", o.run.detections, "write JSONL in the pipeline run (part of the measured work)");
   cmd.add_option("-o,--output", o.run.output, "write the annotated video in the pipeline run (its encoding is reported apart)");
@@ -77,9 +80,11 @@ struct Row {
 // FPS is measured against, like for like; latencies are per call.
 Status time_engine(Row& row) {
   const BenchOptions& o = row.options;
-  const int workers = std::max(1, o.run.workers);
+  const WorkerPlan plan = plan_workers(std::max(1, o.run.workers), o.model.threads, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())),
+                                      resolved_engine_name(o.model), false);
+  const int workers = plan.workers;
   ModelOptions model = o.model;
-  if (model.threads > 0) model.threads = std::max(1, model.threads / workers);
+  model.threads = plan.threads_per_worker;
   auto load_start = Clock::now();
   SD_ASSIGN_OR_RETURN(Detector det, load_detector(model, cv::Size(o.frame_width, o.frame_height)));
   row.load_ms = std::chrono::duration<double, std::milli>(Clock::now() - load_start).count();

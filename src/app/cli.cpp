@@ -26,7 +26,7 @@ void add_model_options(CLI::App& cmd, ModelOptions& m, std::string& layout) {
                  "inference engine: auto (native for ONNX, opencv for Darknet), native (streamdet's own ONNX engine on oneDNN), "
                  "opencv (OpenCV DNN)")
       ->capture_default_str();
-  cmd.add_option("--threads", m.threads, "inference threads (0: the engine's default)")->check(CLI::NonNegativeNumber);
+  cmd.add_option("--threads", m.threads, "inference threads in all, divided among the workers (0: every core)")->check(CLI::NonNegativeNumber);
   cmd.add_option("--input-size", m.input_size,
                  "network input: auto (dynamic models: the frame size rounded up to the stride, e.g. 1280x720 -> "
                  "1280x736; fixed models: their size), W,H, or N for NxN")
@@ -45,9 +45,11 @@ void add_model_options(CLI::App& cmd, ModelOptions& m, std::string& layout) {
 
 // Options of the pipelined runtime (threads, batching, frame policies, trace, live view).
 void add_runtime_options(CLI::App& cmd, RunOptions& r, std::string& policy) {
-  cmd.add_option("--workers", r.workers, "inference workers, each with its own execution context (--threads are divided among them)")
+  cmd.add_option("--workers", r.workers,
+                 "inference workers, each with its own execution context (--threads are divided among them); 0: auto (on the "
+                 "native CPU engine, up to 4 workers for files, one for live sources)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::NonNegativeNumber);
   cmd.add_option("--decode-threads", r.decode_threads,
                  "threads of each video file's decoder (0: the cores the inference threads leave free, at least 1)")
       ->capture_default_str()

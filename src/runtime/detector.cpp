@@ -1,7 +1,9 @@
 #include "runtime/detector.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "core/log.h"
@@ -82,14 +84,19 @@ Result<cv::Size> resolve_input_size(const std::string& spec, const Engine& engin
   return size;
 }
 
+std::string resolved_engine_name(const ModelOptions& options) {
+  if (options.engine != "auto") return options.engine;
+  std::string ext = std::filesystem::path(options.model).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext == ".cfg" ? "opencv" : "native";  // inspect_model's rule for Darknet
+}
+
 Result<Detector> load_detector(const ModelOptions& options, cv::Size frame_size) {
   Detector det;
   SD_ASSIGN_OR_RETURN(det.model, inspect_model(options.model, options.weights));
   EngineLoadOptions load_options;
   load_options.threads = options.threads;
-  std::string engine = options.engine;
-  if (engine == "auto") engine = det.model.format == ModelFormat::kDarknet ? "opencv" : "native";
-  SD_ASSIGN_OR_RETURN(det.engine, load_engine(engine, det.model, load_options));
+  SD_ASSIGN_OR_RETURN(det.engine, load_engine(resolved_engine_name(options), det.model, load_options));
   SD_ASSIGN_OR_RETURN(det.input_size, resolve_input_size(options.input_size, *det.engine, det.model, frame_size));
 
   // Probe: one inference on a gray image at the chosen size gives the concrete output shapes

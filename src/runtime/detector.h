@@ -31,6 +31,9 @@ struct Detector {
   std::unique_ptr<InferenceContext> first_context;  // used by the probe; hand it to the first worker
 };
 
+// The engine --engine names, with auto resolved: native for ONNX, opencv for Darknet (.cfg).
+std::string resolved_engine_name(const ModelOptions& options);
+
 // Loads the model and engine, resolves the input size for frames of `frame_size` (0x0 when
 // unknown), probes the engine once to see the concrete output shapes, and picks the decoder.
 Result<Detector> load_detector(const ModelOptions& options, cv::Size frame_size);

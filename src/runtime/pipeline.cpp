@@ -17,6 +17,7 @@
 #include "postprocess/postprocessor.h"
 #include "runtime/bounded_queue.h"
 #include "runtime/detector.h"
+#include "runtime/worker_plan.h"
 #include "runtime/frame_packet.h"
 #include "runtime/frame_scheduler.h"
 #include "runtime/interrupt.h"
@@ -146,6 +147,7 @@ class Pipeline {
   std::unique_ptr<LiveView> view_;
   std::vector<std::unique_ptr<InferenceContext>> contexts_;
   int batch_ = 1;
+  int workers_ = 1;  // options_.workers resolved (worker_plan.h)
   std::atomic<bool> abort_{false}, user_quit_{false};
   std::mutex error_mutex_;
   std::optional<Error> error_;
@@ -155,7 +157,7 @@ class Pipeline {
 Status Pipeline::setup() {
   nvtx_initialize();  // before any of our threads exist
   if (options_.sources.empty()) return fail(ErrorCode::kUsage, "no --source given");
-  if (options_.workers < 1) return fail(ErrorCode::kUsage, "--workers must be at least 1");
+  if (options_.workers < 0) return fail(ErrorCode::kUsage, "--workers must be 0 (auto) or more");
   if (options_.batch < 1) return fail(ErrorCode::kUsage, "--batch must be at least 1");
   if (options_.every < 1) return fail(ErrorCode::kUsage, "--every must be at least 1");
   if (options_.show) SD_TRY(LiveView::check_display_available());
@@ -184,21 +186,25 @@ Status Pipeline::setup() {
     profiler_.add_source(options_.sources[static_cast<size_t>(s)]);
   }
 
-  // Inference threads are divided among the workers.
+  // Inference threads are divided among the workers (worker_plan.h says how many by default).
+  const bool any_live = std::any_of(lanes_.begin(), lanes_.end(), [](const SourceLane& l) { return l.info.live; });
+  const WorkerPlan plan = plan_workers(options_.workers, options_.model.threads, cores, resolved_engine_name(options_.model), any_live);
+  workers_ = plan.workers;
   ModelOptions model = options_.model;
-  if (model.threads > 0) model.threads = std::max(1, model.threads / options_.workers);
+  model.threads = plan.threads_per_worker;
   // With several sources of different sizes, auto sizes the network for the largest one.
   SD_ASSIGN_OR_RETURN(det_, load_detector(model, largest));
   batch_ = options_.batch;
   if (batch_ > 1 && !det_.engine->capabilities().dynamic_batch)
     return fail(ErrorCode::kUsage, "--batch " + std::to_string(batch_) + ": model " + model.model +
                                        " has a fixed batch size of 1");
-  log_info("model %s: engine %s, layout %s, %d classes, input %dx%d, preprocess %s", model.model.c_str(),
-           det_.engine->name().c_str(), std::string(layout_name(det_.decoder->layout())).c_str(),
+  log_info("model %s: engine %s (%d worker%s x %d thread%s), layout %s, %d classes, input %dx%d, preprocess %s", model.model.c_str(),
+           det_.engine->name().c_str(), plan.workers, plan.workers == 1 ? "" : "s", plan.threads_per_worker,
+           plan.threads_per_worker == 1 ? "" : "s", std::string(layout_name(det_.decoder->layout())).c_str(),
            det_.decoder->num_classes(), det_.input_size.width, det_.input_size.height, det_.preprocess.str().c_str());
 
   contexts_.push_back(std::move(det_.first_context));
-  for (int w = 1; w < options_.workers; ++w) {
+  for (int w = 1; w < workers_; ++w) {
     ContextOptions co;
     co.threads = model.threads;
     SD_ASSIGN_OR_RETURN(auto ctx, det_.engine->create_context(co));
@@ -213,7 +219,7 @@ Status Pipeline::setup() {
     jsonl_ = std::make_unique<SharedJsonl>(std::move(j));
   }
   const size_t in_flight_per_source = 4;
-  size_t pool_size = 2 * static_cast<size_t>(options_.workers * batch_) + 2;
+  size_t pool_size = 2 * static_cast<size_t>(workers_ * batch_) + 2;
   std::vector<FrameScheduler::LaneConfig> lane_configs;
   for (int s = 0; s < n_sources; ++s) {
     SourceLane& lane = lanes_[static_cast<size_t>(s)];
@@ -225,7 +231,7 @@ Status Pipeline::setup() {
     size_t raw_cap = lane.policy == QueuePolicy::kLatest ? 1 : (lane.policy == QueuePolicy::kBlock ? 2 : q);
     size_t sched_cap = lane.policy == QueuePolicy::kLatest
                            ? 1
-                           : (lane.policy == QueuePolicy::kBlock ? static_cast<size_t>(options_.workers * batch_) : q);
+                           : (lane.policy == QueuePolicy::kBlock ? static_cast<size_t>(workers_ * batch_) : q);
     lane.raw = std::make_unique<BoundedQueue<PacketPtr>>(raw_cap, lane.policy);
     lane_configs.push_back({lane.policy, sched_cap});
     pool_size += raw_cap + sched_cap + in_flight_per_source;
@@ -233,7 +239,7 @@ Status Pipeline::setup() {
   pool_ = std::make_unique<PacketPool>(pool_size);
   for (auto& lane : lanes_) lane.done = std::make_unique<BoundedQueue<PacketPtr>>(pool_size, QueuePolicy::kBlock);
   scheduler_ = std::make_unique<FrameScheduler>(lane_configs);
-  profiler_.set_workers(options_.workers);
+  profiler_.set_workers(workers_);
 
   if (options_.show) {
     std::vector<std::string> names;

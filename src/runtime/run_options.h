@@ -13,7 +13,7 @@ struct ModelOptions {
   std::string model;           // .onnx or Darknet .cfg
   std::string weights;         // Darknet .weights (default: beside the .cfg)
   std::string engine = "auto";  // auto: native for ONNX, opencv for Darknet
-  int threads = 0;             // inference threads (0: engine default)
+  int threads = 0;             // inference threads in all, divided among the workers (0: every core)
   std::string input_size = "auto";  // auto | W,H | N
   Layout layout = Layout::kAuto;
   std::string preprocess;      // overrides, see preprocess_spec.h
@@ -39,7 +39,7 @@ struct RunOptions {
   bool quiet = false;
   bool show = false;           // live view window
 
-  int workers = 1;             // inference workers, each with its own execution context
+  int workers = 0;             // inference workers, each with its own execution context (0: auto, worker_plan.h)
   int decode_threads = 0;      // per video file; 0: the cores inference leaves free, at least 1
   int batch = 1;               // frames per inference call (micro-batching, across sources)
   double batch_wait_ms = 2.0;  // how long a worker waits for a batch to fill
