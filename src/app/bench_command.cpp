@@ -80,8 +80,7 @@ struct Row {
 // FPS is measured against, like for like; latencies are per call.
 Status time_engine(Row& row) {
   const BenchOptions& o = row.options;
-  const WorkerPlan plan = plan_workers(std::max(1, o.run.workers), o.model.threads, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())),
-                                      resolved_engine_name(o.model), false);
+  const WorkerPlan plan = plan_workers(std::max(1, o.run.workers), o.model.threads, std::max(1, cpu_count()), resolved_engine_name(o.model), false);
   const int workers = plan.workers;
   ModelOptions model = o.model;
   model.threads = plan.threads_per_worker;

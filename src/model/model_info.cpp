@@ -201,14 +201,16 @@ Result<DarknetConfig> parse_darknet_cfg(const std::string& cfg_path) {
   return cfg;
 }
 
+bool is_darknet_model_path(const std::string& model_path) { return lower(fs::path(model_path).extension().string()) == ".cfg"; }
+
 Result<ModelInfo> inspect_model(const std::string& model_path, const std::string& weights) {
   ModelInfo info;
   info.model_path = model_path;
   std::error_code ec;
   if (!fs::exists(model_path, ec)) return fail(ErrorCode::kModel, "model " + model_path + " does not exist");
   if (fs::is_directory(model_path, ec)) return fail(ErrorCode::kModel, "model " + model_path + " is a directory");
-  std::string ext = lower(fs::path(model_path).extension().string());
-  if (ext == ".cfg") {
+  const std::string ext = lower(fs::path(model_path).extension().string());
+  if (is_darknet_model_path(model_path)) {
     info.format = ModelFormat::kDarknet;
     info.weights_path = weights.empty() ? fs::path(model_path).replace_extension(".weights").string() : weights;
     if (!fs::exists(info.weights_path, ec))

@@ -45,6 +45,9 @@ struct ModelInfo {
   int max_stride() const;  // the largest known stride, 32 when unknown
 };
 
+// Whether a --model path names a Darknet model (its .cfg, any letter case) rather than ONNX.
+bool is_darknet_model_path(const std::string& model_path);
+
 // Reads the model's metadata (and the Darknet cfg). `weights` overrides the .weights path that is
 // otherwise found beside the .cfg. Errors name the file and the problem (kModel).
 Result<ModelInfo> inspect_model(const std::string& model_path, const std::string& weights = "");

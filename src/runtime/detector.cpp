@@ -1,9 +1,7 @@
 #include "runtime/detector.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 
 #include "core/log.h"
@@ -86,9 +84,7 @@ Result<cv::Size> resolve_input_size(const std::string& spec, const Engine& engin
 
 std::string resolved_engine_name(const ModelOptions& options) {
   if (options.engine != "auto") return options.engine;
-  std::string ext = std::filesystem::path(options.model).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext == ".cfg" ? "opencv" : "native";  // inspect_model's rule for Darknet
+  return is_darknet_model_path(options.model) ? "opencv" : "native";
 }
 
 Result<Detector> load_detector(const ModelOptions& options, cv::Size frame_size) {

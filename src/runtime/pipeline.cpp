@@ -13,6 +13,7 @@
 #include <atomic>
 #include <thread>
 
+#include "core/build_info.h"
 #include "core/log.h"
 #include "postprocess/postprocessor.h"
 #include "runtime/bounded_queue.h"
@@ -166,7 +167,7 @@ Status Pipeline::setup() {
   // Decoding runs beside inference: on a CPU engine every decoder thread beyond the cores that
   // inference leaves free takes its time from inference (and frame threading costs CPU of its own),
   // so by default decoders get the free cores, and a single thread when there are none.
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = std::max(1, cpu_count());
   const int inference_threads = options_.model.threads > 0 ? options_.model.threads : cores;
   const int decode_threads =
       options_.decode_threads > 0 ? options_.decode_threads : std::max(1, (cores - inference_threads) / n_sources);

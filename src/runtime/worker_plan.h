@@ -17,6 +17,7 @@ namespace sd {
 struct WorkerPlan {
   int workers = 1;
   int threads_per_worker = 1;
+  bool operator==(const WorkerPlan&) const = default;
 };
 
 // requested_workers: --workers (0: auto); requested_threads: --threads (0: all cores), the

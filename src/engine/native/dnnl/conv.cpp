@@ -66,15 +66,49 @@ Result<ConvGeometry> conv_geometry(const OpContext& ctx) {
   return g;
 }
 
-Result<dnnl::algorithm> eltwise_for(const std::string& op, float& alpha, float& beta, const OpContext& ctx) {
-  if (op == "relu") { alpha = 0; return dnnl::algorithm::eltwise_relu; }
-  if (op == "leaky_relu") return dnnl::algorithm::eltwise_relu;  // alpha = negative slope
-  if (op == "silu") { alpha = 1; return dnnl::algorithm::eltwise_swish; }
-  if (op == "sigmoid") return dnnl::algorithm::eltwise_logistic;
-  if (op == "hardswish") return dnnl::algorithm::eltwise_hardswish;
-  if (op == "clip") return dnnl::algorithm::eltwise_clip;
-  (void)beta;
+// A FusedConv's post op (passes::fuse_conv_activations names them), parsed once at kernel creation.
+enum class PostKind { kRelu, kLeakyRelu, kSilu, kSigmoid, kHardSwish, kClip, kSum };
+
+struct PostOp {
+  PostKind kind;
+  float alpha = 0, beta = 0;  // LeakyRelu's slope, Clip's bounds
+};
+
+Result<PostKind> post_kind(const std::string& op, const OpContext& ctx) {
+  static const std::map<std::string, PostKind> kinds = {{"relu", PostKind::kRelu},           {"leaky_relu", PostKind::kLeakyRelu},
+                                                        {"silu", PostKind::kSilu},           {"sigmoid", PostKind::kSigmoid},
+                                                        {"hardswish", PostKind::kHardSwish}, {"clip", PostKind::kClip},
+                                                        {"sum", PostKind::kSum}};
+  if (auto it = kinds.find(op); it != kinds.end()) return it->second;
   return fail(ErrorCode::kModel, ctx.describe() + ": unknown post op '" + op + "'");
+}
+
+bool is_exp_activation(PostKind k) { return k == PostKind::kSilu || k == PostKind::kSigmoid; }
+
+// oneDNN's eltwise post op for an activation; alpha and beta as oneDNN reads them.
+dnnl::algorithm eltwise_for(const PostOp& p, float& alpha, float& beta) {
+  alpha = p.alpha, beta = p.beta;
+  switch (p.kind) {
+    case PostKind::kRelu: alpha = 0; return dnnl::algorithm::eltwise_relu;
+    case PostKind::kLeakyRelu: return dnnl::algorithm::eltwise_relu;  // alpha = negative slope
+    case PostKind::kSilu: alpha = 1; return dnnl::algorithm::eltwise_swish;
+    case PostKind::kSigmoid: return dnnl::algorithm::eltwise_logistic;
+    case PostKind::kHardSwish: return dnnl::algorithm::eltwise_hardswish;
+    case PostKind::kClip: return dnnl::algorithm::eltwise_clip;
+    case PostKind::kSum: break;  // a binary post op, not an eltwise one
+  }
+  return dnnl::algorithm::undef;
+}
+
+// The stem kernel's in-register form of a single cheap activation; kNone when it has none.
+ops::StemActivation stem_activation_for(PostKind k) {
+  switch (k) {
+    case PostKind::kRelu: return ops::StemActivation::kRelu;
+    case PostKind::kLeakyRelu: return ops::StemActivation::kLeakyRelu;
+    case PostKind::kHardSwish: return ops::StemActivation::kHardSwish;
+    case PostKind::kClip: return ops::StemActivation::kClip;
+    default: return ops::StemActivation::kNone;  // SiLU, sigmoid: cheaper as a pass over each row
+  }
 }
 
 class ConvKernel : public Kernel {
@@ -98,11 +132,14 @@ class ConvKernel : public Kernel {
     memory::desc bias_md({g_.oc}, dt::f32, tag::a);
     has_bias_ = ops::has_input(ctx, 2);
 
-    auto post = a.get_strings_or_empty("post_ops");
-    auto alphas = a.get_floats("post_op_alpha"), betas = a.get_floats("post_op_beta");
-    for (size_t i = 0; i < post.size(); ++i)
-      post_.push_back({post[i], i < alphas.size() ? alphas[i] : 0.f, i < betas.size() ? betas[i] : 0.f});
-    if (std::find(post.begin(), post.end(), "sum") != post.end() && (ctx.inputs.size() < 4 || ctx.inputs[3].shape != ctx.outputs[0].shape))
+    const auto post = a.get_strings_or_empty("post_ops");
+    const auto alphas = a.get_floats("post_op_alpha"), betas = a.get_floats("post_op_beta");
+    for (size_t i = 0; i < post.size(); ++i) {
+      SD_ASSIGN_OR_RETURN(const PostKind kind, post_kind(post[i], ctx));
+      post_.push_back({kind, i < alphas.size() ? alphas[i] : 0.f, i < betas.size() ? betas[i] : 0.f});
+    }
+    const bool has_sum = std::any_of(post_.begin(), post_.end(), [](const PostOp& p) { return p.kind == PostKind::kSum; });
+    if (has_sum && (ctx.inputs.size() < 4 || ctx.inputs[3].shape != ctx.outputs[0].shape))
       return fail(ErrorCode::kModel, ctx.describe() + ": a sum post op needs a 4th input of the output's shape");
     if (try_stem(ctx)) {
       if (std::getenv("STREAMDET_NATIVE_PROFILE")) std::fprintf(stderr, "%s: %s\n", ctx.describe().c_str(), impl_.c_str());
@@ -116,16 +153,16 @@ class ConvKernel : public Kernel {
     // oneDNN's swish and logistic post ops cost ~0.5 ns an element here, more than the
     // convolution proper on the narrow layers; with one of them in the chain, the whole chain
     // runs in our own pass over the output instead (activation_kernels.h, ~0.2 ns an element).
-    own_post_ = own_activations() && std::any_of(post_.begin(), post_.end(), [](const PostOp& p) { return is_exp_activation(p.op); });
+    own_post_ = own_activations() && std::any_of(post_.begin(), post_.end(), [](const PostOp& p) { return is_exp_activation(p.kind); });
     dnnl::post_ops po;
-    for (size_t i = 0; i < post.size() && !own_post_; ++i) {
-      if (post[i] == "sum") {
+    for (size_t i = 0; i < post_.size() && !own_post_; ++i) {
+      if (post_[i].kind == PostKind::kSum) {
         sum_index_ = static_cast<int>(i);
         po.append_binary(dnnl::algorithm::binary_add, dst_md);
         continue;
       }
-      float alpha = i < alphas.size() ? alphas[i] : 0.f, beta = i < betas.size() ? betas[i] : 0.f;
-      SD_ASSIGN_OR_RETURN(auto alg, eltwise_for(post[i], alpha, beta, ctx));
+      float alpha = 0, beta = 0;
+      const dnnl::algorithm alg = eltwise_for(post_[i], alpha, beta);
       po.append_eltwise(1.f, alg, alpha, beta);
     }
     dnnl::primitive_attr attr;
@@ -169,10 +206,10 @@ class ConvKernel : public Kernel {
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     if (stem_) {
       float* y = out[0].as<float>();
-      const float* sum = in.size() > 3 ? in[3].as<float>() : nullptr;
+      const float* sum = sum_input(in);
       stem_->run(in[0].as<float>(), src_nhwc_, y, ctx.threads,
                  post_.empty() || stem_fused_post_ ? std::function<void(float*, int64_t)>{}
-                                                   : [&](float* rows, int64_t count) { apply_post_ops(post_, y, sum, rows - y, rows - y + count); });
+                                                   : [&](float* rows, int64_t count) { apply_post_ops(y, sum, rows - y, rows - y + count); });
       return ok();
     }
     if (wino_) return run_winograd(in, out, ctx);
@@ -181,11 +218,7 @@ class ConvKernel : public Kernel {
     if (sum_index_ >= 0) sum_.set_data_handle(in[3].data);
     scratchpad_.bind(ctx.scratch);
     conv_.execute(stream_, args_);  // the map holds handles to the same memory objects
-    if (own_post_) {
-      float* y = out[0].as<float>();
-      const float* sum = in.size() > 3 ? in[3].as<float>() : nullptr;
-      parallel_for(out[0].numel(), ctx.threads, 16384, [&](int64_t b, int64_t e) { apply_post_ops(post_, y, sum, b, e); });
-    }
+    if (own_post_) apply_post_ops_to_all(in, out[0], ctx.threads);
     return ok();
   }
 
@@ -200,14 +233,9 @@ class ConvKernel : public Kernel {
     // finished row (apply_post_ops).
     ops::StemActivation act = ops::StemActivation::kNone;
     float alpha = 0, beta = 0;
-    if (post_.size() == 1) {
-      static const std::map<std::string, ops::StemActivation> kinds = {
-          {"relu", ops::StemActivation::kRelu},       {"leaky_relu", ops::StemActivation::kLeakyRelu},
-          {"hardswish", ops::StemActivation::kHardSwish}, {"clip", ops::StemActivation::kClip}};
-      if (auto it = kinds.find(post_[0].op); it != kinds.end()) {
-        act = it->second, alpha = post_[0].alpha, beta = post_[0].beta;
-        stem_fused_post_ = true;
-      }
+    if (post_.size() == 1 && stem_activation_for(post_[0].kind) != ops::StemActivation::kNone) {
+      act = stem_activation_for(post_[0].kind), alpha = post_[0].alpha, beta = post_[0].beta;
+      stem_fused_post_ = true;
     }
     stem_ = std::make_unique<ops::StemConv>(sg, static_cast<const float*>(ctx.constants[1]->data()),
                                             has_bias_ ? static_cast<const float*>(ctx.constants[2]->data()) : nullptr, act, alpha, beta);
@@ -284,16 +312,12 @@ class ConvKernel : public Kernel {
     from_scratchpad_.bind(ctx.scratch);
     to_blocked_.execute(stream_, to_args_);
     conv_.execute(stream_, args_);
-    float* y = out[0].as<float>();
-    const float* sum = in.size() > 3 ? in[3].as<float>() : nullptr;
-    const auto& post = post_;
     if (own_unblock_) {
-      unblock_rows(reinterpret_cast<const float*>(ctx.scratch + wino_src_bytes_), y, sum, ctx.threads);
+      unblock_rows(reinterpret_cast<const float*>(ctx.scratch + wino_src_bytes_), out[0].as<float>(), sum_input(in), ctx.threads);
       return ok();
     }
     from_blocked_.execute(stream_, from_args_);
-    if (post_.empty()) return ok();
-    parallel_for(out[0].numel(), ctx.threads, 16384, [&](int64_t b, int64_t e) { apply_post_ops(post, y, sum, b, e); });
+    if (!post_.empty()) apply_post_ops_to_all(in, out[0], ctx.threads);
     return ok();
   }
 
@@ -310,17 +334,11 @@ class ConvKernel : public Kernel {
           float* dst = yrow + cb * 16;
           for (int64_t x = 0; x < w; ++x) std::memcpy(dst + x * c, src + x * 16, 16 * sizeof(float));
         }
-        if (!post_.empty()) apply_post_ops(post_, y, sum, r * w * c, (r + 1) * w * c);
+        if (!post_.empty()) apply_post_ops(y, sum, r * w * c, (r + 1) * w * c);
       }
     });
   }
 
-  struct PostOp {
-    std::string op;
-    float alpha = 0, beta = 0;
-  };
-
-  static bool is_exp_activation(const std::string& op) { return op == "silu" || op == "sigmoid"; }
   // STREAMDET_FUSED_SWISH=1: SiLU and sigmoid as before, fused into oneDNN and the stem kernel
   // (for A/B measurements).
   static bool own_activations() {
@@ -330,21 +348,33 @@ class ConvKernel : public Kernel {
 
   // The post ops oneDNN would have fused, on y[b, e) of a finished output: all of them on one
   // L1-sized chunk before the next.
-  static void apply_post_ops(const std::vector<PostOp>& post, float* y, const float* sum, int64_t b, int64_t e) {
+  void apply_post_ops(float* y, const float* sum, int64_t b, int64_t e) const {
     constexpr int64_t kChunk = 2048;
     for (int64_t c0 = b; c0 < e; c0 += kChunk) {
       const int64_t c1 = std::min(e, c0 + kChunk);
-      for (const PostOp& p : post) {
-        if (p.op == "silu") ops::silu(y + c0, y + c0, c1 - c0);
-        else if (p.op == "sigmoid") ops::sigmoid(y + c0, y + c0, c1 - c0);
-        else if (p.op == "sum") for (int64_t i = c0; i < c1; ++i) y[i] += sum[i];
-        else if (p.op == "relu") for (int64_t i = c0; i < c1; ++i) y[i] = y[i] > 0 ? y[i] : 0.f;
-        else if (p.op == "leaky_relu") for (int64_t i = c0; i < c1; ++i) y[i] = y[i] >= 0 ? y[i] : p.alpha * y[i];
-        else if (p.op == "hardswish") for (int64_t i = c0; i < c1; ++i) y[i] = y[i] * std::max(0.f, std::min(1.f, y[i] / 6.f + 0.5f));
-        else if (p.op == "clip") for (int64_t i = c0; i < c1; ++i) y[i] = std::min(std::max(y[i], p.alpha), p.beta);
+      for (const PostOp& p : post_) {
+        switch (p.kind) {
+          case PostKind::kSilu: ops::silu(y + c0, y + c0, c1 - c0); break;
+          case PostKind::kSigmoid: ops::sigmoid(y + c0, y + c0, c1 - c0); break;
+          case PostKind::kSum: for (int64_t i = c0; i < c1; ++i) y[i] += sum[i]; break;
+          case PostKind::kRelu: for (int64_t i = c0; i < c1; ++i) y[i] = y[i] > 0 ? y[i] : 0.f; break;
+          case PostKind::kLeakyRelu: for (int64_t i = c0; i < c1; ++i) y[i] = y[i] >= 0 ? y[i] : p.alpha * y[i]; break;
+          case PostKind::kHardSwish:
+            for (int64_t i = c0; i < c1; ++i) y[i] = y[i] * std::max(0.f, std::min(1.f, y[i] / 6.f + 0.5f));
+            break;
+          case PostKind::kClip: for (int64_t i = c0; i < c1; ++i) y[i] = std::min(std::max(y[i], p.alpha), p.beta); break;
+        }
       }
     }
   }
+  // The same over a whole finished output, split over the threads.
+  void apply_post_ops_to_all(std::span<const TensorRef> in, const TensorRef& out, int threads) const {
+    float* y = out.as<float>();
+    const float* sum = sum_input(in);
+    parallel_for(out.numel(), threads, 16384, [&](int64_t b, int64_t e) { apply_post_ops(y, sum, b, e); });
+  }
+  // A fused residual sum's operand, the node's 4th input (init checked its shape).
+  static const float* sum_input(std::span<const TensorRef> in) { return in.size() > 3 ? in[3].as<float>() : nullptr; }
   std::unique_ptr<ops::StemConv> stem_;
   bool stem_fused_post_ = false;  // the stem kernel applies post_ itself
   std::vector<PostOp> post_;
