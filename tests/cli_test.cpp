@@ -3,11 +3,7 @@
 // its documented code and a one-line message naming the thing, and Ctrl-C keeps what was done.
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <set>
@@ -19,65 +15,19 @@
 #include "core/error.h"
 #include "eval/clip_eval.h"
 #include "synthetic/clip_writer.h"
+#include "cli_util.h"
 #include "test_util.h"
-
-extern char** environ;
 
 namespace sd {
 namespace {
 
-const std::string kTinyModel = std::string(STREAMDET_SOURCE_DIR) + "/models/tiny_synth_v8.onnx";
-
-struct Process {
-  pid_t pid = -1;
-  std::string stderr_path;
-};
-
-Process spawn_streamdet(const std::vector<std::string>& args, const std::string& stderr_path,
-                        const std::string& stdout_path = "/dev/null") {
-  std::vector<std::string> argv_s = {STREAMDET_BINARY};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, 1, stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  Process p;
-  p.stderr_path = stderr_path;
-  EXPECT_EQ(posix_spawn(&p.pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&fa);
-  return p;
-}
-
-int wait_exit_code(const Process& p) {
-  int status = 0;
-  waitpid(p.pid, &status, 0);
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 128 + WTERMSIG(status);  // killed: a crash shows as 128 + signal
-}
-
-struct CliResult {
-  int code = -1;
-  std::string err;
-};
-
-CliResult run_cli(const test::TempDir& dir, const std::vector<std::string>& args) {
-  Process p = spawn_streamdet(args, dir.file("stderr.txt"));
-  CliResult r;
-  r.code = wait_exit_code(p);
-  r.err = test::read_file(p.stderr_path);
-  return r;
-}
-
-// The last non-empty line of stderr: where the one-line error is.
-std::string last_line(const std::string& text) {
-  std::string t = text;
-  while (!t.empty() && t.back() == '\n') t.pop_back();
-  size_t nl = t.rfind('\n');
-  return nl == std::string::npos ? t : t.substr(nl + 1);
-}
+using test::CliResult;
+using test::kTinyModel;
+using test::last_line;
+using test::Process;
+using test::run_cli;
+using test::spawn_streamdet;
+using test::wait_exit_code;
 
 TEST(Cli, TinyModelFindsTheShapesOfAnUnseenClip) {
   test::TempDir dir;
@@ -197,7 +147,7 @@ TEST(Cli, BenchJsonSweepPrintsOneRowPerCombinationWithTheDocumentedKeys) {
   test::TempDir dir;
   Process p = spawn_streamdet({"bench", "-m", kTinyModel, "-s", "synth:w=320,h=192,frames=24", "--warmup", "1", "-n",
                                "4", "-d", dir.file("d.jsonl"), "--json", "--sweep", "workers=1,2", "threads=1,2"},
-                              dir.file("stderr.txt"), dir.file("stdout.txt"));
+                              dir.file("stderr.txt"), {.stdout_path = dir.file("stdout.txt")});
   ASSERT_EQ(wait_exit_code(p), 0) << test::read_file(dir.file("stderr.txt"));
   std::ifstream in(dir.file("stdout.txt"));
   std::string line;

@@ -96,6 +96,7 @@ int report_error(const Error& e) {
 
 int run_command(RunOptions& options, const std::string& layout) {
   set_log_quiet(options.quiet);
+  set_log_verbose(options.verbose);
   if (auto st = resolve_layout(layout, options.model); !st) return report_error(st.error());
   install_interrupt_handler();
   RunOutcome outcome = run_detection(options);
@@ -141,6 +142,7 @@ int cli_main(int argc, char** argv) {
   run_cmd->add_option("--profile-json", run.profile_json, "save the profile as JSON");
   run_cmd->add_option("--max-frames", run.max_frames, "stop after N frames (-1: all)")->capture_default_str();
   run_cmd->add_flag("-q,--quiet", run.quiet, "no progress line, no profile table on stderr");
+  run_cmd->add_flag("--verbose", run.verbose, "let FFmpeg, OpenCV and GStreamer print their own messages (folded into one line otherwise)");
   add_runtime_options(*run_cmd, run, run_policy);
 
   BenchOptions bench;

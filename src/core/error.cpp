@@ -10,6 +10,7 @@ int exit_code_for(ErrorCode code) {
     case ErrorCode::kCorruptFrame: return exit_code::kSource;
     case ErrorCode::kOutput: return exit_code::kOutput;
     case ErrorCode::kUnsupported: return exit_code::kUnsupported;
+    case ErrorCode::kDamagedSource: return exit_code::kDamagedSource;
     case ErrorCode::kInterrupted: return exit_code::kInterrupted;
     case ErrorCode::kInternal: return exit_code::kInternal;
   }
@@ -24,6 +25,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::kCorruptFrame: return "corrupt-frame";
     case ErrorCode::kOutput: return "output";
     case ErrorCode::kUnsupported: return "unsupported";
+    case ErrorCode::kDamagedSource: return "damaged-source";
     case ErrorCode::kInterrupted: return "interrupted";
     case ErrorCode::kInternal: return "internal";
   }

@@ -19,6 +19,8 @@ enum class ErrorCode {
   kCorruptFrame,     // one frame could not be decoded (the pipeline skips and counts it)
   kInterrupted,      // Ctrl-C / SIGTERM
   kUnsupported,      // a valid request this build cannot serve (e.g. an op, a device)
+  kDamagedSource,    // the run finished, but a source was damaged or cut short (frames lost to the
+                     // decoder, a file shorter than it says): what could be decoded was processed
 };
 
 struct Error {
@@ -51,6 +53,7 @@ inline constexpr int kModel = 3;
 inline constexpr int kSource = 4;
 inline constexpr int kOutput = 5;
 inline constexpr int kUnsupported = 6;
+inline constexpr int kDamagedSource = 7;
 inline constexpr int kInterrupted = 130;
 }  // namespace exit_code
 

@@ -7,6 +7,7 @@
 namespace sd {
 namespace {
 std::atomic<bool> g_quiet{false};
+std::atomic<bool> g_verbose{false};
 std::mutex g_log_mutex;
 
 void vlog(const char* prefix, const char* fmt, va_list args) {
@@ -19,6 +20,8 @@ void vlog(const char* prefix, const char* fmt, va_list args) {
 
 void set_log_quiet(bool quiet) { g_quiet = quiet; }
 bool log_quiet() { return g_quiet; }
+void set_log_verbose(bool verbose) { g_verbose = verbose; }
+bool log_verbose() { return g_verbose; }
 
 void log_info(const char* fmt, ...) {
   if (g_quiet) return;

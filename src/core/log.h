@@ -8,6 +8,10 @@ namespace sd {
 
 void set_log_quiet(bool quiet);
 bool log_quiet();
+// --verbose: third-party libraries (FFmpeg, OpenCV, GStreamer/GLib) may print their own messages;
+// without it they are silenced and their text is folded into our one-line errors.
+void set_log_verbose(bool verbose);
+bool log_verbose();
 void log_info(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -37,6 +37,7 @@ struct RunOptions {
   std::string trace;           // Chrome trace-event JSON
   int64_t max_frames = -1;     // per source; -1: all
   bool quiet = false;
+  bool verbose = false;        // let FFmpeg, OpenCV and GStreamer print their own messages
   bool show = false;           // live view window
 
   int workers = 0;             // inference workers, each with its own execution context (0: auto, worker_plan.h)
