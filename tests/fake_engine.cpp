@@ -61,7 +61,6 @@ class FakeEngine final : public Engine {
     EngineCapabilities caps;
     caps.dynamic_input_size = true;
     caps.dynamic_batch = true;
-    caps.shares_weights = true;
     return caps;
   }
   Result<std::unique_ptr<InferenceContext>> create_context(const ContextOptions&) override {
@@ -84,7 +83,7 @@ void fake_box_for_mean(double mean, float& cx, float& cy, float& w, float& h) {
 }
 
 void register_fake_engine(const std::string& name, const FakeEngineConfig& config) {
-  register_engine(name, [config](const ModelInfo&, const EngineLoadOptions&) -> Result<std::unique_ptr<Engine>> {
+  register_engine(name, [config](const ModelInfo&) -> Result<std::unique_ptr<Engine>> {
     return std::unique_ptr<Engine>(new FakeEngine(config));
   });
 }

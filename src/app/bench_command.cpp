@@ -1,4 +1,5 @@
 #include "app/bench_command.h"
+#include "app/option_checks.h"
 
 #include <sys/resource.h>
 
@@ -24,13 +25,15 @@ namespace sd {
 
 void add_bench_options(CLI::App& cmd, BenchOptions& o) {
   cmd.add_option("-s,--source", o.sources, "also run the full pipeline on this source (repeatable)");
-  cmd.add_option("--warmup", o.warmup, "untimed engine iterations first")->capture_default_str()->check(CLI::NonNegativeNumber);
-  cmd.add_option("--iterations,-n", o.iterations, "timed engine iterations")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd.add_option("--batch", o.run.batch, "images per inference call")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd.add_option("--warmup", o.warmup, "untimed engine iterations first")->capture_default_str()->check(integer_in(0, 100000));
+  cmd.add_option("--iterations,-n", o.iterations, "timed engine iterations")->capture_default_str()->check(integer_in(1, 1000000));
+  cmd.add_option("--batch", o.run.batch, "images per inference call")->capture_default_str()->check(integer_in(1, kMaxBatch));
   // The engine-only run and the pipeline run compare one configuration: workers default to 1 here.
   if (o.run.workers == 0) o.run.workers = 1;
-  cmd.add_option("--workers", o.run.workers, "inference workers (of the engine-only and the pipeline run)")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd.add_option("--frames", o.run.max_frames, "frames of the source to run (-1: all)")->capture_default_str();
+  cmd.add_option("--workers", o.run.workers, "inference workers (of the engine-only and the pipeline run)")->capture_default_str()->check(integer_in(1, kMaxWorkers));
+  cmd.add_option("--frames", o.run.max_frames, "frames of the source to run (-1: all)")
+      ->capture_default_str()
+      ->check(integer_in(-1, INT64_MAX));
   cmd.add_option("-d,--detections", o.run.detections, "write JSONL in the pipeline run (part of the measured work)");
   cmd.add_option("-o,--output", o.run.output, "write the annotated video in the pipeline run (its encoding is reported apart)");
   cmd.add_option("--sweep", o.sweep,
@@ -81,6 +84,7 @@ struct Row {
 Status time_engine(Row& row) {
   const BenchOptions& o = row.options;
   const WorkerPlan plan = plan_workers(std::max(1, o.run.workers), o.model.threads, std::max(1, cpu_count()), resolved_engine_name(o.model), false);
+  SD_TRY(check_thread_budget(plan, std::max(1, cpu_count())));
   const int workers = plan.workers;
   ModelOptions model = o.model;
   model.threads = plan.threads_per_worker;
@@ -93,9 +97,7 @@ Status time_engine(Row& row) {
   std::vector<std::unique_ptr<InferenceContext>> contexts;
   contexts.push_back(std::move(det.first_context));
   for (int w = 1; w < workers; ++w) {
-    ContextOptions co;
-    co.threads = model.threads;
-    SD_ASSIGN_OR_RETURN(auto ctx, det.engine->create_context(co));
+    SD_ASSIGN_OR_RETURN(auto ctx, det.engine->create_context(context_options(model)));
     contexts.push_back(std::move(ctx));
   }
   Tensor input(Shape{o.run.batch, 3, det.input_size.height, det.input_size.width});
@@ -188,17 +190,25 @@ Result<std::vector<std::map<std::string, std::string>>> expand_sweep(const std::
 }
 
 Status apply_params(const std::map<std::string, std::string>& params, BenchOptions& o) {
-  try {
-    for (const auto& [k, v] : params) {
-      if (k == "workers") o.run.workers = std::stoi(v);
-      if (k == "batch") o.run.batch = std::stoi(v);
-      if (k == "threads") o.model.threads = std::stoi(v);
-      if (k == "input-size") o.model.input_size = v;
+  // The same limits as the options themselves (option_checks.h).
+  auto whole = [](const std::string& key, const std::string& v, int64_t lo, int64_t hi) -> Result<int> {
+    auto n = parse_integer(v);
+    if (!n || *n < lo || *n > hi)
+      return fail(ErrorCode::kUsage, "--sweep " + key + "=" + v + ": must be a whole number from " + std::to_string(lo) + " to " +
+                                         std::to_string(hi));
+    return static_cast<int>(*n);
+  };
+  for (const auto& [k, v] : params) {
+    if (k == "workers") {
+      SD_ASSIGN_OR_RETURN(o.run.workers, whole(k, v, 1, kMaxWorkers));
+    } else if (k == "batch") {
+      SD_ASSIGN_OR_RETURN(o.run.batch, whole(k, v, 1, kMaxBatch));
+    } else if (k == "threads") {
+      SD_ASSIGN_OR_RETURN(o.model.threads, whole(k, v, 0, kMaxThreads));
+    } else if (k == "input-size") {
+      o.model.input_size = v;
     }
-  } catch (...) {
-    return fail(ErrorCode::kUsage, "--sweep: a value is not a number");
   }
-  if (o.run.workers < 1 || o.run.batch < 1) return fail(ErrorCode::kUsage, "--sweep: workers and batch must be >= 1");
   return ok();
 }
 

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "app/bench_command.h"
+#include "app/option_checks.h"
+#include "runtime/worker_plan.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "runtime/interrupt.h"
@@ -26,7 +28,7 @@ void add_model_options(CLI::App& cmd, ModelOptions& m, std::string& layout) {
                  "inference engine: auto (native for ONNX, opencv for Darknet), native (streamdet's own ONNX engine on oneDNN), "
                  "opencv (OpenCV DNN)")
       ->capture_default_str();
-  cmd.add_option("--threads", m.threads, "inference threads in all, divided among the workers (0: every core)")->check(CLI::NonNegativeNumber);
+  cmd.add_option("--threads", m.threads, "inference threads in all, divided among the workers (0: every core)")->check(integer_in(0, kMaxThreads));
   cmd.add_option("--input-size", m.input_size,
                  "network input: auto (dynamic models: the frame size rounded up to the stride, e.g. 1280x720 -> "
                  "1280x736; fixed models: their size), W,H, or N for NxN")
@@ -35,12 +37,20 @@ void add_model_options(CLI::App& cmd, ModelOptions& m, std::string& layout) {
       ->capture_default_str();
   cmd.add_option("--preprocess", m.preprocess,
                  "override preprocessing, comma-separated: rgb|bgr, letterbox|stretch, center|topleft, scale=F "
-                 "(or 1/255), pad=N, mean=a:b:c, std=a:b:c");
+                 "(or 1/255), pad=N, mean=a:b:c, std=a:b:c")
+      ->check(preprocess_overrides());
   cmd.add_option("--classes", m.classes_file, "class names file, one per line (default: model metadata, or COCO for 80 classes)");
-  cmd.add_option("--conf", m.conf, "confidence threshold")->capture_default_str()->check(CLI::Range(0.0, 1.0));
-  cmd.add_option("--iou", m.iou, "NMS IoU threshold")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  cmd.add_option("--conf", m.conf, "confidence threshold")->capture_default_str()->check(real_in(0, 1));
+  cmd.add_option("--iou", m.iou, "NMS IoU threshold (boxes overlapping more are suppressed)")
+      ->capture_default_str()
+      ->check(real_in(0, 1, Interval::kOpenLow));
+  cmd.add_option("--engine-profile", m.engine_profile_rows,
+                 "native engine: print each worker's time per node at exit, the N slowest (0: every node), and per op type")
+      ->expected(0, 1)
+      ->default_str("25")
+      ->check(integer_in(0, 100000));
   cmd.add_flag("--agnostic", m.agnostic, "class-agnostic NMS (boxes of different classes suppress each other)");
-  cmd.add_option("--max-det", m.max_det, "maximum detections per frame")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd.add_option("--max-det", m.max_det, "maximum detections per frame")->capture_default_str()->check(integer_in(1, 100000));
 }
 
 // Options of the pipelined runtime (threads, batching, frame policies, trace, live view).
@@ -49,26 +59,28 @@ void add_runtime_options(CLI::App& cmd, RunOptions& r, std::string& policy) {
                  "inference workers, each with its own execution context (--threads are divided among them); 0: auto (on the "
                  "native CPU engine, up to 4 workers for files, one for live sources)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_in(0, kMaxWorkers));
   cmd.add_option("--decode-threads", r.decode_threads,
                  "threads of each video file's decoder (0: the cores the inference threads leave free, at least 1)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_in(0, 64));
   cmd.add_option("--batch", r.batch, "frames per inference call (micro-batching, across sources too)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  cmd.add_option("--batch-wait", r.batch_wait_ms, "ms a worker waits for a batch to fill")->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->check(integer_in(1, kMaxBatch));
+  cmd.add_option("--batch-wait", r.batch_wait_ms, "ms a worker waits for a batch to fill")
+      ->capture_default_str()
+      ->check(real_in(0, 10000, Interval::kClosed, "ms"));
   cmd.add_option("--policy", policy,
                  "what happens to frames the pipeline cannot take yet: auto (block for files, latest for live sources), "
                  "block, latest (always infer the newest frame, drop older ones), drop-oldest")
       ->capture_default_str();
-  cmd.add_option("--queue", r.queue, "queue length for --policy drop-oldest")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd.add_option("--queue", r.queue, "queue length for --policy drop-oldest")->capture_default_str()->check(integer_in(1, 4096));
   cmd.add_option("--every", r.every, "infer every Nth frame only (the others are dropped and counted)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, 1000000));
   cmd.add_option("--max-age", r.max_age_ms, "drop frames older than this many ms when a worker takes them (0: off)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(real_in(0, 3600000, Interval::kClosed, "ms"));
   cmd.add_option("--trace", r.trace, "write a Chrome trace-event file (open in Perfetto or chrome://tracing)");
   cmd.add_flag("--show", r.show, "show every captured frame with the latest detections in a window; q quits");
 }
@@ -140,7 +152,9 @@ int cli_main(int argc, char** argv) {
                       "else _<i> is added");
   run_cmd->add_option("-d,--detections", run.detections, "detections as JSON Lines, one line per frame (all sources)");
   run_cmd->add_option("--profile-json", run.profile_json, "save the profile as JSON");
-  run_cmd->add_option("--max-frames", run.max_frames, "stop after N frames (-1: all)")->capture_default_str();
+  run_cmd->add_option("--max-frames", run.max_frames, "stop after N frames (-1: all)")
+      ->capture_default_str()
+      ->check(integer_in(-1, INT64_MAX));
   run_cmd->add_flag("-q,--quiet", run.quiet, "no progress line, no profile table on stderr");
   run_cmd->add_flag("--verbose", run.verbose, "let FFmpeg, OpenCV and GStreamer print their own messages (folded into one line otherwise)");
   add_runtime_options(*run_cmd, run, run_policy);

@@ -15,12 +15,14 @@ namespace sd {
 struct EngineCapabilities {
   bool dynamic_input_size = false;  // accepts any H, W (multiples of the stride)
   bool dynamic_batch = false;       // accepts N > 1 in one call
-  bool shares_weights = false;      // contexts share one copy of the weights
   std::string device = "cpu";       // "cpu", "cuda:0", ...
 };
 
 struct ContextOptions {
   int threads = 0;  // 0: the engine's default
+  // --engine-profile: print the time per node at the end of the context's life, the slowest
+  // `profile_rows` first (0: every node), and per op type; -1: off. Engines that cannot refuse it.
+  int profile_rows = -1;
 };
 
 // Runs the model. Not thread-safe: one context per worker thread.

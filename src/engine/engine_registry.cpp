@@ -13,8 +13,8 @@ struct Registry {
   std::mutex mutex;
   std::map<std::string, EngineFactory> factories;
   Registry() {
-    factories["opencv"] = [](const ModelInfo& m, const EngineLoadOptions&) { return load_opencv_engine(m); };
-    factories["native"] = [](const ModelInfo& m, const EngineLoadOptions&) { return load_native_engine(m); };
+    factories["opencv"] = [](const ModelInfo& m) { return load_opencv_engine(m); };
+    factories["native"] = [](const ModelInfo& m) { return load_native_engine(m); };
   }
 };
 
@@ -42,8 +42,7 @@ std::vector<std::string> engine_names() {
   return names;
 }
 
-Result<std::unique_ptr<Engine>> load_engine(const std::string& name, const ModelInfo& model,
-                                            const EngineLoadOptions& options) {
+Result<std::unique_ptr<Engine>> load_engine(const std::string& name, const ModelInfo& model) {
   EngineFactory factory;
   {
     std::lock_guard<std::mutex> lock(registry().mutex);
@@ -55,7 +54,7 @@ Result<std::unique_ptr<Engine>> load_engine(const std::string& name, const Model
     for (const auto& n : engine_names()) known += (known.empty() ? "" : ", ") + n;
     return fail(ErrorCode::kUsage, "unknown --engine '" + name + "' (available: " + known + ")");
   }
-  return factory(model, options);
+  return factory(model);
 }
 
 }  // namespace sd

@@ -12,17 +12,12 @@
 
 namespace sd {
 
-struct EngineLoadOptions {
-  int threads = 0;
-};
-
-using EngineFactory = std::function<Result<std::unique_ptr<Engine>>(const ModelInfo&, const EngineLoadOptions&)>;
+using EngineFactory = std::function<Result<std::unique_ptr<Engine>>(const ModelInfo&)>;
 
 // Replaces any engine of the same name.
 void register_engine(const std::string& name, EngineFactory factory);
 void unregister_engine(const std::string& name);
 std::vector<std::string> engine_names();
-Result<std::unique_ptr<Engine>> load_engine(const std::string& name, const ModelInfo& model,
-                                            const EngineLoadOptions& options = {});
+Result<std::unique_ptr<Engine>> load_engine(const std::string& name, const ModelInfo& model);
 
 }  // namespace sd

@@ -1,5 +1,6 @@
 #include "preprocess/preprocess_spec.h"
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -20,10 +21,10 @@ bool parse_float(std::string_view text, float& out) {
       float den = std::stof(den_s, &used);
       if (used != den_s.size() || den == 0.f) return false;
       out = num / den;
-      return true;
+      return std::isfinite(out);
     }
     out = std::stof(s, &used);
-    return used == s.size();
+    return used == s.size() && std::isfinite(out);
   } catch (...) {
     return false;
   }
@@ -97,16 +98,17 @@ Status apply_preprocess_overrides(std::string_view overrides, PreprocessSpec& sp
     else if (token == "center" || token == "centre") spec.pad = PadPlacement::kCenter;
     else if (token == "topleft") spec.pad = PadPlacement::kTopLeft;
     else if (token.starts_with("scale=")) {
-      if (!parse_float(token.substr(6), spec.scale)) return bad("expected scale=F or scale=A/B");
+      if (!parse_float(token.substr(6), spec.scale) || spec.scale == 0.f)
+        return bad("expected scale=F or scale=A/B, finite and non-zero");
     } else if (token.starts_with("pad=")) {
       float v;
       if (!parse_float(token.substr(4), v) || v < 0 || v > 255) return bad("expected pad=0..255");
       spec.pad_value = static_cast<int>(v);
     } else if (token.starts_with("mean=")) {
-      if (!parse_triple(token.substr(5), spec.mean)) return bad("expected mean=a:b:c");
+      if (!parse_triple(token.substr(5), spec.mean)) return bad("expected mean=a:b:c, finite numbers");
     } else if (token.starts_with("std=")) {
       if (!parse_triple(token.substr(4), spec.std) || spec.std[0] == 0 || spec.std[1] == 0 || spec.std[2] == 0)
-        return bad("expected std=a:b:c, non-zero");
+        return bad("expected std=a:b:c, finite and non-zero");
     } else {
       return bad("unknown (use rgb, bgr, letterbox, stretch, center, topleft, scale=, pad=, mean=, std=)");
     }

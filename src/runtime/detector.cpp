@@ -87,19 +87,25 @@ std::string resolved_engine_name(const ModelOptions& options) {
   return is_darknet_model_path(options.model) ? "opencv" : "native";
 }
 
+ContextOptions context_options(const ModelOptions& options) {
+  ContextOptions co;
+  co.threads = options.threads;
+  co.profile_rows = options.engine_profile_rows;
+  return co;
+}
+
 Result<Detector> load_detector(const ModelOptions& options, cv::Size frame_size) {
   Detector det;
+  const std::string engine_name = resolved_engine_name(options);
+  if (options.engine_profile_rows >= 0 && engine_name != "native")
+    return fail(ErrorCode::kUnsupported, "--engine-profile times the native engine's nodes; the " + engine_name + " engine has none");
   SD_ASSIGN_OR_RETURN(det.model, inspect_model(options.model, options.weights));
-  EngineLoadOptions load_options;
-  load_options.threads = options.threads;
-  SD_ASSIGN_OR_RETURN(det.engine, load_engine(resolved_engine_name(options), det.model, load_options));
+  SD_ASSIGN_OR_RETURN(det.engine, load_engine(engine_name, det.model));
   SD_ASSIGN_OR_RETURN(det.input_size, resolve_input_size(options.input_size, *det.engine, det.model, frame_size));
 
   // Probe: one inference on a gray image at the chosen size gives the concrete output shapes
   // the decoder is picked from (and warms the engine up).
-  ContextOptions ctx_options;
-  ctx_options.threads = options.threads;
-  SD_ASSIGN_OR_RETURN(det.first_context, det.engine->create_context(ctx_options));
+  SD_ASSIGN_OR_RETURN(det.first_context, det.engine->create_context(context_options(options)));
   Tensor probe(Shape{1, 3, det.input_size.height, det.input_size.width});
   std::fill_n(probe.data(), probe.numel(), 0.5f);
   std::vector<Tensor> outputs;

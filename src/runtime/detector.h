@@ -34,6 +34,9 @@ struct Detector {
 // The engine --engine names, with auto resolved: native for ONNX, opencv for Darknet (.cfg).
 std::string resolved_engine_name(const ModelOptions& options);
 
+// What each worker's context is created with (threads, --engine-profile).
+ContextOptions context_options(const ModelOptions& options);
+
 // Loads the model and engine, resolves the input size for frames of `frame_size` (0x0 when
 // unknown), probes the engine once to see the concrete output shapes, and picks the decoder.
 Result<Detector> load_detector(const ModelOptions& options, cv::Size frame_size);

@@ -20,15 +20,12 @@ namespace sd {
 struct FramePacket {
   Frame frame;
   int64_t sequence = 0;          // per source, contiguous over every frame that left the reader
-  bool dropped = false;          // a tombstone: keeps the sink's ordering, carries no result
-  DropReason drop_reason = DropReason::kPolicy;
   Tensor input;                  // [1, 3, H, W], filled by preprocess
   LetterboxTransform transform;
   Detections detections;         // original-frame pixels
   std::array<Clock::time_point, kStageCount> entered{}, left{};  // per stage
 
   void reset_for_reuse() {
-    dropped = false;
     detections.clear();
     entered.fill({});
     left.fill({});

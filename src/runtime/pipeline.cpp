@@ -190,6 +190,7 @@ Status Pipeline::setup() {
   // Inference threads are divided among the workers (worker_plan.h says how many by default).
   const bool any_live = std::any_of(lanes_.begin(), lanes_.end(), [](const SourceLane& l) { return l.info.live; });
   const WorkerPlan plan = plan_workers(options_.workers, options_.model.threads, cores, resolved_engine_name(options_.model), any_live);
+  SD_TRY(check_thread_budget(plan, cores));
   workers_ = plan.workers;
   ModelOptions model = options_.model;
   model.threads = plan.threads_per_worker;
@@ -206,9 +207,7 @@ Status Pipeline::setup() {
 
   contexts_.push_back(std::move(det_.first_context));
   for (int w = 1; w < workers_; ++w) {
-    ContextOptions co;
-    co.threads = model.threads;
-    SD_ASSIGN_OR_RETURN(auto ctx, det_.engine->create_context(co));
+    SD_ASSIGN_OR_RETURN(auto ctx, det_.engine->create_context(context_options(model)));
     contexts_.push_back(std::move(ctx));
   }
 

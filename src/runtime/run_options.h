@@ -22,6 +22,7 @@ struct ModelOptions {
   float iou = 0.45f;
   bool agnostic = false;
   int max_det = 300;
+  int engine_profile_rows = -1;  // --engine-profile: per-node times at exit, the N slowest (0: all); -1: off
 };
 
 // What happens to frames a stage cannot take yet. kAuto: block for files and images (lossless,

@@ -14,4 +14,15 @@ WorkerPlan plan_workers(int requested_workers, int requested_threads, int cores,
   return plan;
 }
 
+Status check_thread_budget(const WorkerPlan& plan, int cores) {
+  const int64_t total = static_cast<int64_t>(plan.workers) * plan.threads_per_worker;
+  const int64_t most = static_cast<int64_t>(kMaxThreadsPerCore) * std::max(1, cores);
+  if (total <= most) return ok();
+  return fail(ErrorCode::kUsage, "--threads/--workers: " + std::to_string(plan.workers) + " worker" + (plan.workers == 1 ? "" : "s") +
+                                     " x " + std::to_string(plan.threads_per_worker) + " thread" +
+                                     (plan.threads_per_worker == 1 ? "" : "s") + " is more than " + std::to_string(kMaxThreadsPerCore) +
+                                     " threads for each of this machine's " + std::to_string(cores) + " cores (at most " +
+                                     std::to_string(most) + ")");
+}
+
 }  // namespace sd

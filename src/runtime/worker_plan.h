@@ -12,6 +12,8 @@
 
 #include <string>
 
+#include "core/error.h"
+
 namespace sd {
 
 struct WorkerPlan {
@@ -28,5 +30,17 @@ struct WorkerPlan {
 WorkerPlan plan_workers(int requested_workers, int requested_threads, int cores, const std::string& engine, bool live);
 
 inline constexpr int kMaxAutoWorkers = 4;  // beyond this, more in-flight frames and arenas for little gain
+
+// Hard limits of the options (whatever the machine), and the most threads per core a plan may
+// run: beyond a few, OpenMP's barriers wait on preempted threads and throughput collapses
+// (--threads 10000 ran no frame in 90 s on 2 cores).
+inline constexpr int kMaxThreads = 1024;
+inline constexpr int kMaxWorkers = 64;
+inline constexpr int kMaxBatch = 256;
+inline constexpr int kMaxThreadsPerCore = 4;
+
+// kUsage naming the options when the plan's threads (workers x threads each) exceed
+// kMaxThreadsPerCore x cores.
+Status check_thread_budget(const WorkerPlan& plan, int cores);
 
 }  // namespace sd

@@ -73,9 +73,6 @@ Result<std::unique_ptr<Source>> open_source(const std::string& spec, const Sourc
     return fail(ErrorCode::kSource, "source " + spec + " does not exist");
   }
   if (has_image_extension(spec)) return ImageSource::open(spec, {spec}, options);
-  // STREAMDET_OPENCV_VIDEO=1: video files through OpenCV's capture (BGR frames), to compare.
-  if (const char* env = std::getenv("STREAMDET_OPENCV_VIDEO"); env && std::string(env) == "1")
-    return VideoCaptureSource::open(spec, SourceKind::kVideoFile, cv::CAP_FFMPEG, options);
   return FfmpegVideoSource::open(spec, options);
 }
 

@@ -43,13 +43,13 @@ class NativeEngine final : public Engine {
     const Shape& s = inputs_.at(0).shape;
     c.dynamic_batch = s.rank == 4 && s[0] < 0;
     c.dynamic_input_size = s.rank == 4 && (s[2] < 0 || s[3] < 0);
-    c.shares_weights = true;
     c.device = "cpu";
     return c;
   }
   Result<std::unique_ptr<InferenceContext>> create_context(const ContextOptions& options) override {
     native::SessionOptions so;
     so.threads = options.threads > 0 ? options.threads : default_threads();
+    so.profile_rows = options.profile_rows;
     SD_ASSIGN_OR_RETURN(auto session, native::NativeSession::create(model_, so));
     return std::unique_ptr<InferenceContext>(new NativeContext(std::move(session)));
   }

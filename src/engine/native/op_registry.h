@@ -54,6 +54,9 @@ class Kernel {
                      const ExecContext& ctx) = 0;
   // Temporary memory the kernel needs during run() (ExecContext::scratch).
   virtual size_t scratch_bytes() const { return 0; }
+  // Which implementation runs (e.g. oneDNN's "brg:avx512_core"), for the engine profile; empty
+  // when the op has one.
+  virtual std::string implementation() const { return {}; }
 };
 
 // Runs a kernel once outside a session (constant folding, plan-time conversions), with scratch.

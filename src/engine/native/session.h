@@ -47,6 +47,9 @@ struct SessionOptions {
   // an error naming both figures instead of an allocation that takes the machine down.
   // 0: the machine's physical memory.
   size_t memory_limit_bytes = 0;
+  // Time per node, printed when the session ends: the slowest `profile_rows` (0: all) and per op
+  // type; -1: not timed.
+  int profile_rows = -1;
 };
 
 class NativeSession {

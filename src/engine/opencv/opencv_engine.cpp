@@ -121,7 +121,6 @@ class OpenCvEngine final : public Engine {
     // Darknet nets are fully convolutional: OpenCV runs them at any multiple of 32.
     caps.dynamic_input_size = model_.format == ModelFormat::kDarknet || s[2] < 0 || s[3] < 0;
     caps.dynamic_batch = model_.format == ModelFormat::kDarknet || s[0] < 0;
-    caps.shares_weights = false;  // each context holds its own cv::dnn::Net
     caps.device = "cpu";
     return caps;
   }

@@ -91,8 +91,8 @@ dnnl::algorithm eltwise_for(const PostOp& p, float& alpha, float& beta) {
   switch (p.kind) {
     case PostKind::kRelu: alpha = 0; return dnnl::algorithm::eltwise_relu;
     case PostKind::kLeakyRelu: return dnnl::algorithm::eltwise_relu;  // alpha = negative slope
-    case PostKind::kSilu: alpha = 1; return dnnl::algorithm::eltwise_swish;
-    case PostKind::kSigmoid: return dnnl::algorithm::eltwise_logistic;
+    case PostKind::kSilu:
+    case PostKind::kSigmoid: break;  // never given to oneDNN: our own pass runs them (own_post_)
     case PostKind::kHardSwish: return dnnl::algorithm::eltwise_hardswish;
     case PostKind::kClip: return dnnl::algorithm::eltwise_clip;
     case PostKind::kSum: break;  // a binary post op, not an eltwise one
@@ -141,19 +141,13 @@ class ConvKernel : public Kernel {
     const bool has_sum = std::any_of(post_.begin(), post_.end(), [](const PostOp& p) { return p.kind == PostKind::kSum; });
     if (has_sum && (ctx.inputs.size() < 4 || ctx.inputs[3].shape != ctx.outputs[0].shape))
       return fail(ErrorCode::kModel, ctx.describe() + ": a sum post op needs a 4th input of the output's shape");
-    if (try_stem(ctx)) {
-      if (std::getenv("STREAMDET_NATIVE_PROFILE")) std::fprintf(stderr, "%s: %s\n", ctx.describe().c_str(), impl_.c_str());
-      return ok();
-    }
-    if (try_winograd(ctx, wei_d, bias_md)) {
-      if (std::getenv("STREAMDET_NATIVE_PROFILE")) std::fprintf(stderr, "%s: %s\n", ctx.describe().c_str(), impl_.c_str());
-      return ok();
-    }
+    if (try_stem(ctx)) return ok();
+    if (try_winograd(ctx, wei_d, bias_md)) return ok();
 
     // oneDNN's swish and logistic post ops cost ~0.5 ns an element here, more than the
     // convolution proper on the narrow layers; with one of them in the chain, the whole chain
     // runs in our own pass over the output instead (activation_kernels.h, ~0.2 ns an element).
-    own_post_ = own_activations() && std::any_of(post_.begin(), post_.end(), [](const PostOp& p) { return is_exp_activation(p.kind); });
+    own_post_ = std::any_of(post_.begin(), post_.end(), [](const PostOp& p) { return is_exp_activation(p.kind); });
     dnnl::post_ops po;
     for (size_t i = 0; i < post_.size() && !own_post_; ++i) {
       if (post_[i].kind == PostKind::kSum) {
@@ -189,7 +183,6 @@ class ConvKernel : public Kernel {
     dst_ = memory(dst_md, eng, nullptr);
     if (sum_index_ >= 0) sum_ = memory(dst_md, eng, nullptr);
     impl_ = pd_.impl_info_str();
-    if (std::getenv("STREAMDET_NATIVE_PROFILE")) std::fprintf(stderr, "%s: %s\n", ctx.describe().c_str(), impl_.c_str());
     args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, *weights_}, {DNNL_ARG_DST, dst_}};
     if (has_bias_) args_.emplace(DNNL_ARG_BIAS, bias_);
     if (sum_index_ >= 0) args_.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(sum_index_) | DNNL_ARG_SRC_1, sum_);
@@ -202,6 +195,8 @@ class ConvKernel : public Kernel {
   size_t scratch_bytes() const override {
     return std::max({scratchpad_.end(), to_scratchpad_.end(), from_scratchpad_.end()});
   }
+
+  std::string implementation() const override { return impl_; }
 
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     if (stem_) {
@@ -248,7 +243,6 @@ class ConvKernel : public Kernel {
   // layout only and takes no swish/logistic post ops, so the source is reordered into scratch,
   // the result reordered back to NHWC, and the post ops applied on the way out.
   bool try_winograd(const OpContext& ctx, const memory::dims& wei_d, const memory::desc& bias_md) {
-    if (std::getenv("STREAMDET_NO_WINOGRAD")) return false;
     if (g_.kh != 3 || g_.kw != 3 || g_.sh != 1 || g_.sw != 1 || g_.dh != 1 || g_.dw != 1 || g_.group != 1) return false;
     if (g_.c % 16 != 0 || g_.oc % 16 != 0 || !src_nhwc_ || !dst_nhwc_) return false;
     if (g_.c < 32 && g_.oc < 32) return false;  // measured: no gain on the narrowest layers
@@ -285,8 +279,7 @@ class ConvKernel : public Kernel {
     // The Winograd kernels write nChw16c: 16 channels of a pixel are 64 contiguous bytes on both
     // sides, so our own pass unblocks a row and applies the post ops while it is in cache,
     // instead of oneDNN's reorder and then a second pass over the whole output.
-    own_unblock_ = pd.dst_desc() == memory::desc(dst_d, dt::f32, tag::nChw16c) && g_.oc % 16 == 0 &&
-                   !std::getenv("STREAMDET_NO_OWN_UNBLOCK");
+    own_unblock_ = pd.dst_desc() == memory::desc(dst_d, dt::f32, tag::nChw16c) && g_.oc % 16 == 0;
     args_ = {{DNNL_ARG_SRC, wino_src_}, {DNNL_ARG_WEIGHTS, *weights_}, {DNNL_ARG_DST, wino_dst_}};
     if (has_bias_) args_.emplace(DNNL_ARG_BIAS, bias_);
     to_args_ = {{DNNL_ARG_FROM, src_}, {DNNL_ARG_TO, wino_src_}};
@@ -337,13 +330,6 @@ class ConvKernel : public Kernel {
         if (!post_.empty()) apply_post_ops(y, sum, r * w * c, (r + 1) * w * c);
       }
     });
-  }
-
-  // STREAMDET_FUSED_SWISH=1: SiLU and sigmoid as before, fused into oneDNN and the stem kernel
-  // (for A/B measurements).
-  static bool own_activations() {
-    static const bool own = std::getenv("STREAMDET_FUSED_SWISH") == nullptr;
-    return own;
   }
 
   // The post ops oneDNN would have fused, on y[b, e) of a finished output: all of them on one

@@ -20,11 +20,11 @@ namespace {
 class Session final : public NativeSession {
  public:
   Session(std::shared_ptr<const NativeModel> model, const SessionOptions& options)
-      : model_(std::move(model)), options_(options), profile_(std::getenv("STREAMDET_NATIVE_PROFILE") != nullptr) {}
+      : model_(std::move(model)), options_(options), profile_(options.profile_rows >= 0) {}
   ~Session() override {
     if (!profile_ || runs_ == 0) return;
-    // STREAMDET_NATIVE_PROFILE=1: time per node per run over the session's life, slowest first
-    // (the 25 slowest; =all: every node), and per op type.
+    // --engine-profile: time per node per run over the session's life, slowest first (the
+    // profile_rows slowest, or every node), and per op type.
     std::vector<std::pair<double, std::string>> rows;
     std::map<std::string, double> by_op;
     double total = 0;
@@ -35,10 +35,11 @@ class Session final : public NativeSession {
       by_op[q == std::string::npos ? label : label.substr(0, q)] += ms / static_cast<double>(runs_);
     }
     std::sort(rows.rbegin(), rows.rend());
-    const bool all = std::string(std::getenv("STREAMDET_NATIVE_PROFILE")) == "all";
+    const bool all = options_.profile_rows == 0;
+    const size_t shown = static_cast<size_t>(std::max(0, options_.profile_rows));
     std::fprintf(stderr, "native engine profile: %.2f ms per run (%lld runs, each plan's first left out) in %zu nodes\n",
                  total / static_cast<double>(runs_), static_cast<long long>(runs_), rows.size());
-    for (size_t i = 0; i < rows.size() && (all || i < 25); ++i) std::fprintf(stderr, "%10.3f ms  %s\n", rows[i].first, rows[i].second.c_str());
+    for (size_t i = 0; i < rows.size() && (all || i < shown); ++i) std::fprintf(stderr, "%10.3f ms  %s\n", rows[i].first, rows[i].second.c_str());
     std::vector<std::pair<double, std::string>> ops;
     for (const auto& [op, ms] : by_op) ops.push_back({ms, op});
     std::sort(ops.rbegin(), ops.rend());
@@ -125,7 +126,11 @@ class Session final : public NativeSession {
       for (size_t k = 0; k < st.out_bufs.size(); ++k) st.out_refs[k].data = resolve(st.out_bufs[k]);
       auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
       auto status = st.kernel->run(st.in_refs, st.out_refs, ctx);
-      if (timed) step_ms_[st.label] += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (timed) {
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        const std::string impl = st.kernel->implementation();
+        step_ms_[impl.empty() ? st.label : st.label + " [" + impl + "]"] += ms;
+      }
       if (!status) return fail(status.error().code, st.label + ": " + status.error().message);
     }
     outputs.resize(plan->output_bufs.size());

@@ -185,8 +185,6 @@ void run_stem(const StemConvGeometry& g, const float* packed, const float* bias_
 }  // namespace
 
 bool stem_conv_applies(int64_t c, int64_t oc, int64_t kh, int64_t kw, bool src_nhwc, const Attributes& attrs) {
-  static const bool disabled = std::getenv("STREAMDET_NO_STEM_CONV") != nullptr;  // to compare with oneDNN
-  if (disabled) return false;
   if (attrs.get_int("group", 1) != 1) return false;
   for (int64_t d : attrs.get_ints("dilations", {1, 1}))
     if (d != 1) return false;

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Production code reads no environment variable as a switch: what users may need is an option,
+# what benchmarks need is a bench flag. The one exception is the display the live view opens on
+# (DISPLAY / WAYLAND_DISPLAY), which is how every GUI program finds its screen.
+set -euo pipefail
+src="$1/src"
+found=$(grep -rnE 'getenv|secure_getenv|environ\b' "$src" | grep -vE 'live_view\.cpp:.*getenv\("(DISPLAY|WAYLAND_DISPLAY)"\)' || true)
+if [[ -n "$found" ]]; then
+  echo "environment variables read by production code (make them options):"
+  echo "$found"
+  exit 1
+fi
+echo "no environment switches in $src"
