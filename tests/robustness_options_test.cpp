@@ -110,6 +110,15 @@ TEST(RobustnessOptions, EngineProfilePrintsTheSlowestNodesAndIsRefusedByEnginesW
   EXPECT_NE(test::last_line(r.err).find("--engine-profile"), std::string::npos) << r.err;
 }
 
+TEST(RobustnessOptions, HelpListsTheExitCodesAndPointsToTheirDocument) {
+  test::TempDir dir;
+  test::Process p = test::spawn_streamdet({"--help"}, dir.file("stderr.txt"), {.stdout_path = dir.file("stdout.txt")});
+  ASSERT_EQ(test::wait_exit_code(p), 0);
+  const std::string help = test::read_file(dir.file("stdout.txt"));
+  EXPECT_NE(help.find("7 damaged source"), std::string::npos) << help;
+  EXPECT_NE(help.find("docs/errors.md"), std::string::npos) << help;
+}
+
 TEST(OptionChecks, ParsesWholeFiniteNumbersOnly) {
   EXPECT_EQ(parse_finite_number("0.5"), 0.5);
   EXPECT_EQ(parse_finite_number("-2"), -2.0);

@@ -134,7 +134,8 @@ int cli_main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("streamdet ") + STREAMDET_VERSION);
   app.require_subcommand(1);
   app.footer(
-      "Exit codes: 0 ok, 1 internal error, 2 usage, 3 model, 4 source, 5 output, 6 unsupported, 130 interrupted.\n"
+      "Exit codes: 0 ok, 1 internal error, 2 usage, 3 model, 4 source, 5 output, 6 unsupported, 7 damaged source,\n"
+      "130 interrupted; docs/errors.md explains each and what is kept when a run fails.\n"
       "Run 'streamdet <command> --help' for a command's options.");
 
   RunOptions run;
