@@ -84,6 +84,7 @@ class OnnxBuilder {
     a->set_s(v);
   }
   std::string bytes() const { return model_.SerializeAsString(); }
+  onnx::GraphProto& graph() { return *graph_; }  // for what the helpers above do not make
   onnx::ModelProto& model() { return model_; }
 
  private:

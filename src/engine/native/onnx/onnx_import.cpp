@@ -11,6 +11,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "core/human_bytes.h"
+
 namespace sd::native {
 namespace fs = std::filesystem;
 
@@ -93,15 +95,38 @@ unsigned char* WeightSlab::take(size_t bytes) {
   return p;
 }
 
-Result<HostTensor> tensor_from_onnx(const onnx::TensorProto& p, const std::string& base_dir, WeightSlab* slab) {
+namespace {
+
+// How many values the typed field of `dtype` holds (ONNX keeps 8/16-bit types and bools in
+// int32_data).
+int64_t typed_value_count(const onnx::TensorProto& p, DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return p.float_data_size();
+    case DType::kFloat64: return p.double_data_size();
+    case DType::kInt64: return p.int64_data_size();
+    case DType::kInt32:
+    case DType::kInt8:
+    case DType::kUInt8:
+    case DType::kBool:
+    case DType::kFloat16: return p.int32_data_size();
+    case DType::kUndefined: break;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Result<HostTensor> tensor_from_onnx(const onnx::TensorProto& p, const std::string& base_dir, WeightSlab* slab,
+                                    const std::string& kind) {
   const std::string name = p.name().empty() ? std::string("<unnamed>") : p.name();
   auto dtype = dtype_from_onnx(p.data_type());
-  if (!dtype) return fail(dtype.error().code, "tensor '" + name + "': " + dtype.error().message);
+  if (!dtype) return fail(dtype.error().code, kind + " '" + name + "': " + dtype.error().message);
+  if (*dtype == DType::kUndefined) return fail(ErrorCode::kModel, kind + " '" + name + "' has no element type");
   SD_ASSIGN_OR_RETURN(Shape shape, shape_from_dims(p.dims(), name));
   const int64_t n = shape.numel();
   const size_t bytes = static_cast<size_t>(n) * dtype_size(*dtype);
   auto size_error = [&](int64_t got) {
-    return fail(ErrorCode::kModel, "tensor '" + name + "' has " + std::to_string(got) + " values for shape " + shape.str());
+    return fail(ErrorCode::kModel, kind + " '" + name + "' has " + std::to_string(got) + " values for shape " + shape.str());
   };
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
     SD_ASSIGN_OR_RETURN(std::string data, read_external(p, base_dir, bytes));
@@ -115,42 +140,27 @@ Result<HostTensor> tensor_from_onnx(const onnx::TensorProto& p, const std::strin
     }
     return HostTensor::copy_of(*dtype, shape, p.raw_data().data());
   }
+  // The typed fields (float_data, int64_data, ...): check that the values are there before
+  // allocating what the dims declare (a few bytes of file can declare 100 GB).
+  const int64_t present = typed_value_count(p, *dtype);
+  if (present != n) {
+    return fail(ErrorCode::kModel, kind + " '" + name + "' declares " + human_bytes(bytes) + " (" + shape.str() + " " +
+                                       dtype_name(*dtype) + ") but holds " +
+                                       human_bytes(static_cast<uint64_t>(present) * dtype_size(*dtype)));
+  }
   HostTensor t(*dtype, shape);
   switch (*dtype) {
-    case DType::kFloat32:
-      if (p.float_data_size() != n) return size_error(p.float_data_size());
-      copy_field(p.float_data(), t.as<float>());
-      break;
-    case DType::kFloat64:
-      if (p.double_data_size() != n) return size_error(p.double_data_size());
-      copy_field(p.double_data(), t.as<double>());
-      break;
-    case DType::kInt64:
-      if (p.int64_data_size() != n) return size_error(p.int64_data_size());
-      copy_field(p.int64_data(), t.as<int64_t>());
-      break;
-    case DType::kInt32:
-      if (p.int32_data_size() != n) return size_error(p.int32_data_size());
-      copy_field(p.int32_data(), t.as<int32_t>());
-      break;
-    case DType::kInt8:
-      if (p.int32_data_size() != n) return size_error(p.int32_data_size());
-      copy_field(p.int32_data(), t.as<int8_t>());
-      break;
-    case DType::kUInt8:
-      if (p.int32_data_size() != n) return size_error(p.int32_data_size());
-      copy_field(p.int32_data(), t.as<uint8_t>());
-      break;
+    case DType::kFloat32: copy_field(p.float_data(), t.as<float>()); break;
+    case DType::kFloat64: copy_field(p.double_data(), t.as<double>()); break;
+    case DType::kInt64: copy_field(p.int64_data(), t.as<int64_t>()); break;
+    case DType::kInt32: copy_field(p.int32_data(), t.as<int32_t>()); break;
+    case DType::kInt8: copy_field(p.int32_data(), t.as<int8_t>()); break;
+    case DType::kUInt8: copy_field(p.int32_data(), t.as<uint8_t>()); break;
     case DType::kBool:
-      if (p.int32_data_size() != n) return size_error(p.int32_data_size());
       for (int64_t i = 0; i < n; ++i) t.as<bool>()[i] = p.int32_data(static_cast<int>(i)) != 0;
       break;
-    case DType::kFloat16:
-      if (p.int32_data_size() != n) return size_error(p.int32_data_size());
-      copy_field(p.int32_data(), t.as<uint16_t>());
-      break;
-    case DType::kUndefined:
-      return fail(ErrorCode::kModel, "tensor '" + name + "' has no element type");
+    case DType::kFloat16: copy_field(p.int32_data(), t.as<uint16_t>()); break;
+    case DType::kUndefined: break;  // refused above
   }
   return t;
 }
@@ -248,7 +258,7 @@ Result<Graph> graph_from_onnx(const onnx::ModelProto& model, const std::string& 
   WeightSlab slab = WeightSlab::with_capacity(raw_bytes);
   for (const auto& init : gp.initializer()) {
     if (by_name.count(init.name())) return fail(ErrorCode::kModel, what + ": initializer '" + init.name() + "' is defined twice");
-    auto t = tensor_from_onnx(init, base_dir, &slab);
+    auto t = tensor_from_onnx(init, base_dir, &slab, "initializer");
     if (!t) return fail(t.error().code, what + ": " + t.error().message);
     int id = value_of(init.name());
     Value& v = g.values[static_cast<size_t>(id)];

@@ -28,9 +28,9 @@ struct WeightSlab {
 
 // A TensorProto's value. External data is read from `base_dir`; a location that is absolute or
 // escapes base_dir is refused. Sizes are checked against the dims.
-// With a slab, raw data is copied into it.
+// With a slab, raw data is copied into it. `kind` names the tensor in errors ("initializer").
 Result<HostTensor> tensor_from_onnx(const onnx::TensorProto& proto, const std::string& base_dir,
-                                    WeightSlab* slab = nullptr);
+                                    WeightSlab* slab = nullptr, const std::string& kind = "tensor");
 // A file holding one serialized TensorProto (ONNX's test data: test_data_set_0/input_0.pb).
 Result<HostTensor> read_tensor_pb(const std::string& path);
 Result<Attributes> attributes_from_onnx(const onnx::NodeProto& node, const std::string& base_dir);
