@@ -112,17 +112,7 @@ int run_command(RunOptions& options, const std::string& layout) {
   if (auto st = resolve_layout(layout, options.model); !st) return report_error(st.error());
   install_interrupt_handler();
   RunOutcome outcome = run_detection(options);
-  if (outcome.started) {
-    if (!options.quiet) std::fprintf(stderr, "%s", format_profile(outcome.profile).c_str());
-    if (!options.profile_json.empty()) {
-      std::ofstream out(options.profile_json);
-      out << profile_to_json(outcome.profile).dump(2) << "\n";
-      if (!out) {
-        log_error("cannot write profile to %s", options.profile_json.c_str());
-        if (outcome.status) return exit_code::kOutput;
-      }
-    }
-  }
+  if (outcome.started && !options.quiet) std::fprintf(stderr, "%s", format_profile(outcome.profile).c_str());
   if (!outcome.status) return report_error(outcome.status.error());
   return exit_code::kOk;
 }

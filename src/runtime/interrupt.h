@@ -1,5 +1,6 @@
-// Ctrl-C / SIGTERM handling: the first signal asks the pipeline to stop and finalize its
-// outputs; a second one exits at once.
+// Ctrl-C / SIGTERM / SIGHUP handling: the first signal asks the pipeline to stop and finalize its
+// outputs; a second one exits at once (130), removing the outputs not yet complete
+// (core/unfinished_files.h).
 #pragma once
 
 namespace sd {

@@ -11,7 +11,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "core/build_info.h"
 #include "core/log.h"
@@ -26,7 +30,9 @@
 #include "runtime/progress.h"
 #include "runtime/reorder_buffer.h"
 #include "runtime/trace.h"
+#include "model/model_info.h"
 #include "sinks/annotate.h"
+#include "sinks/atomic_file.h"
 #include "sinks/jsonl_sink.h"
 #include "sinks/output_paths.h"
 #include "sinks/video_sink.h"
@@ -99,15 +105,22 @@ class Pipeline {
     execute();
     outcome.profile = profiler_.report();
     outcome.status = final_status();
-    if (!options_.trace.empty()) {
-      auto st = write_chrome_trace(profiler_, options_.trace);
+    // The profile and the trace, written under their temporary names, go in place complete.
+    auto keep_first_error = [&](Status st) {
       if (!st && outcome.status) outcome.status = st;
+    };
+    if (!options_.profile_json.empty()) keep_first_error(write_profile_json(outcome.profile));
+    if (!options_.trace.empty()) {
+      Status st = write_chrome_trace(profiler_, trace_file_.temp_path(), options_.trace);
+      keep_first_error(st ? trace_file_.commit() : st);
     }
     return outcome;
   }
 
  private:
   Status setup();
+  Status check_files() const;
+  Status write_profile_json(const ProfileReport& profile);
   void execute();
   void reader_loop(int s);
   void preprocess_loop(int s);
@@ -143,6 +156,7 @@ class Pipeline {
   Detector det_;
   std::vector<SourceLane> lanes_;
   std::unique_ptr<SharedJsonl> jsonl_;
+  AtomicFile profile_file_, trace_file_;  // created at set-up: an unwritable path fails before the first frame
   std::unique_ptr<PacketPool> pool_;
   std::unique_ptr<FrameScheduler> scheduler_;
   std::unique_ptr<LiveView> view_;
@@ -162,6 +176,7 @@ Status Pipeline::setup() {
   if (options_.batch < 1) return fail(ErrorCode::kUsage, "--batch must be at least 1");
   if (options_.every < 1) return fail(ErrorCode::kUsage, "--every must be at least 1");
   if (options_.show) SD_TRY(LiveView::check_display_available());
+  SD_TRY(check_files());
 
   const int n_sources = static_cast<int>(options_.sources.size());
   // Decoding runs beside inference: on a CPU engine every decoder thread beyond the cores that
@@ -211,12 +226,13 @@ Status Pipeline::setup() {
     contexts_.push_back(std::move(ctx));
   }
 
-  // Outputs are opened before the first frame, so that a bad path fails fast.
-  if (!options_.detections.empty()) {
-    std::vector<std::string> uris;
-    for (const auto& l : lanes_) uris.push_back(l.info.uri);
-    SD_ASSIGN_OR_RETURN(auto j, JsonlSink::open(options_.detections, uris, det_.class_names));
-    jsonl_ = std::make_unique<SharedJsonl>(std::move(j));
+  // Outputs are opened before the first frame, so that a bad path fails fast; the whole-file
+  // ones first, since they leave nothing behind when a later one fails, the JSON Lines last.
+  if (!options_.profile_json.empty()) {
+    SD_ASSIGN_OR_RETURN(profile_file_, AtomicFile::create(options_.profile_json, "profile"));
+  }
+  if (!options_.trace.empty()) {
+    SD_ASSIGN_OR_RETURN(trace_file_, AtomicFile::create(options_.trace, "trace"));
   }
   const size_t in_flight_per_source = 4;
   size_t pool_size = 2 * static_cast<size_t>(workers_ * batch_) + 2;
@@ -236,6 +252,12 @@ Status Pipeline::setup() {
     lane_configs.push_back({lane.policy, sched_cap});
     pool_size += raw_cap + sched_cap + in_flight_per_source;
   }
+  if (!options_.detections.empty()) {
+    std::vector<std::string> uris;
+    for (const auto& l : lanes_) uris.push_back(l.info.uri);
+    SD_ASSIGN_OR_RETURN(auto j, JsonlSink::open(options_.detections, uris, det_.class_names));
+    jsonl_ = std::make_unique<SharedJsonl>(std::move(j));
+  }
   pool_ = std::make_unique<PacketPool>(pool_size);
   for (auto& lane : lanes_) lane.done = std::make_unique<BoundedQueue<PacketPtr>>(pool_size, QueuePolicy::kBlock);
   scheduler_ = std::make_unique<FrameScheduler>(lane_configs);
@@ -247,6 +269,40 @@ Status Pipeline::setup() {
     view_ = std::make_unique<LiveView>(names, det_.class_names);
   }
   return ok();
+}
+
+// Outputs that are also inputs, or the same file twice, are refused before anything is opened.
+Status Pipeline::check_files() const {
+  std::vector<NamedFile> inputs, outputs;
+  inputs.push_back({"--model", options_.model.model});
+  if (!options_.model.weights.empty()) inputs.push_back({"--weights", options_.model.weights});
+  else if (is_darknet_model_path(options_.model.model))
+    inputs.push_back({"--weights (beside the .cfg)", std::filesystem::path(options_.model.model).replace_extension(".weights").string()});
+  if (!options_.model.classes_file.empty()) inputs.push_back({"--classes", options_.model.classes_file});
+  const int n = static_cast<int>(options_.sources.size());
+  std::error_code ec;
+  for (const auto& s : options_.sources)
+    if (std::filesystem::is_regular_file(s, ec)) inputs.push_back({"--source", s});
+  if (!options_.output.empty())
+    for (int s = 0; s < n; ++s)
+      outputs.push_back({"-o", output_path_for_source(options_.output, s, options_.sources[static_cast<size_t>(s)], n)});
+  if (!options_.detections.empty()) outputs.push_back({"-d", options_.detections});
+  if (!options_.profile_json.empty()) outputs.push_back({"--profile-json", options_.profile_json});
+  if (!options_.trace.empty()) outputs.push_back({"--trace", options_.trace});
+  return refuse_overlapping_files(inputs, outputs);
+}
+
+Status Pipeline::write_profile_json(const ProfileReport& profile) {
+  {
+    std::ofstream out(profile_file_.temp_path(), std::ios::trunc);
+    out << profile_to_json(profile).dump(2) << "\n";
+    out.flush();
+    if (!out) {
+      profile_file_.discard();
+      return fail(ErrorCode::kOutput, "writing profile " + options_.profile_json + " failed");
+    }
+  }
+  return profile_file_.commit();
 }
 
 void Pipeline::execute() {
@@ -479,9 +535,11 @@ Status Pipeline::write_outputs(int s, FramePacket& p, StageRecorder& rec) {
   // FrameResult holds the frame by value; swap the packet's in and out to avoid copying pixels.
   std::swap(result.frame, p.frame);
   std::swap(result.detections, p.detections);
+  // The JSON line first: when the video's write fails, the video is dropped anyway; when the
+  // line's fails, the video stops at the same frame as the lines.
   Status status = ok();
-  if (lane.video) status = lane.video->write(result);
-  if (status && jsonl_) status = jsonl_->write(result);
+  if (jsonl_) status = jsonl_->write(result);
+  if (status && lane.video) status = lane.video->write(result);
   std::swap(result.frame, p.frame);
   std::swap(result.detections, p.detections);
   return status;

@@ -8,9 +8,10 @@
 
 namespace sd {
 
-Status write_chrome_trace(const Profiler& profiler, const std::string& path) {
+Status write_chrome_trace(const Profiler& profiler, const std::string& path, const std::string& shown_as) {
+  const std::string& name = shown_as.empty() ? path : shown_as;
   std::FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) return fail(ErrorCode::kOutput, "cannot write trace to " + path + ": " + std::strerror(errno));
+  if (!f) return fail(ErrorCode::kOutput, "cannot write trace to " + name + ": " + std::strerror(errno));
   const Clock::time_point origin = profiler.start_time();
   auto us = [&](Clock::time_point t) { return std::chrono::duration<double, std::micro>(t - origin).count(); };
   std::fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", f);
@@ -42,7 +43,7 @@ Status write_chrome_trace(const Profiler& profiler, const std::string& path) {
   std::fputs("\n],\n", f);
   std::fprintf(f, "\"otherData\": {\"producer\": \"streamdet\", \"truncated\": %s}}\n", truncated ? "true" : "false");
   bool write_error = std::ferror(f) != 0;
-  if (std::fclose(f) != 0 || write_error) return fail(ErrorCode::kOutput, "writing trace " + path + " failed");
+  if (std::fclose(f) != 0 || write_error) return fail(ErrorCode::kOutput, "writing trace " + name + " failed");
   return ok();
 }
 

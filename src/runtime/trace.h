@@ -9,6 +9,8 @@
 
 namespace sd {
 
-Status write_chrome_trace(const Profiler& profiler, const std::string& path);
+// Writes to `path`; errors name `shown_as` (the output's final name when `path` is its temporary
+// file, sinks/atomic_file.h), or `path` when it is empty.
+Status write_chrome_trace(const Profiler& profiler, const std::string& path, const std::string& shown_as = "");
 
 }  // namespace sd

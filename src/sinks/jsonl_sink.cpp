@@ -1,7 +1,11 @@
 #include "sinks/jsonl_sink.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 
 namespace sd {
@@ -46,18 +50,18 @@ void append_int(std::string& out, long long v) {
 
 Result<std::unique_ptr<JsonlSink>> JsonlSink::open(const std::string& path, const std::vector<std::string>& source_uris,
                                                    const std::vector<std::string>& class_names) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) return fail(ErrorCode::kOutput, "cannot write detections to " + path + ": " + std::strerror(errno));
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return fail(ErrorCode::kOutput, "cannot write detections to " + path + ": " + std::strerror(errno));
   auto sink = std::unique_ptr<JsonlSink>(new JsonlSink());
   sink->path_ = path;
-  sink->file_ = f;
+  sink->fd_ = fd;
   for (const auto& u : source_uris) sink->sources_json_.push_back(json_quote(u));
   for (const auto& n : class_names) sink->names_json_.push_back(json_quote(n));
   return sink;
 }
 
 JsonlSink::~JsonlSink() {
-  if (file_) std::fclose(file_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 void JsonlSink::format_line(const FrameResult& result, std::string& out) const {
@@ -98,18 +102,28 @@ void JsonlSink::format_line(const FrameResult& result, std::string& out) const {
 }
 
 Status JsonlSink::write(const FrameResult& result) {
-  if (!file_) return fail(ErrorCode::kOutput, "detections file " + path_ + " is already closed");
+  if (fd_ < 0) return fail(ErrorCode::kOutput, "detections file " + path_ + " is already closed");
   format_line(result, line_);
   line_ += '\n';
-  if (std::fwrite(line_.data(), 1, line_.size(), file_) != line_.size())
-    return fail(ErrorCode::kOutput, "writing detections to " + path_ + " failed: " + std::strerror(errno));
+  size_t done = 0;
+  while (done < line_.size()) {
+    const ssize_t n = ::write(fd_, line_.data() + done, line_.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : ENOSPC;
+      if (::ftruncate(fd_, bytes_) == 0) ::lseek(fd_, bytes_, SEEK_SET);  // no torn last line
+      return fail(ErrorCode::kOutput, "writing detections to " + path_ + " failed: " + std::strerror(err));
+    }
+    done += static_cast<size_t>(n);
+  }
+  bytes_ += static_cast<int64_t>(line_.size());
   return ok();
 }
 
 Status JsonlSink::finish() {
-  if (!file_) return ok();
-  int rc = std::fclose(file_);
-  file_ = nullptr;
+  if (fd_ < 0) return ok();
+  const int rc = ::close(fd_);
+  fd_ = -1;
   if (rc != 0) return fail(ErrorCode::kOutput, "closing detections file " + path_ + " failed: " + std::strerror(errno));
   return ok();
 }

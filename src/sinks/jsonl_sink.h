@@ -3,7 +3,6 @@
 //  "class_id": 2, "class_name": "car", "confidence": 0.91}]}
 #pragma once
 
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,7 +13,10 @@ namespace sd {
 
 class JsonlSink final : public Sink {
  public:
-  // Opens (truncates) the file now, so an unwritable path fails before processing starts.
+  // Opens (truncates) the file now, so an unwritable path fails before processing starts. The
+  // file is written in place, one whole line per frame in one write (no stdio buffer), so that it
+  // can be followed while the run goes on and holds only complete lines at every moment, even
+  // after kill -9; a write that fails part-way (a full disk) is cut back to the last whole line.
   // `source_uris[i]` names the source of frames with source_id i.
   static Result<std::unique_ptr<JsonlSink>> open(const std::string& path, const std::vector<std::string>& source_uris,
                                                  const std::vector<std::string>& class_names);
@@ -28,7 +30,8 @@ class JsonlSink final : public Sink {
 
  private:
   std::string path_;
-  std::FILE* file_ = nullptr;
+  int fd_ = -1;
+  int64_t bytes_ = 0;                       // whole lines written so far
   std::vector<std::string> sources_json_;   // source uris, JSON-escaped and quoted
   std::vector<std::string> names_json_;     // class names, JSON-escaped and quoted
   std::string line_;                        // reused buffer

@@ -31,4 +31,37 @@ std::string output_path_for_source(const std::string& pattern, int index, const 
   return (p.parent_path() / (p.stem().string() + "_" + std::to_string(index) + p.extension().string())).string();
 }
 
+namespace {
+
+// The same file: equivalent when both exist (hard links, symlinks), else the same canonical path.
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) {
+    bool eq = fs::equivalent(a, b, ec);
+    if (!ec) return eq;
+  }
+  fs::path ca = fs::weakly_canonical(a, ec);
+  if (ec) ca = fs::absolute(a, ec).lexically_normal();
+  fs::path cb = fs::weakly_canonical(b, ec);
+  if (ec) cb = fs::absolute(b, ec).lexically_normal();
+  return ca == cb;
+}
+
+std::string describe(const NamedFile& f) { return f.option + " " + f.path; }
+
+}  // namespace
+
+Status refuse_overlapping_files(const std::vector<NamedFile>& inputs, const std::vector<NamedFile>& outputs) {
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    for (const NamedFile& in : inputs)
+      if (same_file(outputs[o].path, in.path))
+        return fail(ErrorCode::kOutput, describe(outputs[o]) + " is the input " + describe(in) + ": refusing to overwrite it");
+    for (size_t k = 0; k < o; ++k)
+      if (same_file(outputs[o].path, outputs[k].path))
+        return fail(ErrorCode::kOutput, describe(outputs[o]) + " and " + describe(outputs[k]) + " are the same file");
+  }
+  return ok();
+}
+
 }  // namespace sd

@@ -3,10 +3,23 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "core/error.h"
 
 namespace sd {
 
 std::string output_path_for_source(const std::string& pattern, int index, const std::string& source_uri,
                                    int source_count);
+
+// A file named on the command line: the option that named it ("-o", "--source") and the path.
+struct NamedFile {
+  std::string option;
+  std::string path;
+};
+
+// kOutput naming both when an output is also an input, or two outputs are the same file
+// (compared as canonical paths, so ./a.mp4, a.mp4 and a link to it match), before anything runs.
+Status refuse_overlapping_files(const std::vector<NamedFile>& inputs, const std::vector<NamedFile>& outputs);
 
 }  // namespace sd
