@@ -4,7 +4,7 @@
 # the pipeline tests again under ThreadSanitizer, and the model-loader fuzz target on a fixed
 # number of inputs from a fixed seed (the same inputs on every machine). Idempotent.
 #   STREAMDET_SKIP_TSAN=1   skip the ThreadSanitizer pass
-#   STREAMDET_FUZZ_RUNS     fuzz inputs (default 300000, about a minute here; 0 skips it)
+#   STREAMDET_FUZZ_RUNS     fuzz inputs (default 1000000, about a minute here; 0 skips it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,7 +19,7 @@ if [[ "${STREAMDET_SKIP_TSAN:-0}" != 1 ]]; then
   ./scripts/tsan.sh
 fi
 
-fuzz_runs=${STREAMDET_FUZZ_RUNS:-300000}
+fuzz_runs=${STREAMDET_FUZZ_RUNS:-1000000}
 if [[ "$fuzz_runs" != 0 ]]; then
   echo "== ONNX loader fuzzing (${fuzz_runs} inputs, seed 1)"
   ./scripts/fuzz.sh "$fuzz_runs"
