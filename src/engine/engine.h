@@ -23,6 +23,9 @@ struct ContextOptions {
   // --engine-profile: print the time per node at the end of the context's life, the slowest
   // `profile_rows` first (0: every node), and per op type; -1: off. Engines that cannot refuse it.
   int profile_rows = -1;
+  // The memory the context's working set may take (bytes; 0: the machine's physical memory). A
+  // run whose input would need more fails before allocating (kModel).
+  uint64_t memory_limit_bytes = 0;
 };
 
 // Runs the model. Not thread-safe: one context per worker thread.

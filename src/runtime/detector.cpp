@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <fstream>
 
+#include "core/human_bytes.h"
 #include "core/log.h"
+#include "core/memory_budget.h"
 #include "engine/engine_registry.h"
 #include "postprocess/coco_names.h"
 
@@ -87,10 +89,20 @@ std::string resolved_engine_name(const ModelOptions& options) {
   return is_darknet_model_path(options.model) ? "opencv" : "native";
 }
 
+uint64_t memory_budget(const ModelOptions& options) {
+  return options.max_memory_bytes != 0 ? options.max_memory_bytes : default_memory_budget();
+}
+
+uint64_t input_tensor_bytes(cv::Size input_size, int batch) {
+  return uint64_t{3} * sizeof(float) * static_cast<uint64_t>(input_size.width) * static_cast<uint64_t>(input_size.height) *
+         static_cast<uint64_t>(batch);
+}
+
 ContextOptions context_options(const ModelOptions& options) {
   ContextOptions co;
   co.threads = options.threads;
   co.profile_rows = options.engine_profile_rows;
+  co.memory_limit_bytes = memory_budget(options);
   return co;
 }
 
@@ -102,6 +114,12 @@ Result<Detector> load_detector(const ModelOptions& options, cv::Size frame_size)
   SD_ASSIGN_OR_RETURN(det.model, inspect_model(options.model, options.weights));
   SD_ASSIGN_OR_RETURN(det.engine, load_engine(engine_name, det.model));
   SD_ASSIGN_OR_RETURN(det.input_size, resolve_input_size(options.input_size, *det.engine, det.model, frame_size));
+  // The probe's input tensor alone, before allocating it (the engine checks its working set).
+  const uint64_t input_bytes = input_tensor_bytes(det.input_size, 1);
+  if (auto over = over_budget(input_bytes, memory_budget(options)))
+    return fail(ErrorCode::kModel, "model " + options.model + " at " + std::to_string(det.input_size.width) + "x" +
+                                       std::to_string(det.input_size.height) + " needs " + human_bytes(input_bytes) +
+                                       " for one input tensor, " + *over);
 
   // Probe: one inference on a gray image at the chosen size gives the concrete output shapes
   // the decoder is picked from (and warms the engine up).

@@ -34,7 +34,12 @@ struct Detector {
 // The engine --engine names, with auto resolved: native for ONNX, opencv for Darknet (.cfg).
 std::string resolved_engine_name(const ModelOptions& options);
 
-// What each worker's context is created with (threads, --engine-profile).
+// --max-memory, or the default budget (core/memory_budget.h).
+uint64_t memory_budget(const ModelOptions& options);
+// The bytes of an NCHW float input of `batch` images.
+uint64_t input_tensor_bytes(cv::Size input_size, int batch);
+
+// What each worker's context is created with (threads, --engine-profile, the memory budget).
 ContextOptions context_options(const ModelOptions& options);
 
 // Loads the model and engine, resolves the input size for frames of `frame_size` (0x0 when

@@ -18,6 +18,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/build_info.h"
+#include "core/human_bytes.h"
+#include "core/memory_budget.h"
 #include "core/log.h"
 #include "postprocess/postprocessor.h"
 #include "runtime/bounded_queue.h"
@@ -120,6 +122,7 @@ class Pipeline {
  private:
   Status setup();
   Status check_files() const;
+  Status check_memory_in_flight(size_t packets, cv::Size largest_frame) const;
   Status write_profile_json(const ProfileReport& profile);
   void execute();
   void reader_loop(int s);
@@ -141,6 +144,18 @@ class Pipeline {
     }
     if (scheduler_) scheduler_->abort();
     if (pool_) pool_->close();
+  }
+  // A thread's body: an exception (a library failing in a way no check foresaw) ends the run with
+  // one line and exit 1, outputs finalized, instead of std::terminate.
+  template <class F>
+  void guarded(const char* thread, F&& body) {
+    try {
+      body();
+    } catch (const std::bad_alloc&) {
+      fail_run(Error{ErrorCode::kInternal, std::string("out of memory in the ") + thread + " thread (please report it)"});
+    } catch (const std::exception& e) {
+      fail_run(Error{ErrorCode::kInternal, std::string("internal error in the ") + thread + " thread: " + e.what()});
+    }
   }
   bool stopping() const { return abort_ || user_quit_ || interrupt_requested(); }
   Status final_status() {
@@ -252,6 +267,7 @@ Status Pipeline::setup() {
     lane_configs.push_back({lane.policy, sched_cap});
     pool_size += raw_cap + sched_cap + in_flight_per_source;
   }
+  SD_TRY(check_memory_in_flight(pool_size, largest));
   if (!options_.detections.empty()) {
     std::vector<std::string> uris;
     for (const auto& l : lanes_) uris.push_back(l.info.uri);
@@ -292,6 +308,31 @@ Status Pipeline::check_files() const {
   return refuse_overlapping_files(inputs, outputs);
 }
 
+// Every packet in flight may hold a frame (BGR, the largest source's size) and the network input;
+// a batch is copied into one more tensor per worker. Checked before any of it is allocated.
+Status Pipeline::check_memory_in_flight(size_t packets, cv::Size largest_frame) const {
+  const uint64_t budget = memory_budget(options_.model);
+  const uint64_t frame_bytes = uint64_t{3} * static_cast<uint64_t>(std::max(0, largest_frame.width)) *
+                               static_cast<uint64_t>(std::max(0, largest_frame.height));
+  const uint64_t frames = frame_bytes * packets;
+  if (auto over = over_budget(frames, budget)) {
+    const auto& lane = *std::max_element(lanes_.begin(), lanes_.end(), [](const SourceLane& a, const SourceLane& b) {
+      return static_cast<int64_t>(a.info.width) * a.info.height < static_cast<int64_t>(b.info.width) * b.info.height;
+    });
+    return fail(ErrorCode::kSource, "source " + lane.info.uri + ": " + std::to_string(packets) + " frames of " +
+                                        std::to_string(largest_frame.width) + "x" + std::to_string(largest_frame.height) +
+                                        " in flight need " + human_bytes(frames) + ", " + *over);
+  }
+  const uint64_t inputs = input_tensor_bytes(det_.input_size, 1) * packets +
+                          (batch_ > 1 ? input_tensor_bytes(det_.input_size, batch_) * static_cast<uint64_t>(workers_) : 0);
+  if (auto over = over_budget(frames + inputs, budget))
+    return fail(ErrorCode::kModel, "model " + options_.model.model + ": the frames and network inputs in flight (" +
+                                       std::to_string(packets) + " packets at " + std::to_string(det_.input_size.width) + "x" +
+                                       std::to_string(det_.input_size.height) + ") need " + human_bytes(frames + inputs) + ", " +
+                                       *over);
+  return ok();
+}
+
 Status Pipeline::write_profile_json(const ProfileReport& profile) {
   {
     std::ofstream out(profile_file_.temp_path(), std::ios::trunc);
@@ -310,12 +351,12 @@ void Pipeline::execute() {
   const int n_sources = static_cast<int>(lanes_.size());
   std::vector<std::thread> readers, preprocessors, workers, sinks;
   for (int s = 0; s < n_sources; ++s) {
-    sinks.emplace_back([this, s] { sink_loop(s); });
-    preprocessors.emplace_back([this, s] { preprocess_loop(s); });
-    readers.emplace_back([this, s] { reader_loop(s); });
+    sinks.emplace_back([this, s] { guarded("sink", [&] { sink_loop(s); }); });
+    preprocessors.emplace_back([this, s] { guarded("preprocess", [&] { preprocess_loop(s); }); });
+    readers.emplace_back([this, s] { guarded("reader", [&] { reader_loop(s); }); });
   }
   for (int w = 0; w < static_cast<int>(contexts_.size()); ++w)
-    workers.emplace_back([this, w] { worker_loop(w, std::move(contexts_[static_cast<size_t>(w)])); });
+    workers.emplace_back([this, w] { guarded("worker", [&] { worker_loop(w, std::move(contexts_[static_cast<size_t>(w)])); }); });
 
   // The main thread shows the live view and the progress line until the readers are done.
   ProgressLine progress(!options_.quiet && !options_.show);

@@ -22,6 +22,7 @@ struct ModelOptions {
   float iou = 0.45f;
   bool agnostic = false;
   int max_det = 300;
+  uint64_t max_memory_bytes = 0;  // --max-memory; 0: default_memory_budget() (core/memory_budget.h)
   int engine_profile_rows = -1;  // --engine-profile: per-node times at exit, the N slowest (0: all); -1: off
 };
 

@@ -50,6 +50,7 @@ class NativeEngine final : public Engine {
     native::SessionOptions so;
     so.threads = options.threads > 0 ? options.threads : default_threads();
     so.profile_rows = options.profile_rows;
+    so.memory_limit_bytes = static_cast<size_t>(options.memory_limit_bytes);
     SD_ASSIGN_OR_RETURN(auto session, native::NativeSession::create(model_, so));
     return std::unique_ptr<InferenceContext>(new NativeContext(std::move(session)));
   }

@@ -1,5 +1,8 @@
 #include "engine/opencv/opencv_engine.h"
 
+#include "core/human_bytes.h"
+#include "core/memory_budget.h"
+
 #include <opencv2/core/utility.hpp>
 #include <opencv2/dnn.hpp>
 
@@ -46,8 +49,9 @@ Result<std::vector<std::string>> output_layer_names(cv::dnn::Net& net, const Mod
 
 class OpenCvContext final : public InferenceContext {
  public:
-  OpenCvContext(cv::dnn::Net net, std::vector<std::string> out_names, std::string model_path)
-      : net_(std::move(net)), out_names_(std::move(out_names)), model_path_(std::move(model_path)) {}
+  OpenCvContext(cv::dnn::Net net, std::vector<std::string> out_names, std::string model_path, uint64_t memory_limit)
+      : net_(std::move(net)), out_names_(std::move(out_names)), model_path_(std::move(model_path)),
+        memory_limit_(memory_limit != 0 ? memory_limit : default_memory_budget()) {}
 
   Status infer(const TensorView& input, std::vector<Tensor>& outputs) override {
     if (input.shape.rank != 4) return fail(ErrorCode::kInternal, "OpenCV engine expects an NCHW input");
@@ -55,6 +59,20 @@ class OpenCvContext final : public InferenceContext {
     for (int i = 0; i < 4; ++i) dims[i] = static_cast<int>(input.shape[i]);
     // Wraps the caller's buffer without a copy; OpenCV copies it into its own input blob.
     cv::Mat blob(4, dims, CV_32F, const_cast<float*>(input.data));
+    if (input.shape != checked_shape_) {
+      // OpenCV allocates every layer's output for the input's shape: ask it what that takes first.
+      size_t weights = 0, blobs = 0;
+      try {
+        net_.getMemoryConsumption(cv::dnn::MatShape(dims, dims + 4), weights, blobs);
+      } catch (const cv::Exception& e) {
+        return fail(ErrorCode::kModel, "OpenCV DNN cannot size " + model_path_ + " for input " + input.shape.str() + ": " +
+                                           (e.err.empty() ? e.what() : e.err));
+      }
+      if (auto over = over_budget(static_cast<uint64_t>(blobs) + weights, memory_limit_))
+        return fail(ErrorCode::kModel, "model " + model_path_ + " at input " + input.shape.str() + " needs " +
+                                           human_bytes(static_cast<uint64_t>(blobs) + weights) + ", " + *over);
+      checked_shape_ = input.shape;
+    }
     try {
       net_.setInput(blob);
       net_.forward(mats_, out_names_);
@@ -62,6 +80,8 @@ class OpenCvContext final : public InferenceContext {
       std::string why = e.err.empty() ? e.what() : e.err;
       return fail(ErrorCode::kModel, "OpenCV DNN inference failed on " + model_path_ + " with input " +
                                          input.shape.str() + ": " + why);
+    } catch (const std::bad_alloc&) {
+      return fail(ErrorCode::kModel, "out of memory running " + model_path_ + " with input " + input.shape.str());
     }
     outputs.resize(mats_.size());
     for (size_t i = 0; i < mats_.size(); ++i) {
@@ -79,6 +99,8 @@ class OpenCvContext final : public InferenceContext {
   cv::dnn::Net net_;
   std::vector<std::string> out_names_;
   std::string model_path_;
+  uint64_t memory_limit_;
+  Shape checked_shape_;  // the input shape whose memory was checked
   std::vector<cv::Mat> mats_;
 };
 
@@ -135,7 +157,8 @@ class OpenCvEngine final : public Engine {
     } else {
       SD_ASSIGN_OR_RETURN(net, read_net(model_));
     }
-    return std::unique_ptr<InferenceContext>(new OpenCvContext(std::move(net), out_names_, model_.model_path));
+    return std::unique_ptr<InferenceContext>(
+        new OpenCvContext(std::move(net), out_names_, model_.model_path, options.memory_limit_bytes));
   }
 
  private:

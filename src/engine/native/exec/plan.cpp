@@ -1,5 +1,8 @@
 #include "engine/native/exec/plan.h"
 
+#include "core/human_bytes.h"
+#include "core/memory_budget.h"
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -258,8 +261,8 @@ class Planner {
     if (!out_types) return fail(out_types.error().code, out_types.error().message);
     SD_TRY(check_output_types(*out_types, what));
     if (memory_limit_ != 0 && total_bytes(*out_types) > memory_limit_)
-      return fail(ErrorCode::kModel, what + ": its outputs need " + mib_text(total_bytes(*out_types)) + ", more than the memory limit of " +
-                                         mib_text(memory_limit_));
+      return fail(ErrorCode::kModel, what + ": its outputs need " + human_bytes(total_bytes(*out_types)) + ", " +
+                                         *over_budget(total_bytes(*out_types), memory_limit_));
     if (out_types->size() < n.outputs.size()) out_types->resize(n.outputs.size());
     {
       Node& fill = *filled_.back();

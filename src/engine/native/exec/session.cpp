@@ -10,6 +10,8 @@
 #include <cstring>
 #include <map>
 
+#include "core/human_bytes.h"
+#include "core/memory_budget.h"
 #include "engine/native/exec/plan.h"
 #include "engine/native/session.h"
 #include "engine/native/aligned_buffer.h"
@@ -149,8 +151,8 @@ class Session final : public NativeSession {
     if (need <= limit) return ok();
     std::string shape_list;
     for (const auto& s : shapes) shape_list += (shape_list.empty() ? "" : ", ") + s.str();
-    return fail(ErrorCode::kModel, "running the model on inputs " + shape_list + " needs " + mib_text(need) +
-                                       " of working memory, more than the limit of " + mib_text(limit));
+    return fail(ErrorCode::kModel, "running the model on inputs " + shape_list + " needs " + human_bytes(need) +
+                                       " of working memory, " + *over_budget(need, limit));
   }
 
   size_t memory_limit() const { return options_.memory_limit_bytes != 0 ? options_.memory_limit_bytes : physical_memory_bytes(); }
