@@ -72,7 +72,10 @@ TEST(Cli, CorruptFrameIsSkippedCountedAndTheRunGoesOn) {
   test::corrupt_mjpeg_frame(dir.file("a.avi"), 7);
   CliResult r = run_cli(dir, {"run", "-m", kTinyModel, "-s", dir.file("a.avi"), "-d", dir.file("d.jsonl"),
                               "--profile-json", dir.file("p.json"), "-q"});
-  ASSERT_EQ(r.code, 0) << r.err;
+  // The run goes on and its outputs are complete; the exit code says the source was damaged.
+  ASSERT_EQ(r.code, exit_code::kDamagedSource) << r.err;
+  EXPECT_NE(last_line(r.err).find("a.avi is damaged: 19 frames decoded of 20 declared, 1 could not be decoded"), std::string::npos)
+      << r.err;
   auto profile = nlohmann::json::parse(test::read_file(dir.file("p.json")));
   EXPECT_EQ(profile["corrupt_frames"], 1);
   EXPECT_EQ(profile["frames"], 19);

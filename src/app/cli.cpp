@@ -123,6 +123,11 @@ int run_command(RunOptions& options, const std::string& layout) {
   install_interrupt_handler();
   RunOutcome outcome = run_detection(options);
   if (outcome.started && !options.quiet) std::fprintf(stderr, "%s", format_profile(outcome.profile).c_str());
+  if (!outcome.status && outcome.status.error().code == ErrorCode::kDamagedSource) {
+    // The run finished and its outputs are complete: a warning, with its own exit code.
+    log_warn("%s", outcome.status.error().message.c_str());
+    return exit_code::kDamagedSource;
+  }
   if (!outcome.status) return report_error(outcome.status.error());
   return exit_code::kOk;
 }

@@ -163,6 +163,16 @@ class Pipeline {
     if (error_) return tl::unexpected(*error_);
     if (interrupt_requested())
       return fail(ErrorCode::kInterrupted, "interrupted after " + std::to_string(profiler_.report().frames) + " frames");
+    // Every frame that could be decoded was processed; say what could not (exit 7).
+    const ProfileReport report = profiler_.report();
+    std::string damage;
+    for (size_t s = 0; s < lanes_.size(); ++s) {
+      std::optional<std::string> d = lanes_[s].source->damage();
+      const int64_t corrupt = s < report.sources.size() ? report.sources[s].drops[static_cast<size_t>(DropReason::kCorrupt)] : 0;
+      if (!d && corrupt > 0) d = lanes_[s].info.uri + ": " + std::to_string(corrupt) + " frames could not be decoded";
+      if (d) damage += (damage.empty() ? "" : "; ") + *d;
+    }
+    if (!damage.empty()) return fail(ErrorCode::kDamagedSource, damage);
     return ok();
   }
 

@@ -85,11 +85,23 @@ Result<std::unique_ptr<Source>> FfmpegVideoSource::open(const std::string& path,
   if (int r = avformat_open_input(&fmt, path.c_str(), nullptr, nullptr); r < 0)
     return cannot("not a video FFmpeg can read (" + av_error(r) + ")");
   av.format.reset(fmt);
+  // FFmpeg reads any text as ANSI art (its "tty" demuxer): a README "decodes" into frames.
+  for (const char* text_format : {"tty", "bin", "xbin", "adf", "idf"})
+    if (std::strcmp(fmt->iformat->name, text_format) == 0) return fail(ErrorCode::kSource, "not a video: " + path + " (it reads as text)");
   if (int r = avformat_find_stream_info(fmt, nullptr); r < 0) return cannot("no stream information (" + av_error(r) + ")");
   const AVCodec* decoder = nullptr;
   av.stream = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &decoder, 0);
   if (av.stream < 0 || !decoder) return cannot(av.stream == AVERROR_DECODER_NOT_FOUND ? "no decoder for its video codec" : "no video stream");
   AVStream* stream = fmt->streams[av.stream];
+  src->mpegts_ = std::strcmp(fmt->iformat->name, "mpegts") == 0;
+  switch (stream->codecpar->codec_id) {
+    case AV_CODEC_ID_ANSI:
+    case AV_CODEC_ID_BINTEXT:
+    case AV_CODEC_ID_XBIN:
+    case AV_CODEC_ID_IDF:
+      return fail(ErrorCode::kSource, "not a video: " + path + " (it reads as text)");
+    default: break;
+  }
 
   av.codec.reset(avcodec_alloc_context3(decoder));
   if (!av.codec) return cannot("out of memory");
@@ -132,6 +144,11 @@ Result<bool> FfmpegVideoSource::read(Frame& frame) {
     if (draining_) return false;  // cannot happen after a flush; ends the file rather than spin
     r = av_read_frame(av.format.get(), av.packet.get());
     if (r < 0) {
+      if (r != AVERROR_EOF) read_error_ = av_error(r);
+      if (AVIOContext* pb = av.format->pb) {
+        stopped_at_ = avio_tell(pb);
+        file_size_ = avio_size(pb);
+      }
       // End of file, or a read error: either way flush what the decoder holds. A truncated file
       // ends early; its missing frames are not frames we can count.
       draining_ = true;
@@ -142,6 +159,7 @@ Result<bool> FfmpegVideoSource::read(Frame& frame) {
       av_packet_unref(av.packet.get());
       continue;
     }
+    if (av.packet->flags & AV_PKT_FLAG_CORRUPT) ++corrupt_packets_;
     r = avcodec_send_packet(av.codec.get(), av.packet.get());
     av_packet_unref(av.packet.get());
     if (r < 0 && r != AVERROR(EAGAIN) && r != AVERROR_EOF) return undecodable(frame, r);
@@ -153,11 +171,38 @@ Result<bool> FfmpegVideoSource::read(Frame& frame) {
 Result<bool> FfmpegVideoSource::undecodable(Frame& frame, int averror) {
   frame.capture_time = Clock::now();
   frame.index = next_index_++;
+  ++undecodable_;
   if (++consecutive_failures_ >= kMaxConsecutiveFailures)
     return fail(ErrorCode::kSource, "video file " + info_.uri + " is broken: " + std::to_string(consecutive_failures_) +
                                         " frames in a row could not be decoded (" + av_error(averror) + ")");
   return fail(ErrorCode::kCorruptFrame, "frame " + std::to_string(frame.index) + " of " + info_.uri +
                                             " could not be decoded (" + av_error(averror) + ")");
+}
+
+std::optional<std::string> FfmpegVideoSource::damage() const {
+  const int64_t decoded = next_index_ - undecodable_;
+  // A transport stream's length is estimated from its last timestamps, so it declares nothing.
+  const bool declared = info_.frame_count > 0 && !mpegts_;
+  const bool short_of_declared = declared && next_index_ < info_.frame_count;
+  // Where reading stopped, when it stopped on an error (a clean end may leave an index after the
+  // data, as MP4's moov, unread).
+  const bool data_ended_early = !read_error_.empty() && stopped_at_ >= 0 && file_size_ > 0 && stopped_at_ < file_size_;
+  // A transport stream has no frame count; one cut anywhere but at a packet boundary shows in its size.
+  const bool ts_cut = mpegts_ && file_size_ > 0 && file_size_ % 188 != 0 && file_size_ % 192 != 0;
+  if (undecodable_ == 0 && corrupt_packets_ == 0 && read_error_.empty() && !short_of_declared && !ts_cut)
+    return std::nullopt;
+  std::string what = info_.uri + " is damaged: " + std::to_string(decoded) + " frames decoded";
+  if (declared) what += " of " + std::to_string(info_.frame_count) + " declared";
+  if (undecodable_ > 0) what += ", " + std::to_string(undecodable_) + " could not be decoded";
+  if (corrupt_packets_ > 0) what += ", " + std::to_string(corrupt_packets_) + " cut off or corrupt in the file";
+  if (!read_error_.empty()) what += ", reading stopped on an error (" + read_error_ + ")";
+  if (data_ended_early)
+    what += " at " + std::to_string(stopped_at_ * 100 / file_size_) + "% of the file";
+  else if (short_of_declared)
+    what += ", the file ends before its declared length";
+  else if (ts_cut)
+    what += ", the file ends in the middle of a transport packet (cut short)";
+  return what;
 }
 
 Result<bool> FfmpegVideoSource::deliver(Frame& frame) {

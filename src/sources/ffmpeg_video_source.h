@@ -18,6 +18,7 @@ class FfmpegVideoSource final : public Source {
   ~FfmpegVideoSource() override;
   const SourceInfo& info() const override { return info_; }
   Result<bool> read(Frame& frame) override;
+  std::optional<std::string> damage() const override;
 
  private:
   FfmpegVideoSource();
@@ -30,6 +31,12 @@ class FfmpegVideoSource final : public Source {
   int64_t next_index_ = 0;
   int consecutive_failures_ = 0;
   bool draining_ = false;  // the demuxer is at its end; the decoder is being flushed
+  // What went wrong on the way (damage()).
+  int64_t undecodable_ = 0;      // frames the decoder could not make
+  int64_t corrupt_packets_ = 0;  // packets the demuxer flagged as corrupt (a cut-off last packet)
+  std::string read_error_;       // why reading stopped, when it was not the end of the file
+  int64_t stopped_at_ = -1, file_size_ = -1;  // bytes, when the data ended
+  bool mpegts_ = false;          // a transport stream: 188- or 192-byte packets to its last byte
 };
 
 }  // namespace sd

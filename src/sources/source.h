@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/error.h"
@@ -31,6 +32,10 @@ class Source {
   // A frame that cannot be decoded returns kCorruptFrame (the caller may skip it and go on);
   // a source that broke returns kSource.
   virtual Result<bool> read(Frame& frame) = 0;
+  // After the end: what was lost when the source was damaged or cut short (frames the decoder
+  // could not make, a read error, fewer frames than the container declares, the end of the data
+  // before the end of the file), as one phrase naming the source; nullopt when it was whole.
+  virtual std::optional<std::string> damage() const { return std::nullopt; }
 };
 
 struct SourceOptions {

@@ -1,0 +1,88 @@
+// Bad input says so: a text file given as a video is refused in one line (exit 4); a truncated or
+// damaged file is processed as far as it decodes and ends with one warning line saying what was
+// lost, and exit 7, its outputs complete (the JSON lines are the frames that were decoded).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <opencv2/imgproc.hpp>
+#include <opencv2/videoio.hpp>
+
+#include "cli_util.h"
+#include "core/error.h"
+#include "test_util.h"
+
+namespace sd {
+namespace {
+
+namespace fs = std::filesystem;
+using test::kTinyModel;
+
+void cut_to(const std::string& path, double fraction, uintmax_t extra = 0) {
+  fs::resize_file(path, static_cast<uintmax_t>(static_cast<double>(fs::file_size(path)) * fraction) + extra);
+}
+
+TEST(RobustnessSources, TextGivenAsAVideoIsRefused) {
+  test::TempDir dir;
+  {
+    std::ofstream numbers(dir.file("numbers.txt"));
+    for (int i = 1; i <= 20000; ++i) numbers << i << "\n";  // `seq 20000`: 454 "frames" through FFmpeg's tty demuxer
+  }
+  fs::copy_file(std::string(STREAMDET_SOURCE_DIR) + "/README.md", dir.file("notes.txt"));
+  for (const char* name : {"numbers.txt", "notes.txt"}) {
+    test::CliResult r = test::run_cli(dir, {"run", "-m", kTinyModel, "-s", dir.file(name), "-q", "-d", dir.file("d.jsonl")});
+    EXPECT_EQ(r.code, exit_code::kSource) << name << ": " << r.err;
+    auto lines = test::nonempty_lines(r.err);
+    ASSERT_EQ(lines.size(), 1u) << r.err;
+    EXPECT_NE(lines[0].find("not a video: " + dir.file(name)), std::string::npos) << lines[0];
+    EXPECT_FALSE(fs::exists(dir.file("d.jsonl"))) << name;
+  }
+}
+
+struct DamagedCase {
+  std::string file;
+  std::string mentions;  // in the warning
+};
+
+// Runs a damaged file: exit 7, the last line a warning naming the file and what was lost, and
+// the JSON lines exactly the frames the profile says were done.
+void expect_damaged(const test::TempDir& dir, const DamagedCase& c) {
+  test::CliResult r = test::run_cli(dir, {"run", "-m", kTinyModel, "-s", c.file, "-q", "-d", dir.file("d.jsonl"), "--profile-json",
+                                          dir.file("p.json")});
+  EXPECT_EQ(r.code, exit_code::kDamagedSource) << c.file << ": " << r.err;
+  const std::string last = test::last_line(r.err);
+  EXPECT_EQ(last.rfind("streamdet: warning: " + c.file + " is damaged: ", 0), 0u) << last;
+  EXPECT_NE(last.find(c.mentions), std::string::npos) << last;
+  const int64_t lines = test::count_valid_jsonl_lines(dir.file("d.jsonl"));
+  EXPECT_GT(lines, 0) << c.file;
+  EXPECT_NE(last.find(std::to_string(lines) + " frames decoded"), std::string::npos) << last;
+}
+
+TEST(RobustnessSources, ATruncatedFileIsProcessedAsFarAsItGoesAndExitsSeven) {
+  test::TempDir dir;
+  // AVI (MJPEG): its header declares the frame count.
+  test::write_numbered_avi(dir.file("clip.avi"), 40);
+  test::CliResult whole = test::run_cli(dir, {"run", "-m", kTinyModel, "-s", dir.file("clip.avi"), "-q"});
+  EXPECT_EQ(whole.code, 0) << whole.err;
+  cut_to(dir.file("clip.avi"), 0.6);
+  expect_damaged(dir, {dir.file("clip.avi"), "of 40 declared"});
+
+  // MPEG-TS: no frame count; cut inside a transport packet.
+  {
+    cv::VideoWriter w(dir.file("clip.ts"), cv::CAP_FFMPEG, cv::VideoWriter::fourcc('m', 'p', '4', 'v'), 25, cv::Size(320, 192));
+    ASSERT_TRUE(w.isOpened());
+    for (int i = 0; i < 60; ++i) {
+      cv::Mat f(192, 320, CV_8UC3, cv::Scalar(i, 2 * i, 255 - i));
+      cv::circle(f, {i * 5, 96}, 20, {0, 0, 0}, -1);
+      w.write(f);
+    }
+  }
+  test::CliResult ts = test::run_cli(dir, {"run", "-m", kTinyModel, "-s", dir.file("clip.ts"), "-q"});
+  EXPECT_EQ(ts.code, 0) << ts.err;
+  cut_to(dir.file("clip.ts"), 0.6, 77);
+  expect_damaged(dir, {dir.file("clip.ts"), "the file ends in the middle of a transport packet"});
+}
+
+}  // namespace
+}  // namespace sd
