@@ -14,6 +14,7 @@ packages=(
   libexpected-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good   # GStreamer sources (videotestsrc, v4l2src, rtsp)
+  libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev  # GStreamer's API (appsink), driven directly
   clang libclang-rt-14-dev # libFuzzer for the model-loader fuzz target
 )
 

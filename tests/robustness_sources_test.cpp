@@ -3,8 +3,15 @@
 // lost, and exit 7, its outputs complete (the JSON lines are the frames that were decoded).
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <opencv2/imgproc.hpp>
 #include <opencv2/videoio.hpp>
@@ -67,6 +74,9 @@ TEST(RobustnessSources, ATruncatedFileIsProcessedAsFarAsItGoesAndExitsSeven) {
   EXPECT_EQ(whole.code, 0) << whole.err;
   cut_to(dir.file("clip.avi"), 0.6);
   expect_damaged(dir, {dir.file("clip.avi"), "of 40 declared"});
+  // Stopping before the cut (--max-frames) is not a damaged run.
+  test::CliResult early = test::run_cli(dir, {"run", "-m", kTinyModel, "-s", dir.file("clip.avi"), "-q", "--max-frames", "5"});
+  EXPECT_EQ(early.code, 0) << early.err;
 
   // MPEG-TS: no frame count; cut inside a transport packet.
   {
@@ -82,6 +92,67 @@ TEST(RobustnessSources, ATruncatedFileIsProcessedAsFarAsItGoesAndExitsSeven) {
   EXPECT_EQ(ts.code, 0) << ts.err;
   cut_to(dir.file("clip.ts"), 0.6, 77);
   expect_damaged(dir, {dir.file("clip.ts"), "the file ends in the middle of a transport packet"});
+}
+
+// A TCP port nobody listens on now (the kernel's pick; released for the child to take).
+int free_port() {
+  int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = -1;
+  if (::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  ::close(s);
+  return port;
+}
+
+// Sends `bytes` to streamdet listening on `port` (it may not listen yet: a bounded number of tries).
+bool send_to(int port, const std::string& bytes) {
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    int s = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+      size_t sent = 0;
+      while (sent < bytes.size()) {
+        const ssize_t n = ::send(s, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+        if (n <= 0) break;
+        sent += static_cast<size_t>(n);
+      }
+      ::close(s);
+      return sent == bytes.size();
+    }
+    ::close(s);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// A live stream that stops (the sender goes away) is a cut, not an end: every frame that came is
+// read (a live source: those that come while inference is busy may be dropped), then one warning
+// and exit 7.
+TEST(RobustnessSources, ALiveStreamCutShortExitsSeven) {
+  test::TempDir dir;
+  {
+    cv::VideoWriter w(dir.file("clip.ts"), cv::CAP_FFMPEG, cv::VideoWriter::fourcc('m', 'p', '4', 'v'), 25, cv::Size(320, 192));
+    ASSERT_TRUE(w.isOpened());
+    for (int i = 0; i < 30; ++i) w.write(cv::Mat(192, 320, CV_8UC3, cv::Scalar(i * 8, 128, 255 - i * 8)));
+  }
+  const int port = free_port();
+  ASSERT_GT(port, 0);
+  const std::string url = "tcp://127.0.0.1:" + std::to_string(port) + "?listen=1";
+  test::Process p = test::spawn_streamdet({"run", "-m", kTinyModel, "-s", url, "-q", "-d", dir.file("d.jsonl")}, dir.file("stderr.txt"));
+  ASSERT_TRUE(send_to(port, test::read_file(dir.file("clip.ts"))));
+  EXPECT_EQ(test::wait_exit_code(p), exit_code::kDamagedSource) << test::read_file(dir.file("stderr.txt"));
+  const std::string last = test::last_line(test::read_file(dir.file("stderr.txt")));
+  const int64_t lines = test::count_valid_jsonl_lines(dir.file("d.jsonl"));
+  EXPECT_GT(lines, 0);
+  EXPECT_LE(lines, 30);
+  EXPECT_EQ(last, "streamdet: warning: " + url + " was cut short: the stream ended after 30 frames");
 }
 
 }  // namespace

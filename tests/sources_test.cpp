@@ -194,23 +194,6 @@ TEST(Sources, ClearErrorsForMissingAndUnreadableSources) {
   ASSERT_FALSE(empty_dir);
 }
 
-TEST(Sources, GStreamerPipelineWithAppsink) {
-  auto src = open_source("videotestsrc num-buffers=5 ! video/x-raw,width=64,height=48 ! videoconvert ! appsink");
-  if (!src) GTEST_SKIP() << "GStreamer videotestsrc unavailable here: " << src.error().message;
-  EXPECT_EQ((*src)->info().kind, SourceKind::kGStreamer);
-  EXPECT_TRUE((*src)->info().live);
-  Frame f;
-  int n = 0;
-  while (true) {
-    auto r = (*src)->read(f);
-    ASSERT_TRUE(r) << r.error().message;
-    if (!*r) break;
-    EXPECT_EQ(f.image.cols, 64);
-    ++n;
-  }
-  EXPECT_EQ(n, 5);
-}
-
 TEST(Sources, MissingCameraIsASourceError) {
   auto cam = open_source("/dev/video99");
   ASSERT_FALSE(cam);

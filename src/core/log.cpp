@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <mutex>
 
+#include <opencv2/core/utils/logger.hpp>
+
 namespace sd {
 namespace {
 std::atomic<bool> g_quiet{false};
@@ -20,7 +22,12 @@ void vlog(const char* prefix, const char* fmt, va_list args) {
 
 void set_log_quiet(bool quiet) { g_quiet = quiet; }
 bool log_quiet() { return g_quiet; }
-void set_log_verbose(bool verbose) { g_verbose = verbose; }
+void set_log_verbose(bool verbose) {
+  g_verbose = verbose;
+  // OpenCV's own warnings ("[ WARN:0@0.01] global cap_v4l.cpp ...") only with --verbose: our
+  // one line names the thing and the problem.
+  cv::utils::logging::setLogLevel(verbose ? cv::utils::logging::LOG_LEVEL_WARNING : cv::utils::logging::LOG_LEVEL_SILENT);
+}
 bool log_verbose() { return g_verbose; }
 
 void log_info(const char* fmt, ...) {

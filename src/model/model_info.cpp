@@ -128,14 +128,90 @@ std::vector<std::string> parse_names_metadata(const std::string& value) {
   return names;
 }
 
+namespace {
+
+struct CfgSection {
+  std::string name;
+  std::map<std::string, std::string> kv;
+  int get(const char* key, int def) const {
+    auto it = kv.find(key);
+    return it == kv.end() ? def : std::stoi(it->second);
+  }
+};
+
+// The parameters Darknet reads for each layer, following the channel count through the network
+// (route concatenates or splits, reorg folds space into channels). Layers without weights pass
+// their input's channels on; a layer of another kind makes the count unknown (nullopt).
+Result<std::optional<int64_t>> count_darknet_weights(const std::vector<CfgSection>& sections, int input_channels,
+                                                     const std::string& cfg_path) {
+  std::vector<int64_t> channels;  // output channels of each layer (sections after [net])
+  int64_t total = 0;
+  for (size_t i = 1; i < sections.size(); ++i) {
+    const CfgSection& s = sections[i];
+    const int64_t in = channels.empty() ? input_channels : channels.back();
+    const auto bad = [&](const std::string& why) {
+      return fail(ErrorCode::kModel, "Darknet cfg " + cfg_path + ": [" + s.name + "] (layer " + std::to_string(i - 1) + ") " + why);
+    };
+    int64_t out = in;
+    if (s.name == "convolutional" || s.name == "conv") {
+      const int64_t filters = s.get("filters", 1), size = s.get("size", 1), groups = s.get("groups", 1);
+      if (filters <= 0 || size <= 0 || groups <= 0 || in % groups != 0)
+        return bad("has filters=" + std::to_string(filters) + ", size=" + std::to_string(size) + ", groups=" +
+                   std::to_string(groups) + " for " + std::to_string(in) + " input channels");
+      total += (s.get("batch_normalize", 0) ? 4 : 1) * filters + filters * (in / groups) * size * size;
+      out = filters;
+    } else if (s.name == "route") {
+      auto it = s.kv.find("layers");
+      if (it == s.kv.end()) return bad("has no layers=");
+      out = 0;
+      for (float f : parse_float_list(it->second)) {
+        const auto ref = static_cast<int64_t>(f);
+        const int64_t at = ref < 0 ? static_cast<int64_t>(channels.size()) + ref : ref;
+        if (at < 0 || at >= static_cast<int64_t>(channels.size())) return bad("routes from layer " + std::to_string(ref) + ", which is not before it");
+        out += channels[static_cast<size_t>(at)];
+      }
+      const int groups = s.get("groups", 1);
+      if (groups <= 0) return bad("has groups=" + std::to_string(groups));
+      out /= groups;
+    } else if (s.name == "reorg") {
+      const int64_t stride = s.get("stride", 2);
+      out = in * stride * stride;
+    } else if (s.name != "maxpool" && s.name != "avgpool" && s.name != "upsample" && s.name != "shortcut" &&
+               s.name != "dropout" && s.name != "yolo" && s.name != "region" && s.name != "softmax" &&
+               s.name != "scale_channels" && s.name != "sam") {
+      return std::optional<int64_t>();
+    }
+    channels.push_back(out);
+  }
+  return std::optional<int64_t>(total);
+}
+
+}  // namespace
+
+Status check_darknet_weights(const std::string& weights_path, const std::string& cfg_path, const DarknetConfig& cfg) {
+  if (!cfg.weight_count) return ok();
+  std::ifstream in(weights_path, std::ios::binary);
+  if (!in) return fail(ErrorCode::kModel, "cannot open Darknet weights " + weights_path);
+  int32_t version[3] = {0, 0, 0};
+  in.read(reinterpret_cast<char*>(version), sizeof version);
+  std::error_code ec;
+  const auto size = static_cast<int64_t>(fs::file_size(weights_path, ec));
+  if (!in || ec) return fail(ErrorCode::kModel, "Darknet weights " + weights_path + " are too short to hold a header");
+  const bool long_seen = version[0] * 10 + version[1] >= 2 && version[0] < 1000 && version[1] < 1000;
+  const int64_t header = 12 + (long_seen ? 8 : 4);
+  const int64_t expected = header + 4 * *cfg.weight_count;
+  if (size == expected) return ok();
+  return fail(ErrorCode::kModel, "Darknet weights " + weights_path + " hold " + std::to_string(size) + " bytes but " +
+                                     fs::path(cfg_path).filename().string() + " needs " + std::to_string(expected) + " (" +
+                                     std::to_string(*cfg.weight_count) + " parameters and a " + std::to_string(header) +
+                                     "-byte header): " + (size < expected ? "the file is cut short" : "they were made for another cfg"));
+}
+
 Result<DarknetConfig> parse_darknet_cfg(const std::string& cfg_path) {
   std::ifstream in(cfg_path);
   if (!in) return fail(ErrorCode::kModel, "cannot open Darknet cfg " + cfg_path);
   DarknetConfig cfg;
-  struct Section {
-    std::string name;
-    std::map<std::string, std::string> kv;
-  };
+  using Section = CfgSection;
   std::vector<Section> sections;
   std::string line;
   int line_no = 0;
@@ -193,6 +269,7 @@ Result<DarknetConfig> parse_darknet_cfg(const std::string& cfg_path) {
       layer.new_coords = std::stoi(get(s.kv, "new_coords", "0")) != 0;
       cfg.yolo_layers.push_back(std::move(layer));
     }
+    SD_ASSIGN_OR_RETURN(cfg.weight_count, count_darknet_weights(sections, cfg.channels, cfg_path));
   } catch (const std::exception& e) {
     return fail(ErrorCode::kModel, "Darknet cfg " + cfg_path + ": bad number (" + e.what() + ")");
   }
@@ -216,6 +293,7 @@ Result<ModelInfo> inspect_model(const std::string& model_path, const std::string
     if (!fs::exists(info.weights_path, ec))
       return fail(ErrorCode::kModel, "Darknet weights " + info.weights_path + " do not exist (pass --weights)");
     SD_ASSIGN_OR_RETURN(info.darknet, parse_darknet_cfg(model_path));
+    SD_TRY(check_darknet_weights(info.weights_path, model_path, *info.darknet));
     info.imgsz_w = info.darknet->width;
     info.imgsz_h = info.darknet->height;
     return info;

@@ -26,7 +26,15 @@ struct DarknetConfig {
   int width = 0, height = 0, channels = 3;
   bool letter_box = false;
   std::vector<DarknetYoloLayer> yolo_layers;  // in cfg order
+  // Floats the layers read from .weights (convolution weights, biases and batch-norm terms);
+  // nullopt when a layer of a kind whose count we do not know appears.
+  std::optional<int64_t> weight_count;
 };
+
+// Checks a .weights file's size against the cfg: its header (3 x int32, then `seen` as int64
+// from version 0.2 on, int32 before) and 4 bytes per parameter. A truncated file, or one made for
+// another cfg, loads into junk detections: refused here, naming both sizes.
+Status check_darknet_weights(const std::string& weights_path, const std::string& cfg_path, const DarknetConfig& cfg);
 
 // Parses the sections of a Darknet .cfg that matter for inference input and decoding.
 Result<DarknetConfig> parse_darknet_cfg(const std::string& cfg_path);

@@ -14,7 +14,7 @@ extern "C" {
 #include <libswscale/swscale.h>
 }
 
-#include "core/log.h"
+#include "core/ffmpeg_log.h"
 
 namespace sd {
 
@@ -73,7 +73,7 @@ const char* VideoSink::supported_extensions() { return ".mp4, .mov, .m4v, .mkv, 
 Result<std::unique_ptr<VideoSink>> VideoSink::open(const std::string& path, double fps, int width, int height) {
   if (!is_video_extension(lower_extension(path)))
     return fail(ErrorCode::kOutput, "cannot write video to " + path + ": not a video file name (use " + supported_extensions() + ")");
-  av_log_set_level(log_verbose() ? AV_LOG_INFO : AV_LOG_QUIET);
+  capture_ffmpeg_log();
   auto sink = std::unique_ptr<VideoSink>(new VideoSink());
   sink->path_ = path;
   sink->fps_ = fps > 0 && std::isfinite(fps) ? fps : 25.0;

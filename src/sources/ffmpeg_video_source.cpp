@@ -12,6 +12,8 @@ extern "C" {
 #include <libswscale/swscale.h>
 }
 
+#include "core/ffmpeg_log.h"
+
 namespace sd {
 
 namespace {
@@ -80,7 +82,7 @@ Result<std::unique_ptr<Source>> FfmpegVideoSource::open(const std::string& path,
   };
   if (!av.packet || !av.frame) return cannot("out of memory");
 
-  av_log_set_level(AV_LOG_QUIET);  // damaged frames are reported by us, one line each
+  capture_ffmpeg_log();  // damaged frames are reported by us, one line in all
   AVFormatContext* fmt = nullptr;
   if (int r = avformat_open_input(&fmt, path.c_str(), nullptr, nullptr); r < 0)
     return cannot("not a video FFmpeg can read (" + av_error(r) + ")");
@@ -183,12 +185,13 @@ std::optional<std::string> FfmpegVideoSource::damage() const {
   const int64_t decoded = next_index_ - undecodable_;
   // A transport stream's length is estimated from its last timestamps, so it declares nothing.
   const bool declared = info_.frame_count > 0 && !mpegts_;
-  const bool short_of_declared = declared && next_index_ < info_.frame_count;
+  // Only a file read to its end can be short of its length (a run may stop early: --max-frames).
+  const bool short_of_declared = draining_ && declared && next_index_ < info_.frame_count;
   // Where reading stopped, when it stopped on an error (a clean end may leave an index after the
   // data, as MP4's moov, unread).
   const bool data_ended_early = !read_error_.empty() && stopped_at_ >= 0 && file_size_ > 0 && stopped_at_ < file_size_;
   // A transport stream has no frame count; one cut anywhere but at a packet boundary shows in its size.
-  const bool ts_cut = mpegts_ && file_size_ > 0 && file_size_ % 188 != 0 && file_size_ % 192 != 0;
+  const bool ts_cut = draining_ && mpegts_ && file_size_ > 0 && file_size_ % 188 != 0 && file_size_ % 192 != 0;
   if (undecodable_ == 0 && corrupt_packets_ == 0 && read_error_.empty() && !short_of_declared && !ts_cut)
     return std::nullopt;
   std::string what = info_.uri + " is damaged: " + std::to_string(decoded) + " frames decoded";

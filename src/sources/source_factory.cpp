@@ -8,6 +8,7 @@
 #include <opencv2/videoio.hpp>
 
 #include "sources/ffmpeg_video_source.h"
+#include "sources/gstreamer_source.h"
 #include "sources/image_source.h"
 #include "sources/source.h"
 #include "sources/synthetic_source.h"
@@ -53,8 +54,7 @@ Result<std::unique_ptr<Source>> open_source(const std::string& spec, const Sourc
   if (is_synthetic_spec(spec)) return SyntheticSource::open(spec, options);
   if (spec.find_first_not_of("0123456789") == std::string::npos || spec.rfind("/dev/video", 0) == 0)
     return VideoCaptureSource::open(spec, SourceKind::kCamera, cv::CAP_V4L2, options);
-  if (spec.find('!') != std::string::npos && spec.find("appsink") != std::string::npos)
-    return VideoCaptureSource::open(spec, SourceKind::kGStreamer, cv::CAP_GSTREAMER, options);
+  if (spec.find('!') != std::string::npos && spec.find("appsink") != std::string::npos) return GStreamerSource::open(spec, options);
   if (is_url(spec)) return VideoCaptureSource::open(spec, SourceKind::kStream, cv::CAP_FFMPEG, options);
   std::error_code ec;
   if (fs::is_directory(spec, ec)) {
@@ -70,6 +70,8 @@ Result<std::unique_ptr<Source>> open_source(const std::string& spec, const Sourc
       if (files.empty()) return fail(ErrorCode::kSource, "source pattern " + spec + " matches no file");
       return ImageSource::open(spec, std::move(files), options);
     }
+    if (spec.find('!') != std::string::npos)
+      return fail(ErrorCode::kSource, "source '" + spec + "' is neither a file nor a GStreamer pipeline (a pipeline must end in appsink)");
     return fail(ErrorCode::kSource, "source " + spec + " does not exist");
   }
   if (has_image_extension(spec)) return ImageSource::open(spec, {spec}, options);

@@ -4,12 +4,9 @@
 
 #include <opencv2/imgproc.hpp>
 
-namespace sd {
+#include "core/ffmpeg_log.h"
 
-namespace {
-// A file whose decoder fails this many times in a row (before its known end) is broken.
-constexpr int kMaxConsecutiveFailures = 25;
-}  // namespace
+namespace sd {
 
 Result<std::unique_ptr<Source>> VideoCaptureSource::open(const std::string& spec, SourceKind kind, int api,
                                                          const SourceOptions& options) {
@@ -17,27 +14,29 @@ Result<std::unique_ptr<Source>> VideoCaptureSource::open(const std::string& spec
   src->source_id_ = options.source_id;
   src->info_.uri = spec;
   src->info_.kind = kind;
-  src->info_.live = kind != SourceKind::kVideoFile;
+  src->info_.live = true;
+  capture_ffmpeg_log();  // OpenCV's FFmpeg backend prints through it: folded into our line
+  take_ffmpeg_error();
   bool opened = false;
   try {
-    if (kind == SourceKind::kCamera && !spec.empty() &&
-        spec.find_first_not_of("0123456789") == std::string::npos)
+    if (kind == SourceKind::kCamera && !spec.empty() && spec.find_first_not_of("0123456789") == std::string::npos)
       opened = src->capture_.open(std::stoi(spec), api);
     else
       opened = src->capture_.open(spec, api);
   } catch (const cv::Exception& e) {
     return fail(ErrorCode::kSource, std::string("cannot open ") + source_kind_name(kind) + " " + spec + ": " + e.what());
   }
-  if (!opened || !src->capture_.isOpened())
-    return fail(ErrorCode::kSource, std::string("cannot open ") + source_kind_name(kind) + " " + spec +
-                                        (kind == SourceKind::kVideoFile ? " (not a video OpenCV/FFmpeg can decode)" : ""));
+  if (!opened || !src->capture_.isOpened()) {
+    const std::string why = take_ffmpeg_error();
+    return fail(ErrorCode::kSource, std::string("cannot open ") + source_kind_name(kind) + " " + spec + (why.empty() ? "" : ": " + why));
+  }
   src->info_.fps = src->capture_.get(cv::CAP_PROP_FPS);
   if (!std::isfinite(src->info_.fps) || src->info_.fps <= 0 || src->info_.fps > 1000) src->info_.fps = 0;
   src->info_.width = static_cast<int>(src->capture_.get(cv::CAP_PROP_FRAME_WIDTH));
   src->info_.height = static_cast<int>(src->capture_.get(cv::CAP_PROP_FRAME_HEIGHT));
-  if (kind == SourceKind::kVideoFile) {
-    double n = src->capture_.get(cv::CAP_PROP_FRAME_COUNT);
-    src->info_.frame_count = (std::isfinite(n) && n > 0) ? static_cast<int64_t>(n) : -1;
+  if (kind == SourceKind::kStream) {
+    const double n = src->capture_.get(cv::CAP_PROP_FRAME_COUNT);
+    if (std::isfinite(n) && n > 0) src->declared_frames_ = static_cast<int64_t>(n);
   }
   src->start_ = Clock::now();
   return std::unique_ptr<Source>(std::move(src));
@@ -54,21 +53,13 @@ Result<bool> VideoCaptureSource::read(Frame& frame) {
   frame.capture_time = Clock::now();
   frame.source_id = source_id_;
   if (!got || frame.image.empty()) {
-    // A file that stops before its known length may only have a damaged frame: skip it
-    // (the caller counts it) unless the decoder keeps failing.
-    const bool before_end = info_.frame_count > 0 && next_index_ < info_.frame_count;
-    if (info_.kind == SourceKind::kVideoFile && before_end && ++consecutive_failures_ < kMaxConsecutiveFailures) {
-      frame.index = next_index_++;
-      return fail(ErrorCode::kCorruptFrame, "frame " + std::to_string(frame.index) + " of " + info_.uri +
-                                                " could not be decoded");
-    }
-    if (info_.live && next_index_ == 0)
+    if (next_index_ == 0)
       return fail(ErrorCode::kSource, std::string(source_kind_name(info_.kind)) + " " + info_.uri + " delivered no frame");
+    ended_ = true;
     return false;
   }
-  consecutive_failures_ = 0;
   if (frame.image.type() != CV_8UC3) {
-    // Gray or BGRA from cameras/pipelines: normalise to BGR once here.
+    // Gray or BGRA from cameras: normalise to BGR once here.
     cv::Mat converted;
     if (frame.image.channels() == 1) cv::cvtColor(frame.image, converted, cv::COLOR_GRAY2BGR);
     else if (frame.image.channels() == 4) cv::cvtColor(frame.image, converted, cv::COLOR_BGRA2BGR);
@@ -80,13 +71,22 @@ Result<bool> VideoCaptureSource::read(Frame& frame) {
     info_.height = frame.image.rows;
   }
   frame.index = next_index_++;
-  if (info_.live)
-    frame.timestamp_ms = std::chrono::duration<double, std::milli>(frame.capture_time - start_).count();
-  else if (info_.fps > 0)
-    frame.timestamp_ms = static_cast<double>(frame.index) * 1000.0 / info_.fps;
-  else
-    frame.timestamp_ms = capture_.get(cv::CAP_PROP_POS_MSEC);
+  frame.timestamp_ms = std::chrono::duration<double, std::milli>(frame.capture_time - start_).count();
   return true;
+}
+
+std::optional<std::string> VideoCaptureSource::damage() const {
+  if (!ended_ || info_.kind != SourceKind::kStream) return std::nullopt;
+  if (declared_frames_ > 0) {
+    if (next_index_ >= declared_frames_) return std::nullopt;
+    return info_.uri + " was cut short: " + std::to_string(next_index_) + " frames of " + std::to_string(declared_frames_) +
+           " declared";
+  }
+  // A live stream (RTSP, RTMP, SRT) has no end of its own: it ending is a cut. HTTP may serve a
+  // finite stream without a frame count (HLS, MJPEG over HTTP): its end is taken as the end.
+  const bool live_protocol = info_.uri.rfind("http", 0) != 0;
+  if (!live_protocol) return std::nullopt;
+  return info_.uri + " was cut short: the stream ended after " + std::to_string(next_index_) + " frames";
 }
 
 }  // namespace sd

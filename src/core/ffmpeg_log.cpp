@@ -1,0 +1,45 @@
+#include "core/ffmpeg_log.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <mutex>
+#include <utility>
+
+extern "C" {
+#include <libavutil/log.h>
+}
+
+#include "core/log.h"
+
+namespace sd {
+
+namespace {
+
+thread_local std::string t_last_error;
+
+void log_callback(void* avcl, int level, const char* fmt, va_list args) {
+  if (log_verbose()) {
+    av_log_default_callback(avcl, level, fmt, args);
+    return;
+  }
+  if (level > AV_LOG_ERROR) return;
+  char line[512];
+  std::vsnprintf(line, sizeof line, fmt, args);
+  std::string text(line);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
+  if (!text.empty()) t_last_error = std::move(text);
+}
+
+}  // namespace
+
+void capture_ffmpeg_log() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    av_log_set_level(AV_LOG_INFO);  // the callback decides what is shown
+    av_log_set_callback(log_callback);
+  });
+}
+
+std::string take_ffmpeg_error() { return std::exchange(t_last_error, std::string()); }
+
+}  // namespace sd
