@@ -3,6 +3,8 @@
 // thread counts are bounded so that a typo cannot stall the machine.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -117,6 +119,22 @@ TEST(RobustnessOptions, HelpListsTheExitCodesAndPointsToTheirDocument) {
   const std::string help = test::read_file(dir.file("stdout.txt"));
   EXPECT_NE(help.find("7 damaged source"), std::string::npos) << help;
   EXPECT_NE(help.find("docs/errors.md"), std::string::npos) << help;
+}
+
+// Every limit in the commands' help reads as a human would write it: no type limits in 19 digits.
+TEST(RobustnessOptions, HelpShowsNoMachineLimits) {
+  test::TempDir dir;
+  for (const char* command : {"run", "bench"}) {
+    test::Process p = test::spawn_streamdet({command, "--help"}, dir.file("stderr.txt"), {.stdout_path = dir.file("stdout.txt")});
+    ASSERT_EQ(test::wait_exit_code(p), 0);
+    const std::string help = test::read_file(dir.file("stdout.txt"));
+    size_t run = 0, longest = 0;
+    for (char c : help) {
+      run = std::isdigit(static_cast<unsigned char>(c)) ? run + 1 : 0;
+      longest = std::max(longest, run);
+    }
+    EXPECT_LE(longest, 9u) << command << " --help:\n" << help;
+  }
 }
 
 TEST(OptionChecks, ParsesWholeFiniteNumbersOnly) {

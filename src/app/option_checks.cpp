@@ -59,7 +59,7 @@ CLI::Validator integer_in(int64_t lo, int64_t hi, const std::string& unit) {
         auto v = parse_integer(text);
         return v && *v >= lo && *v <= hi ? std::string() : wanted + ", got " + quoted_value(text);
       },
-      std::to_string(lo) + ".." + std::to_string(hi));
+      hi == INT64_MAX ? ">=" + std::to_string(lo) : std::to_string(lo) + ".." + std::to_string(hi));
 }
 
 CLI::Validator preprocess_overrides() {
