@@ -440,15 +440,23 @@ Result<std::vector<int64_t>> split_sizes(const OpContext& ctx, int& axis) {
     sizes = ctx.node.attrs.get_ints("split");
   }
   const int64_t n = static_cast<int64_t>(ctx.node.outputs.size());
+  const std::string extent = " (" + std::to_string(in[axis]) + ")";
   if (sizes.empty()) {
-    int64_t parts = ctx.node.attrs.get_int("num_outputs", n);
-    int64_t each = (in[axis] + parts - 1) / parts;
-    for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::min(each, in[axis] - i * each));
+    const int64_t parts = ctx.node.attrs.get_int("num_outputs", n);
+    if (parts != n)
+      return fail(ErrorCode::kModel, ctx.describe() + ": num_outputs " + std::to_string(parts) + " but " + std::to_string(n) + " outputs");
+    const int64_t each = in[axis] / parts + (in[axis] % parts != 0);
+    for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::max<int64_t>(0, std::min(each, in[axis] - i * each)));
   }
+  // Sizes are checked one by one: a negative or huge one must not overflow the sum.
   int64_t total = 0;
-  for (int64_t s : sizes) total += s;
+  for (int64_t s : sizes) {
+    if (s < 0 || s > in[axis] - total)
+      return fail(ErrorCode::kModel, ctx.describe() + ": split sizes do not add up to the axis" + extent);
+    total += s;
+  }
   if (total != in[axis] || static_cast<int64_t>(sizes.size()) != n)
-    return fail(ErrorCode::kModel, ctx.describe() + ": split sizes do not add up to the axis (" + std::to_string(in[axis]) + ")");
+    return fail(ErrorCode::kModel, ctx.describe() + ": split sizes do not add up to the axis" + extent);
   return sizes;
 }
 
