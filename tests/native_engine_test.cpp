@@ -555,6 +555,32 @@ TEST(NativeEngine, SteadyStateRunsDoNotAllocate) {
   EXPECT_EQ((*s)->memory_stats().plans, 1u);
 }
 
+TEST(NativeEngine, EveryOutputKeepsItsBufferUntilTheEnd) {
+  // One plain output, then two channels-last convolution outputs that each need a conversion
+  // step after the graph: those steps come after the first output's last use, and its buffer
+  // must not be handed to them.
+  OnnxBuilder b;
+  b.input("x", {1, 16, 6, 6});
+  b.random_initializer("w1", {16, 16, 3, 3}, -0.3f, 0.3f);
+  b.random_initializer("w2", {16, 16, 3, 3}, -0.3f, 0.3f);
+  b.node("Neg", {"x"}, {"plain"});
+  auto* c1 = b.node("Conv", {"x", "w1"}, {"y1"});
+  OnnxBuilder::attr_ints(c1, "pads", {1, 1, 1, 1});
+  auto* c2 = b.node("Conv", {"x", "w2"}, {"y2"});
+  OnnxBuilder::attr_ints(c2, "pads", {1, 1, 1, 1});
+  b.output("plain");
+  b.output("y1");
+  b.output("y2");
+  HostTensor x = tensor(Shape{1, 16, 6, 6}, random_vector(16 * 36, 11));
+  auto fast = run_model(b.bytes(), {x}, true, true, 1);
+  auto plain = run_model(b.bytes(), {x}, false, false, 1);
+  ASSERT_EQ(fast.outputs.size(), 3u);
+  for (int64_t i = 0; i < x.numel(); ++i) ASSERT_EQ(fast.outputs[0].as<float>()[i], -x.as<float>()[i]) << i;
+  for (size_t o = 1; o < 3; ++o)
+    for (int64_t i = 0; i < fast.outputs[o].numel(); ++i)
+      ASSERT_NEAR(fast.outputs[o].as<float>()[i], plain.outputs[o].as<float>()[i], 1e-4) << o << " " << i;
+}
+
 TEST(NativeEngine, FastExpIsAccurate) {
   double worst = 0;
   for (double x = -80; x <= 80; x += 0.001) {

@@ -9,6 +9,16 @@
 
 namespace sd::native {
 
+std::string Device::str() const {
+  switch (kind) {
+    case DeviceKind::kHost: return "host";
+    case DeviceKind::kCuda: return "cuda:" + std::to_string(index);
+    case DeviceKind::kTest: return "test:" + std::to_string(index);
+  }
+  return "?";
+}
+
+
 namespace {
 // `zero_from`: bytes before it are left for the caller to write (zeroing and then overwriting a
 // large initializer costs a second pass over memory that has just been faulted in).

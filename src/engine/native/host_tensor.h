@@ -13,10 +13,25 @@
 
 namespace sd::native {
 
+// Where a tensor's bytes live: host memory, or a backend's device (backend.h).
+enum class DeviceKind : uint8_t { kHost, kCuda, kTest };
+struct Device {
+  DeviceKind kind = DeviceKind::kHost;
+  int index = 0;
+  bool is_host() const { return kind == DeviceKind::kHost; }
+  std::string str() const;  // "host", "cuda:0", "test:0"
+  bool operator==(const Device&) const = default;
+};
+
 struct TensorRef {
+  TensorRef() = default;
+  TensorRef(DType dtype_, const Shape& shape_, void* data_, Device device_ = {})
+      : dtype(dtype_), shape(shape_), data(data_), device(device_) {}
+
   DType dtype = DType::kUndefined;
   Shape shape;
   void* data = nullptr;
+  Device device;  // where `data` points
 
   int64_t numel() const { return shape.numel(); }
   size_t bytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype); }

@@ -37,12 +37,16 @@ struct OpContext {
   std::string describe() const;                   // "Slice node 'x' (opset 17)" for error messages
 };
 
+class BackendStream;
+
 // Execution settings shared by the kernels of one context.
 struct ExecContext {
   int threads = 1;  // the context's thread budget (parallel.h splits loops over it)
   // Scratch shared by the kernels of a session (they run one at a time), 64-byte aligned, at
-  // least the largest Kernel::scratch_bytes() of the plan.
+  // least the largest Kernel::scratch_bytes() of the plan, in the kernel's backend's memory.
   unsigned char* scratch = nullptr;
+  // The kernel's backend's stream of this session (backend.h); nullptr outside a session.
+  BackendStream* stream = nullptr;
 };
 
 class Kernel {

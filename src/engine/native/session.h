@@ -38,8 +38,10 @@ class NativeModel {
   virtual const Graph& graph() const = 0;  // after the passes
 };
 
+class Backend;
+
 struct SessionOptions {
-  int threads = 1;
+  int threads = 1;  // the CPU backend's thread budget (OpenMP team) for this session
   // Keep 4-D activations channels-last between convolutions (fast). Off: every tensor stays plain
   // NCHW (a reference for tests of the layout logic; slow).
   bool channels_last = true;
@@ -50,6 +52,28 @@ struct SessionOptions {
   // Time per node, printed when the session ends: the slowest `profile_rows` (0: all) and per op
   // type; -1: not timed.
   int profile_rows = -1;
+  // Backends in order of preference (backend.h): each node runs on the first that supports it.
+  // The CPU backend runs the rest; it is added last when missing. Empty: the CPU alone.
+  std::vector<std::shared_ptr<const Backend>> backends;
+};
+
+// Where a plan put the model's nodes, for `streamdet model-info` and the tests.
+struct PlanSummary {
+  struct BackendRow {
+    std::string name, description;
+    int steps = 0;             // kernels it runs (copies not counted)
+    size_t arena_bytes = 0;    // its share of the plan's activation memory
+    size_t scratch_bytes = 0;
+  };
+  struct StepRow {
+    std::string label;         // "Conv node 'x' (opset 17)", "copy to cpu", "layout conversion"
+    std::string backend;
+    std::string implementation;
+    bool copy = false;
+  };
+  std::vector<BackendRow> backends;
+  std::vector<StepRow> steps;
+  int copies = 0;              // copy steps between backends' memory per run
 };
 
 class NativeSession {
@@ -67,6 +91,9 @@ class NativeSession {
     size_t plans = 0;               // input shape sets planned so far
   };
   virtual MemoryStats memory_stats() const = 0;
+  // Plans the model for these inputs (as run() would, kept for later runs) and says where each
+  // step runs. Inputs that must be known when planning (plan_time_inputs) are not supported here.
+  virtual Result<PlanSummary> plan_summary(const std::vector<Shape>& input_shapes) = 0;
 };
 
 }  // namespace sd::native

@@ -5,13 +5,14 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "engine/native/layout_attrs.h"
+
 namespace sd::native::dnnl_ops {
 
 dnnl::engine& cpu_engine();
 
-// Attribute names the executor sets on a node's copy to tell a kernel its physical layouts.
-inline constexpr const char* kSrcNhwc = "_src_nhwc";  // 1: the 4-D input is stored N,H,W,C
-inline constexpr const char* kDstNhwc = "_dst_nhwc";  // 1: write the 4-D output as N,H,W,C
+using native::kDstNhwc;
+using native::kSrcNhwc;
 
 // Every primitive of the engine takes its scratchpad from the session's scratch (oneDNN's
 // "user" mode). The default "library" mode keeps it in a per-thread global of the thread that

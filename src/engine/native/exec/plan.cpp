@@ -8,8 +8,7 @@
 #include <map>
 #include <set>
 
-#include "engine/native/dnnl/dnnl_context.h"
-#include "engine/native/ops/stem_conv.h"
+#include "engine/native/layout_attrs.h"
 
 namespace sd::native::exec {
 namespace {
@@ -49,10 +48,27 @@ bool layout_neutral(const Shape& s) {
   return p[1] == 1 || (p[2] == 1 && p[3] == 1);
 }
 
+// Copies a tensor between two backends' memory (one of them the host's), on the stream of the
+// backend that is not the host.
+class CopyKernel final : public Kernel {
+ public:
+  CopyKernel(const Backend& backend, Device dst, Device src) : backend_(backend), dst_(dst), src_(src) {}
+  Status run(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs, const ExecContext& ctx) override {
+    return backend_.copy(outputs[0].data, dst_, inputs[0].data, src_, outputs[0].bytes(), ctx.stream);
+  }
+  std::string implementation() const override { return src_.str() + " -> " + dst_.str(); }
+
+ private:
+  const Backend& backend_;
+  Device dst_, src_;
+};
+
 struct ValueState {
   ValueType logical;
   bool nhwc = false;                      // stored channels-last (4-D only)
   std::shared_ptr<HostTensor> constant;   // known at plan time
+  const void* uploaded = nullptr;         // a constant's copy in a device backend's memory
+  int home = -1;                          // the backend whose memory holds it (-1: the host's)
   int input = -1;                         // a graph input
   int root = -1;                          // buffer owner (itself, or what it aliases)
   size_t alias_offset = 0;                // bytes into the root's buffer (a Split part)
@@ -62,11 +78,17 @@ struct ValueState {
 
 class Planner {
  public:
-  Planner(const Graph& g, const OpRegistry& r, bool channels_last, size_t memory_limit_bytes)
-      : g_(g), registry_(r), states_(g.values.size()), channels_last_(channels_last), memory_limit_(memory_limit_bytes) {}
+  Planner(const Graph& g, const OpRegistry& r, std::span<const Backend* const> backends, const PlanOptions& options)
+      : g_(g), registry_(r), backends_(backends.begin(), backends.end()), states_(g.values.size()),
+        channels_last_(options.channels_last), memory_limit_(options.memory_limit_bytes) {}
 
   Result<std::unique_ptr<Plan>> build(const std::vector<ValueType>& inputs, const std::vector<const HostTensor*>& fixed) {
     plan_ = std::make_unique<Plan>();
+    for (size_t b = 0; b < backends_.size(); ++b)
+      if (backends_[b] && backends_[b]->device().is_host() && host_ < 0) host_ = static_cast<int>(b);
+    if (host_ < 0) return fail(ErrorCode::kInternal, "no host backend to plan the model on");
+    plan_->backends = backends_;
+    plan_->memory.resize(backends_.size());
     for (const auto& t : inputs) plan_->input_shapes.push_back(t.shape);
     for (size_t v = 0; v < g_.values.size(); ++v) {
       const Value& val = g_.values[v];
@@ -90,30 +112,37 @@ class Planner {
     for (const Node& n : g_.nodes) SD_TRY(plan_node(n));
     for (int o : g_.outputs) {
       SD_ASSIGN_OR_RETURN(int v, as_plain(o));
+      SD_ASSIGN_OR_RETURN(v, on_backend(v, host_));  // outputs are handed over in host memory
       ValueState& s = states_[static_cast<size_t>(v)];
       if (s.constant || s.input >= 0) {
         // A constant or an input as an output: copy it through an Identity step into the arena.
         SD_ASSIGN_OR_RETURN(v, copy_to_arena(v));
       }
-      use(v, static_cast<int>(steps_.size()));  // lives to the end
       plan_->output_types.push_back(states_[static_cast<size_t>(v)].logical);
       output_values_.push_back(v);
     }
+    // Every output lives to the end, past the conversion and copy steps that later outputs added.
+    for (int v : output_values_) use(v, static_cast<int>(steps_.size()));
     allocate();
     for (size_t i = 0; i < steps_.size(); ++i) {
       Step& st = plan_->steps.emplace_back();
       st.kernel = std::move(steps_[i].kernel);
-      plan_->scratch_bytes = std::max(plan_->scratch_bytes, st.kernel->scratch_bytes());
+      st.backend = steps_[i].backend;
+      st.copy = steps_[i].copy;
+      if (st.copy) ++plan_->copies;
+      size_t& scratch = plan_->memory[static_cast<size_t>(st.backend)].scratch_bytes;
+      scratch = std::max(scratch, st.kernel->scratch_bytes());
       st.label = steps_[i].label;
       for (size_t k = 0; k < steps_[i].ins.size(); ++k) {
         st.in_bufs.push_back(buffer_of(steps_[i].ins[k]));
-        st.in_refs.push_back(TensorRef{steps_[i].in_types[k].dtype, steps_[i].in_types[k].shape, nullptr});
+        st.in_refs.push_back(TensorRef{steps_[i].in_types[k].dtype, steps_[i].in_types[k].shape, nullptr, device_of(steps_[i].ins[k])});
       }
       for (size_t k = 0; k < steps_[i].outs.size(); ++k) {
         st.out_bufs.push_back(buffer_of(steps_[i].outs[k]));
-        st.out_refs.push_back(TensorRef{steps_[i].out_types[k].dtype, steps_[i].out_types[k].shape, nullptr});
+        st.out_refs.push_back(TensorRef{steps_[i].out_types[k].dtype, steps_[i].out_types[k].shape, nullptr, device_of(steps_[i].outs[k])});
       }
     }
+    for (const BackendMemory& m : plan_->memory) plan_->scratch_bytes += m.scratch_bytes;
     for (int v : output_values_) plan_->output_bufs.push_back(buffer_of(v));
     for (auto& s : states_)
       if (s.constant) plan_->keep_alive.push_back(s.constant);
@@ -127,7 +156,78 @@ class Planner {
     std::vector<int> ins, outs;  // value ids (-1: omitted)
     std::vector<ValueType> in_types, out_types;  // physical
     std::string label;
+    int backend = 0;
+    bool copy = false;
   };
+
+  // A kernel for the node from the first backend that supports it. A backend other than the last
+  // that fails to build one leaves the node to the next (the CPU's, last, runs every op).
+  struct Placed {
+    std::unique_ptr<Kernel> kernel;
+    int backend = 0;
+  };
+  Result<Placed> create_kernel(const OpContext& ctx) {
+    Error last{ErrorCode::kModel, ctx.describe() + ": no backend supports it"};
+    for (size_t b = 0; b < backends_.size(); ++b) {
+      const Backend& backend = *backends_[b];
+      if (!backend.supports(ctx)) continue;
+      auto kernel = backend.create_kernel(ctx);
+      if (kernel) return Placed{std::move(*kernel), static_cast<int>(b)};
+      last = kernel.error();
+      if (static_cast<int>(b) == host_) break;
+    }
+    return tl::unexpected(last);
+  }
+  // The backend that would run the node (its layout preferences shape the plan around it).
+  const Backend& preferred_backend(const OpContext& ctx) const {
+    for (const Backend* b : backends_)
+      if (b->supports(ctx)) return *b;
+    return *backends_[static_cast<size_t>(host_)];
+  }
+
+  Device device_of(int v) const { return v < 0 ? Device{} : backends_[static_cast<size_t>(home_of(v))]->device(); }
+
+  int home_of(int v) const {
+    const ValueState& s = states_[static_cast<size_t>(v)];
+    if (s.home >= 0) return s.home;
+    return host_;
+  }
+
+  // The value in the memory of backend `b`: itself, or a copy made by a step (cached, so that
+  // every reader on `b` shares one), or a constant uploaded now.
+  Result<int> on_backend(int v, int b) {
+    if (v < 0 || home_of(v) == b) return v;
+    if (auto it = moved_.find({v, b}); it != moved_.end()) return it->second;
+    const ValueState src = states_[static_cast<size_t>(v)];
+    const Backend& to = *backends_[static_cast<size_t>(b)];
+    const int from = home_of(v);
+    if (from != host_ && b != host_) {  // between two devices: through the host
+      SD_ASSIGN_OR_RETURN(int h, on_backend(v, host_));
+      SD_ASSIGN_OR_RETURN(int nv, on_backend(h, b));
+      moved_[{v, b}] = nv;
+      return nv;
+    }
+    int nv = new_value(src.logical, src.nhwc);
+    states_[static_cast<size_t>(nv)].home = b;
+    if (src.constant && b != host_) {
+      const size_t bytes = src.constant->bytes();
+      SD_ASSIGN_OR_RETURN(DeviceBuffer buf, to.allocate(std::max<size_t>(bytes, 1)));
+      SD_TRY(to.copy(buf.data(), to.device(), src.constant->data(), Device{}, bytes, nullptr));
+      states_[static_cast<size_t>(nv)].uploaded = buf.data();
+      states_[static_cast<size_t>(nv)].root = -1;
+      plan_->device_constants.push_back(std::move(buf));
+    } else {
+      // The device side's backend does the copy, on its stream.
+      const Backend& device_side = b == host_ ? *backends_[static_cast<size_t>(from)] : to;
+      auto kernel = std::make_unique<CopyKernel>(device_side, backends_[static_cast<size_t>(b)]->device(),
+                                                 backends_[static_cast<size_t>(from)]->device());
+      const int side = b == host_ ? from : b;
+      ValueType t = physical_type(v);
+      push_step(std::move(kernel), side, true, {v}, {t}, {nv}, {t}, "copy to " + to.name(), b);
+    }
+    moved_[{v, b}] = nv;
+    return nv;
+  }
 
   ValueType physical_type(int v) const {
     const ValueState& s = states_[static_cast<size_t>(v)];
@@ -151,19 +251,32 @@ class Planner {
     s.last_step = std::max(s.last_step, step);
   }
 
-  Status add_step(std::unique_ptr<Kernel> k, std::vector<int> ins, std::vector<ValueType> in_types, std::vector<int> outs,
+  // A step on the backend that made its kernel: inputs held elsewhere are copied there first.
+  Status add_step(Placed placed, std::vector<int> ins, std::vector<ValueType> in_types, std::vector<int> outs,
                   std::vector<ValueType> out_types, std::string label) {
+    for (int& v : ins) {
+      SD_ASSIGN_OR_RETURN(v, on_backend(v, placed.backend));
+    }
+    push_step(std::move(placed.kernel), placed.backend, false, std::move(ins), std::move(in_types), std::move(outs),
+              std::move(out_types), std::move(label));
+    return ok();
+  }
+
+  // The outputs live in the memory of `out_home` (-1: the step's backend; a copy's destination).
+  void push_step(std::unique_ptr<Kernel> k, int backend, bool copy, std::vector<int> ins, std::vector<ValueType> in_types,
+                 std::vector<int> outs, std::vector<ValueType> out_types, std::string label, int out_home = -1) {
     const int idx = static_cast<int>(steps_.size());
     for (int v : ins) use(v, idx);
     for (int v : outs)
       if (v >= 0) {
         ValueState& s = states_[static_cast<size_t>(v)];
         s.root = v;
+        s.home = out_home >= 0 ? out_home : backend;
         s.first_step = idx;
         s.last_step = std::max(s.last_step, idx);
       }
-    steps_.push_back(PendingStep{std::move(k), std::move(ins), std::move(outs), std::move(in_types), std::move(out_types), std::move(label)});
-    return ok();
+    steps_.push_back(PendingStep{std::move(k), std::move(ins), std::move(outs), std::move(in_types), std::move(out_types),
+                                 std::move(label), backend, copy});
   }
 
   // A transpose step between layouts (or a constant converted now). A layout-neutral tensor
@@ -178,6 +291,8 @@ class Planner {
       a.input = src.input;
       a.root = src.root >= 0 ? src.root : v;
       a.alias_offset = src.alias_offset;
+      a.home = home_of(v);
+      a.uploaded = src.uploaded;
       cache[v] = nv;
       return nv;
     }
@@ -194,15 +309,16 @@ class Planner {
     std::vector<ValueType> ins{in_t}, outs{out_t};
     std::vector<const HostTensor*> consts{src.constant.get()};
     OpContext ctx{t, g_.opset, ins, consts, outs};
-    SD_ASSIGN_OR_RETURN(auto kernel, schema->create(ctx));
     int nv = new_value(src.logical, to_nhwc);
-    if (src.constant) {
+    if (src.constant) {  // converted now, on the host
+      SD_ASSIGN_OR_RETURN(auto kernel, schema->create(ctx));
       auto c = std::make_shared<HostTensor>(out_t.dtype, out_t.shape);
       TensorRef in_ref = src.constant->ref(), out_ref = c->ref();
       SD_TRY(run_once(*kernel, std::span<const TensorRef>(&in_ref, 1), std::span<const TensorRef>(&out_ref, 1)));
       states_[static_cast<size_t>(nv)].constant = c;
     } else {
-      SD_TRY(add_step(std::move(kernel), {v}, {in_t}, {nv}, {out_t}, "layout conversion"));
+      SD_ASSIGN_OR_RETURN(auto placed, create_kernel(ctx));
+      SD_TRY(add_step(std::move(placed), {v}, {in_t}, {nv}, {out_t}, "layout conversion"));
     }
     cache[v] = nv;
     return nv;
@@ -218,13 +334,13 @@ class Planner {
     Node t;
     t.op_type = "Identity";
     t.name = "output copy";
-    const OpSchema* schema = registry_.find("Identity", g_.opset);
     std::vector<ValueType> ins{src.logical}, outs{src.logical};
     std::vector<const HostTensor*> consts{nullptr};
     OpContext ctx{t, g_.opset, ins, consts, outs};
-    SD_ASSIGN_OR_RETURN(auto kernel, schema->create(ctx));
+    // On the host: the output is handed over from there.
+    SD_ASSIGN_OR_RETURN(auto kernel, backends_[static_cast<size_t>(host_)]->create_kernel(ctx));
     int nv = new_value(src.logical, false);
-    SD_TRY(add_step(std::move(kernel), {v}, ins, {nv}, outs, "output copy"));
+    SD_TRY(add_step(Placed{std::move(kernel), host_}, {v}, ins, {nv}, outs, "output copy"));
     return nv;
   }
 
@@ -286,7 +402,7 @@ class Planner {
     if (n.op_type == "Split" && try_split_alias(n, *out_types)) return ok();
     switch (cls) {
       case OpClass::kConv:
-      case OpClass::kPool: return plan_dnnl(n, *schema, lin, lconst, *out_types, cls);
+      case OpClass::kPool: return plan_conv_like(n, lin, lconst, *out_types, cls);
       case OpClass::kUnary:
       case OpClass::kBinary:
       case OpClass::kConcat:
@@ -363,9 +479,9 @@ class Planner {
     std::vector<const HostTensor*> consts;
     SD_TRY(gather(ins, types, consts));
     OpContext ctx{n, g_.opset, types, consts, out_types};
-    SD_ASSIGN_OR_RETURN(auto kernel, schema.create(ctx));
+    SD_ASSIGN_OR_RETURN(auto placed, create_kernel(ctx));
     define_outputs(n, out_types, false);
-    return add_step(std::move(kernel), ins, types, n.outputs, out_types, g_.describe(n));
+    return add_step(std::move(placed), ins, types, n.outputs, out_types, g_.describe(n));
   }
 
   // A plain Split whose axis has nothing but ones before it cuts its input into contiguous parts:
@@ -387,6 +503,7 @@ class Planner {
       o.logical = out_types[k];
       o.defined = true;
       o.root = src.root >= 0 ? src.root : in;
+      o.home = home_of(in);
       o.alias_offset = src.alias_offset + offset;
       offset += static_cast<size_t>(out_types[k].shape.numel()) * es;
     }
@@ -407,32 +524,37 @@ class Planner {
     }
     if (src.input >= 0) s.input = src.input;
     s.root = src.root >= 0 ? src.root : in;
+    s.home = home_of(in);
+    s.uploaded = src.uploaded;
     s.alias_offset = src.alias_offset;
     use(in, static_cast<int>(steps_.size()));
     return ok();
   }
 
-  Status plan_dnnl(const Node& n, const OpSchema& schema, const std::vector<ValueType>& lin, const std::vector<const HostTensor*>& lconst,
-                   const std::vector<ValueType>& out_types, OpClass cls) {
+  // Convolutions and pooling: the backend that runs them decides the layout around them.
+  Status plan_conv_like(const Node& n, const std::vector<ValueType>& lin, const std::vector<const HostTensor*>& lconst,
+                        const std::vector<ValueType>& out_types, OpClass cls) {
     Node copy = n;
     std::vector<int> ins = n.inputs;
-    // oneDNN's fast convolutions want channels-last on both sides (a plain NCHW source with an
-    // NHWC destination falls back to its slow reference kernel): convert the source once.
-    // Images into a convolution (1 to 4 channels) are read as they are by the stem kernel.
-    const bool stem = cls == OpClass::kConv && lin.size() > 1 && lin[0].shape.rank == 4 && lin[1].shape.rank == 4 &&
-                      ops::stem_conv_applies(lin[0].shape[1], lin[1].shape[0], lin[1].shape[2], lin[1].shape[3], false, n.attrs);
-    if (channels_last_ && cls == OpClass::kConv && !stem && !states_[static_cast<size_t>(ins[0])].nhwc) {
+    const OpContext lctx{n, g_.opset, lin, lconst, out_types};
+    const Backend& backend = preferred_backend(lctx);
+    const bool conv_nhwc = channels_last_ && backend.preferred_layout() == Layout::kNhwc;
+    // Fast channels-last convolutions want it on both sides (oneDNN, given a plain NCHW source
+    // and an NHWC destination, falls back to its slow reference kernel): convert the source once,
+    // unless the backend reads it as it is (an image into the CPU's stem kernel).
+    const bool plain_source = cls == OpClass::kConv && backend.conv_reads_plain_source(lctx);
+    if (conv_nhwc && cls == OpClass::kConv && !plain_source && !states_[static_cast<size_t>(ins[0])].nhwc) {
       SD_ASSIGN_OR_RETURN(ins[0], convert(ins[0], true));
     }
     const int x = ins[0];
     const bool src_nhwc = states_[static_cast<size_t>(x)].nhwc;
-    const bool dst_nhwc = cls == OpClass::kConv ? channels_last_ : src_nhwc;
+    const bool dst_nhwc = cls == OpClass::kConv ? conv_nhwc : src_nhwc;
     Attribute a;
     a.kind = Attribute::Kind::kInt;
     a.i = src_nhwc;
-    copy.attrs.set(dnnl_ops::kSrcNhwc, a);
+    copy.attrs.set(kSrcNhwc, a);
     a.i = dst_nhwc;
-    copy.attrs.set(dnnl_ops::kDstNhwc, a);
+    copy.attrs.set(kDstNhwc, a);
     if (cls == OpClass::kConv && ins.size() > 3 && ins[3] >= 0) {
       if (states_[static_cast<size_t>(ins[3])].logical.shape != out_types[0].shape)
         return fail(ErrorCode::kModel, g_.describe(n) + ": the fused sum input does not have the output's shape");
@@ -442,14 +564,14 @@ class Planner {
       }
     }
     OpContext ctx{copy, g_.opset, lin, lconst, out_types};
-    SD_ASSIGN_OR_RETURN(auto kernel, schema.create(ctx));
+    SD_ASSIGN_OR_RETURN(auto placed, create_kernel(ctx));
     define_outputs(n, out_types, dst_nhwc);
     std::vector<ValueType> types;
     std::vector<const HostTensor*> consts;
     SD_TRY(gather(ins, types, consts));
     std::vector<ValueType> phys_out;
     for (int o : n.outputs) phys_out.push_back(o >= 0 ? physical_type(o) : ValueType{});
-    return add_step(std::move(kernel), ins, types, n.outputs, phys_out, g_.describe(n));
+    return add_step(std::move(placed), ins, types, n.outputs, phys_out, g_.describe(n));
   }
 
   Status plan_layout_aware(const Node& n, const OpSchema& schema, const std::vector<ValueType>& lin,
@@ -557,51 +679,60 @@ class Planner {
     std::vector<ValueType> phys_out;
     for (const auto& t : out_types) phys_out.push_back({t.dtype, physical_of(t.shape)});
     OpContext ctx{copy, g_.opset, types, consts, phys_out};
-    SD_ASSIGN_OR_RETURN(auto kernel, schema.create(ctx));
+    SD_ASSIGN_OR_RETURN(auto placed, create_kernel(ctx));
     for (auto& m : made) made_constants_.push_back(m);
     define_outputs(n, out_types, true);
-    return add_step(std::move(kernel), ins, types, n.outputs, phys_out, g_.describe(n));
+    return add_step(std::move(placed), ins, types, n.outputs, phys_out, g_.describe(n));
   }
 
   // Greedy offsets: the largest tensors first, each at the lowest offset that does not overlap
   // a placed tensor alive at the same time.
+  // One arena per backend, each placed on its own.
   void allocate() {
     struct Item { int v; size_t size; int first, last; size_t offset; };
-    std::vector<Item> items;
+    std::vector<std::vector<Item>> items(backends_.size());
     for (size_t v = 0; v < states_.size(); ++v) {
       const ValueState& s = states_[v];
-      if (!s.defined || s.constant || s.input >= 0 || s.root != static_cast<int>(v) || s.first_step < 0) continue;
+      if (!s.defined || s.constant || s.uploaded || s.input >= 0 || s.root != static_cast<int>(v) || s.first_step < 0) continue;
       ValueType t = s.logical;
       size_t bytes = static_cast<size_t>(std::max<int64_t>(t.shape.numel(), 0)) * dtype_size(t.dtype);
       bytes = (bytes + 63) / 64 * 64;
-      items.push_back({static_cast<int>(v), bytes, s.first_step, s.last_step, 0});
+      items[static_cast<size_t>(home_of(static_cast<int>(v)))].push_back({static_cast<int>(v), bytes, s.first_step, s.last_step, 0});
       plan_->total_intermediate_bytes += bytes;
     }
-    std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.size > b.size; });
-    std::vector<const Item*> placed;
-    size_t arena = 0;
-    for (Item& it : items) {
-      std::vector<std::pair<size_t, size_t>> busy;
-      for (const Item* p : placed)
-        if (!(p->last < it.first || it.last < p->first)) busy.push_back({p->offset, p->offset + p->size});
-      std::sort(busy.begin(), busy.end());
-      size_t offset = 0;
-      for (auto [b, e] : busy) {
-        if (offset + it.size <= b) break;
-        offset = std::max(offset, e);
+    for (size_t b = 0; b < items.size(); ++b) {
+      std::sort(items[b].begin(), items[b].end(), [](const Item& x, const Item& y) { return x.size > y.size; });
+      std::vector<const Item*> placed;
+      size_t arena = 0;
+      for (Item& it : items[b]) {
+        std::vector<std::pair<size_t, size_t>> busy;
+        for (const Item* p : placed)
+          if (!(p->last < it.first || it.last < p->first)) busy.push_back({p->offset, p->offset + p->size});
+        std::sort(busy.begin(), busy.end());
+        size_t offset = 0;
+        for (auto [begin, end] : busy) {
+          if (offset + it.size <= begin) break;
+          offset = std::max(offset, end);
+        }
+        it.offset = offset;
+        arena = std::max(arena, offset + it.size);
+        placed.push_back(&it);
+        offsets_[it.v] = offset;
       }
-      it.offset = offset;
-      arena = std::max(arena, offset + it.size);
-      placed.push_back(&it);
-      offsets_[it.v] = offset;
+      plan_->memory[b].arena_bytes = arena;
+      plan_->arena_bytes += arena;
     }
-    plan_->arena_bytes = arena;
   }
 
   BufferRef buffer_of(int v) const {
     BufferRef b;
     if (v < 0) return b;
     const ValueState& s = states_[static_cast<size_t>(v)];
+    if (s.uploaded) {
+      b.kind = BufferRef::Kind::kConstant;
+      b.constant = static_cast<const unsigned char*>(s.uploaded) + s.alias_offset;
+      return b;
+    }
     if (s.constant) {
       b.kind = BufferRef::Kind::kConstant;
       b.constant = s.constant->data();
@@ -621,12 +752,16 @@ class Planner {
       return b;
     }
     auto it = offsets_.find(root);
+    b.backend = home_of(root);
     b.offset = (it == offsets_.end() ? 0 : it->second) + s.alias_offset;
     return b;
   }
 
   const Graph& g_;
   const OpRegistry& registry_;
+  std::vector<const Backend*> backends_;
+  int host_ = -1;  // index of the host's backend in backends_
+  std::map<std::pair<int, int>, int> moved_;  // (value, backend) -> its copy there
   std::vector<ValueState> states_;
   std::vector<PendingStep> steps_;
   std::unique_ptr<Plan> plan_;
@@ -643,9 +778,9 @@ class Planner {
 }  // namespace
 
 Result<std::unique_ptr<Plan>> build_plan(const Graph& g, const std::vector<ValueType>& inputs, const OpRegistry& registry,
-                                         const std::vector<const HostTensor*>& fixed_inputs, bool channels_last,
-                                         size_t memory_limit_bytes) {
-  Planner p(g, registry, channels_last, memory_limit_bytes);
+                                         std::span<const Backend* const> backends,
+                                         const std::vector<const HostTensor*>& fixed_inputs, const PlanOptions& options) {
+  Planner p(g, registry, backends, options);
   try {
     return p.build(inputs, fixed_inputs);
   } catch (const std::exception& e) {  // a library refusing (bad_alloc, length_error): an error, not a crash

@@ -1,6 +1,6 @@
-// NativeSession: runs a model with plans cached per input shape set. Memory: one arena per session
-// sized by the largest plan, reused by every run (no allocation in steady state).
-#include <omp.h>
+// NativeSession: runs a model with plans cached per input shape set, on the session's backends.
+// Memory: one arena and one scratch block per backend and session, sized by the largest plan,
+// reused by every run (no allocation in steady state); one stream per backend and session.
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,8 +13,8 @@
 #include "core/human_bytes.h"
 #include "core/memory_budget.h"
 #include "engine/native/exec/plan.h"
+#include "engine/native/backend.h"
 #include "engine/native/session.h"
-#include "engine/native/aligned_buffer.h"
 
 namespace sd::native {
 namespace {
@@ -23,6 +23,25 @@ class Session final : public NativeSession {
  public:
   Session(std::shared_ptr<const NativeModel> model, const SessionOptions& options)
       : model_(std::move(model)), options_(options), profile_(options.profile_rows >= 0) {}
+
+  // One stream per backend; the CPU's backend last unless given.
+  Status init() {
+    backends_ = options_.backends;
+    bool host = false;
+    for (const auto& b : backends_) {
+      if (!b) return fail(ErrorCode::kUsage, "a session backend is null");
+      host = host || b->device().is_host();
+    }
+    if (!host) backends_.push_back(cpu_backend());
+    for (const auto& b : backends_) {
+      raw_backends_.push_back(b.get());
+      SD_ASSIGN_OR_RETURN(auto stream, b->create_stream(std::max(1, options_.threads)));
+      streams_.push_back(std::move(stream));
+    }
+    arenas_.resize(backends_.size());
+    scratch_.resize(backends_.size());
+    return ok();
+  }
   ~Session() override {
     if (!profile_ || runs_ == 0) return;
     // --engine-profile: time per node per run over the session's life, slowest first (the
@@ -65,84 +84,76 @@ class Session final : public NativeSession {
       if (!fits) return fail(ErrorCode::kUsage, "input '" + info.name + "' must have shape " + info.shape.str() + ", got " + inputs[i].shape.str());
       shapes.push_back(inputs[i].shape);
     }
-    // This thread's budget, for oneDNN and our kernels alike. Before planning: oneDNN sizes its
-    // kernels' work split by the thread count when a primitive is created.
-    const int threads = std::max(1, options_.threads);
-    omp_set_num_threads(threads);
-    if (fixed_mask_.empty()) fixed_mask_ = exec::plan_time_inputs(g);
-    std::string fixed_key;
-    std::vector<HostTensor> fixed_values;
-    std::vector<const HostTensor*> fixed;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (!fixed_mask_[i]) continue;
-      if (fixed.empty()) fixed_values.resize(inputs.size()), fixed.assign(inputs.size(), nullptr);
-      // Baked into the plan: its bytes are part of the key.
-      fixed_values[i] = HostTensor(inputs[i].dtype, inputs[i].shape);
-      std::memcpy(fixed_values[i].data(), inputs[i].data, inputs[i].bytes());
-      fixed[i] = &fixed_values[i];
-      fixed_key.append(static_cast<const char*>(inputs[i].data), inputs[i].bytes());
+    SD_TRY(within_run([&] { return execute(inputs, shapes); }));
+    // After every backend's end_run: a device's copy of an output into host memory is done.
+    const exec::Plan& plan = *last_;
+    outputs.resize(plan.output_bufs.size());
+    for (size_t i = 0; i < plan.output_bufs.size(); ++i) {
+      const ValueType& t = plan.output_types[i];
+      HostTensor& out = outputs[i];
+      if (out.empty() || out.dtype() != t.dtype || out.shape() != t.shape || out.data() == nullptr) out = HostTensor(t.dtype, t.shape);
+      if (out.bytes() > 0) std::memcpy(out.data(), resolve(plan.output_bufs[i], inputs), out.bytes());
     }
-    exec::Plan* plan = nullptr;
-    if (last_ && last_->input_shapes == shapes && fixed_key.empty()) {
-      plan = last_;
-    } else {
-      auto key = key_of(shapes) + fixed_key;
-      auto it = plans_.find(key);
-      if (it == plans_.end()) {
-        std::vector<ValueType> types;
-        for (size_t i = 0; i < inputs.size(); ++i) types.push_back({inputs[i].dtype, inputs[i].shape});
-        auto built = exec::build_plan(g, types, builtin_op_registry(), fixed, options_.channels_last, memory_limit());
-        if (!built) return tl::unexpected(built.error());
-        it = plans_.emplace(key, std::move(*built)).first;
-      }
-      plan = it->second.get();
-      last_ = plan;
+    return ok();
+  }
+
+  // fn() between every backend's begin_run and end_run; end_run also after a failure (the
+  // backend's buffers are reused by the next run, so its stream must be idle).
+  template <class Fn>
+  Status within_run(Fn&& fn) {
+    size_t begun = 0;
+    Status status = ok();
+    for (; begun < backends_.size() && status; ++begun) status = backends_[begun]->begin_run(*streams_[begun]);
+    if (status) status = fn();
+    for (size_t b = 0; b < begun; ++b) {
+      auto done = backends_[b]->end_run(*streams_[b]);
+      if (status && !done) status = done;
     }
+    return status;
+  }
+
+  // Before planning too, the backends have begun the run: the CPU's sets this thread's OpenMP
+  // team, whose size oneDNN reads when a primitive is created.
+  Status execute(std::span<const TensorRef> inputs, const std::vector<Shape>& shapes) {
+    SD_ASSIGN_OR_RETURN(exec::Plan * plan, plan_for(inputs, shapes));
     SD_TRY(check_memory(*plan, shapes));
-    if (plan->arena_bytes > arena_size_ || !arena_) {
+    for (size_t b = 0; b < backends_.size(); ++b) {
       // At least one line (allocate_aligned's minimum), so that even empty tensors get a real address.
-      arena_ = allocate_aligned(plan->arena_bytes);
-      if (!arena_) return fail(ErrorCode::kInternal, "cannot allocate the " + std::to_string(plan->arena_bytes) + "-byte arena");
-      arena_size_ = plan->arena_bytes;
+      SD_TRY(ensure(arenas_[b], plan->memory[b].arena_bytes, b, "arena"));
+      SD_TRY(ensure(scratch_[b], plan->memory[b].scratch_bytes, b, "scratch"));
     }
-    auto resolve = [&](const exec::BufferRef& b) -> void* {
-      switch (b.kind) {
-        case exec::BufferRef::Kind::kArena: return arena_.get() + b.offset;
-        case exec::BufferRef::Kind::kInput: return inputs[static_cast<size_t>(b.input)].data;
-        case exec::BufferRef::Kind::kConstant: return const_cast<void*>(b.constant);
-        case exec::BufferRef::Kind::kNone: return nullptr;
-      }
-      return nullptr;
-    };
-    if (plan->scratch_bytes > scratch_size_) {
-      scratch_ = allocate_aligned(plan->scratch_bytes);
-      if (!scratch_) return fail(ErrorCode::kInternal, "cannot allocate " + std::to_string(plan->scratch_bytes) + " bytes of scratch");
-      scratch_size_ = plan->scratch_bytes;
-    }
-    const ExecContext ctx{threads, scratch_.get()};
     // The profile leaves out each plan's first run (page faults on a fresh arena, lazy setup).
     const bool timed = profile_ && plan->runs++ > 0;
     if (timed) ++runs_;
+    Status status = ok();
     for (exec::Step& st : plan->steps) {
-      for (size_t k = 0; k < st.in_bufs.size(); ++k) st.in_refs[k].data = resolve(st.in_bufs[k]);
-      for (size_t k = 0; k < st.out_bufs.size(); ++k) st.out_refs[k].data = resolve(st.out_bufs[k]);
+      const auto b = static_cast<size_t>(st.backend);
+      for (size_t k = 0; k < st.in_bufs.size(); ++k) st.in_refs[k].data = resolve(st.in_bufs[k], inputs);
+      for (size_t k = 0; k < st.out_bufs.size(); ++k) st.out_refs[k].data = resolve(st.out_bufs[k], inputs);
+      const ExecContext ctx{streams_[b]->threads(), scratch_[b].bytes_ptr(), streams_[b].get()};
       auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-      auto status = st.kernel->run(st.in_refs, st.out_refs, ctx);
+      status = st.kernel->run(st.in_refs, st.out_refs, ctx);
       if (timed) {
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         const std::string impl = st.kernel->implementation();
         step_ms_[impl.empty() ? st.label : st.label + " [" + impl + "]"] += ms;
       }
-      if (!status) return fail(status.error().code, st.label + ": " + status.error().message);
+      if (!status) {
+        status = fail(status.error().code, st.label + ": " + status.error().message);
+        break;
+      }
     }
-    outputs.resize(plan->output_bufs.size());
-    for (size_t i = 0; i < plan->output_bufs.size(); ++i) {
-      const ValueType& t = plan->output_types[i];
-      HostTensor& out = outputs[i];
-      if (out.empty() || out.dtype() != t.dtype || out.shape() != t.shape || out.data() == nullptr) out = HostTensor(t.dtype, t.shape);
-      if (out.bytes() > 0) std::memcpy(out.data(), resolve(plan->output_bufs[i]), out.bytes());
+    return status;
+  }
+
+  void* resolve(const exec::BufferRef& b, std::span<const TensorRef> inputs) const {
+    switch (b.kind) {
+      case exec::BufferRef::Kind::kArena: return arenas_[static_cast<size_t>(b.backend)].bytes_ptr() + b.offset;
+      case exec::BufferRef::Kind::kInput: return inputs[static_cast<size_t>(b.input)].data;
+      case exec::BufferRef::Kind::kConstant: return const_cast<void*>(b.constant);
+      case exec::BufferRef::Kind::kNone: return nullptr;
     }
-    return ok();
+    return nullptr;
   }
 
   Status check_memory(const exec::Plan& plan, const std::vector<Shape>& shapes) const {
@@ -162,6 +173,35 @@ class Session final : public NativeSession {
     return pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : ~size_t{0};
   }
 
+  Result<PlanSummary> plan_summary(const std::vector<Shape>& input_shapes) override {
+    const Graph& g = model_->graph();
+    if (input_shapes.size() != g.inputs.size())
+      return fail(ErrorCode::kUsage, "the model takes " + std::to_string(g.inputs.size()) + " inputs, got " + std::to_string(input_shapes.size()));
+    if (fixed_mask_.empty()) fixed_mask_ = exec::plan_time_inputs(g);
+    std::vector<TensorRef> refs;
+    for (size_t i = 0; i < input_shapes.size(); ++i) {
+      if (fixed_mask_[i]) return fail(ErrorCode::kUnsupported, "input '" + model_->inputs()[i].name + "' must be known when planning");
+      refs.push_back(TensorRef{model_->inputs()[i].dtype, input_shapes[i], nullptr});
+    }
+    shapes_ = input_shapes;
+    exec::Plan* plan = nullptr;
+    SD_TRY(within_run([&]() -> Status {
+      SD_ASSIGN_OR_RETURN(plan, plan_for(refs, shapes_));
+      return ok();
+    }));
+    PlanSummary summary;
+    for (size_t b = 0; b < backends_.size(); ++b)
+      summary.backends.push_back({backends_[b]->name(), backends_[b]->description(), 0, plan->memory[b].arena_bytes,
+                                  plan->memory[b].scratch_bytes});
+    for (const exec::Step& st : plan->steps) {
+      const auto b = static_cast<size_t>(st.backend);
+      if (!st.copy) ++summary.backends[b].steps;
+      summary.steps.push_back({st.label, backends_[b]->name(), st.kernel->implementation(), st.copy});
+    }
+    summary.copies = plan->copies;
+    return summary;
+  }
+
   MemoryStats memory_stats() const override {
     MemoryStats m;
     if (last_) m.arena_bytes = last_->arena_bytes, m.intermediate_bytes = last_->total_intermediate_bytes;
@@ -170,6 +210,49 @@ class Session final : public NativeSession {
   }
 
  private:
+  // The cached plan for these inputs, built on first use.
+  Result<exec::Plan*> plan_for(std::span<const TensorRef> inputs, const std::vector<Shape>& shapes) {
+    const Graph& g = model_->graph();
+    if (fixed_mask_.empty()) fixed_mask_ = exec::plan_time_inputs(g);
+    std::string fixed_key;
+    std::vector<HostTensor> fixed_values;
+    std::vector<const HostTensor*> fixed;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!fixed_mask_[i]) continue;
+      if (fixed.empty()) fixed_values.resize(inputs.size()), fixed.assign(inputs.size(), nullptr);
+      // Baked into the plan: its bytes are part of the key.
+      fixed_values[i] = HostTensor(inputs[i].dtype, inputs[i].shape);
+      std::memcpy(fixed_values[i].data(), inputs[i].data, inputs[i].bytes());
+      fixed[i] = &fixed_values[i];
+      fixed_key.append(static_cast<const char*>(inputs[i].data), inputs[i].bytes());
+    }
+    if (last_ && last_->input_shapes == shapes && fixed_key.empty()) return last_;
+    auto key = key_of(shapes) + fixed_key;
+    auto it = plans_.find(key);
+    if (it == plans_.end()) {
+      std::vector<ValueType> types;
+      for (size_t i = 0; i < inputs.size(); ++i) types.push_back({inputs[i].dtype, inputs[i].shape});
+      exec::PlanOptions po;
+      po.channels_last = options_.channels_last;
+      po.memory_limit_bytes = memory_limit();
+      auto built = exec::build_plan(g, types, builtin_op_registry(), raw_backends_, fixed, po);
+      if (!built) return tl::unexpected(built.error());
+      it = plans_.emplace(key, std::move(*built)).first;
+    }
+    last_ = it->second.get();
+    return last_;
+  }
+
+  // A buffer of the backend's memory at least `bytes` long (kept when large enough).
+  Status ensure(DeviceBuffer& buffer, size_t bytes, size_t backend, const char* what) {
+    if (buffer && buffer.bytes() >= bytes) return ok();
+    buffer.reset();
+    auto got = backends_[backend]->allocate(std::max<size_t>(bytes, 64));
+    if (!got) return fail(got.error().code, backends_[backend]->name() + " " + what + ": " + got.error().message);
+    buffer = std::move(*got);
+    return ok();
+  }
+
   static std::string key_of(const std::vector<Shape>& shapes) {
     std::string k;
     for (const auto& s : shapes) k += s.str() + ";";
@@ -178,12 +261,13 @@ class Session final : public NativeSession {
 
   std::shared_ptr<const NativeModel> model_;
   SessionOptions options_;
+  std::vector<std::shared_ptr<const Backend>> backends_;
+  std::vector<const Backend*> raw_backends_;             // the same, for the planner
+  std::vector<std::unique_ptr<BackendStream>> streams_;  // one per backend
+  std::vector<DeviceBuffer> arenas_, scratch_;           // one per backend
+  // Declared after the buffers: plans (with their kernels and uploaded constants) go first.
   std::map<std::string, std::unique_ptr<exec::Plan>> plans_;
   exec::Plan* last_ = nullptr;
-  AlignedBytes arena_;
-  size_t arena_size_ = 0;
-  AlignedBytes scratch_;
-  size_t scratch_size_ = 0;
   bool profile_ = false;
   int64_t runs_ = 0;
   std::vector<bool> fixed_mask_;
@@ -195,7 +279,9 @@ class Session final : public NativeSession {
 
 Result<std::unique_ptr<NativeSession>> NativeSession::create(std::shared_ptr<const NativeModel> model, const SessionOptions& options) {
   if (!model) return fail(ErrorCode::kUsage, "no model");
-  return std::unique_ptr<NativeSession>(new Session(std::move(model), options));
+  auto session = std::make_unique<Session>(std::move(model), options);
+  SD_TRY(session->init());
+  return std::unique_ptr<NativeSession>(std::move(session));
 }
 
 }  // namespace sd::native

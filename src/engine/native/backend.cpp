@@ -1,0 +1,27 @@
+#include "engine/native/backend.h"
+
+namespace sd::native {
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this != &o) {
+    reset();
+    owner_ = o.owner_;
+    data_ = o.data_;
+    bytes_ = o.bytes_;
+    o.owner_ = nullptr;
+    o.data_ = nullptr;
+    o.bytes_ = 0;
+  }
+  return *this;
+}
+
+void DeviceBuffer::reset() noexcept {
+  if (data_ && owner_) owner_->release(data_, bytes_);
+  owner_ = nullptr;
+  data_ = nullptr;
+  bytes_ = 0;
+}
+
+const char* layout_name(Layout layout) { return layout == Layout::kNhwc ? "NHWC" : "NCHW"; }
+
+}  // namespace sd::native

@@ -1,0 +1,90 @@
+// The CPU backend: the builtin registry's kernels (our own vectorized ones, oneDNN's for
+// convolutions, matmuls and pooling), host memory in 2 MiB-aligned huge-page blocks, and an
+// OpenMP team per session sized by its thread budget.
+#include <omp.h>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "engine/native/aligned_buffer.h"
+#include "engine/native/backend.h"
+#include "engine/native/ops/stem_conv.h"
+
+namespace sd::native {
+namespace {
+
+class CpuStream final : public BackendStream {
+ public:
+  explicit CpuStream(int threads) : threads_(std::max(1, threads)) {}
+  int threads() const override { return threads_; }
+
+ private:
+  int threads_;
+};
+
+class CpuBackend final : public Backend {
+ public:
+  std::string name() const override { return "cpu"; }
+  Device device() const override { return Device{}; }
+  std::string description() const override {
+    const dnnl_version_t* v = dnnl_version();
+    return "cpu (oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
+           ", OpenMP, " + std::to_string(omp_get_num_procs()) + " cores)";
+  }
+
+  bool supports(const OpContext& ctx) const override {
+    const OpSchema* schema = builtin_op_registry().find(ctx.node.op_type, ctx.opset);
+    return schema && schema->create;
+  }
+  Result<std::unique_ptr<Kernel>> create_kernel(const OpContext& ctx) const override {
+    const OpSchema* schema = builtin_op_registry().find(ctx.node.op_type, ctx.opset);
+    if (!schema || !schema->create) return fail(ErrorCode::kModel, ctx.describe() + ": not supported by the cpu backend");
+    return schema->create(ctx);
+  }
+  bool conv_reads_plain_source(const OpContext& ctx) const override {
+    const auto& in = ctx.inputs;
+    return in.size() > 1 && in[0].shape.rank == 4 && in[1].shape.rank == 4 &&
+           ops::stem_conv_applies(in[0].shape[1], in[1].shape[0], in[1].shape[2], in[1].shape[3], false, ctx.node.attrs);
+  }
+
+  // oneDNN's AVX-512 convolutions run channels-last directly.
+  Layout preferred_layout() const override { return Layout::kNhwc; }
+
+  Result<DeviceBuffer> allocate(size_t bytes) const override {
+    AlignedBytes p = allocate_aligned(bytes);
+    if (!p) return fail(ErrorCode::kInternal, "cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+    return DeviceBuffer(this, p.release(), bytes);
+  }
+  Status copy(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes, BackendStream*) const override {
+    if (!dst_device.is_host() || !src_device.is_host())
+      return fail(ErrorCode::kInternal, "the cpu backend cannot copy " + src_device.str() + " -> " + dst_device.str());
+    if (bytes) std::memmove(dst, src, bytes);
+    return ok();
+  }
+
+  Result<std::unique_ptr<BackendStream>> create_stream(int threads) const override {
+    return std::unique_ptr<BackendStream>(new CpuStream(threads));
+  }
+  // Before planning too: oneDNN sizes its kernels' work split by the thread count of the calling
+  // thread when a primitive is created.
+  Status begin_run(BackendStream& stream) const override {
+    omp_set_num_threads(stream.threads());
+    return ok();
+  }
+  Status end_run(BackendStream&) const override { return ok(); }
+
+ private:
+  void release(void* data, size_t) const noexcept override { FreeDeleter{}(static_cast<unsigned char*>(data)); }
+};
+
+}  // namespace
+
+std::shared_ptr<const Backend> cpu_backend() {
+  static const std::shared_ptr<const Backend> backend = std::make_shared<CpuBackend>();
+  return backend;
+}
+
+}  // namespace sd::native

@@ -1,0 +1,62 @@
+// A device backend for host-side tests of the backend seam: its "device" memory is host memory
+// it hands out and tracks, and every kernel it makes refuses to touch memory that is not its own
+// (an input the planner forgot to copy, a host pointer where a device one belongs). It runs the
+// ops it claims with the CPU backend's kernels, so its results must equal the CPU's exactly, and
+// it counts what a real device backend must keep off the per-frame path: allocations, streams,
+// copies, runs.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "engine/native/backend.h"
+
+namespace sd::test {
+
+struct FakeDeviceCounters {
+  std::atomic<int> allocations{0}, frees{0}, streams{0}, copies{0}, begin_runs{0}, end_runs{0}, kernels{0};
+};
+
+class FakeDeviceBackend final : public native::Backend {
+ public:
+  // `ops`: the op types it claims (empty: every op the CPU backend runs).
+  explicit FakeDeviceBackend(std::set<std::string> ops = {}, native::Layout layout = native::Layout::kNhwc);
+  ~FakeDeviceBackend() override;
+
+  std::string name() const override { return "test"; }
+  native::Device device() const override { return native::Device{native::DeviceKind::kTest, 0}; }
+  bool supports(const native::OpContext& ctx) const override;
+  Result<std::unique_ptr<native::Kernel>> create_kernel(const native::OpContext& ctx) const override;
+  // It runs the CPU's kernels, the stem's direct one among them.
+  bool conv_reads_plain_source(const native::OpContext& ctx) const override { return native::cpu_backend()->conv_reads_plain_source(ctx); }
+  native::Layout preferred_layout() const override { return layout_; }
+  Result<native::DeviceBuffer> allocate(size_t bytes) const override;
+  Status copy(void* dst, native::Device dst_device, const void* src, native::Device src_device, size_t bytes,
+              native::BackendStream* stream) const override;
+  Result<std::unique_ptr<native::BackendStream>> create_stream(int threads) const override;
+  Status begin_run(native::BackendStream& stream) const override;
+  Status end_run(native::BackendStream& stream) const override;
+
+  // Whether [p, p + bytes) lies inside one of its live allocations.
+  bool owns(const void* p, size_t bytes) const;
+  FakeDeviceCounters& counters() const { return counters_; }
+  // Makes the kernel of the n-th step run from now on (0-based, counting every kernel run) fail.
+  void fail_at_kernel_run(int n) const { fail_at_ = n; }
+
+ private:
+  void release(void* data, size_t bytes) const noexcept override;
+
+  std::set<std::string> ops_;
+  native::Layout layout_;
+  mutable std::mutex mutex_;
+  mutable std::map<const unsigned char*, size_t> live_;  // allocation start -> size
+  mutable FakeDeviceCounters counters_;
+  mutable std::atomic<int> kernel_runs_{0};
+  mutable std::atomic<int> fail_at_{-1};
+  friend class GuardedKernel;
+};
+
+}  // namespace sd::test
