@@ -174,5 +174,30 @@ TEST(Cli, BenchJsonSweepPrintsOneRowPerCombinationWithTheDocumentedKeys) {
   EXPECT_EQ(test::count_lines(dir.file("d.jsonl")), 24u);  // the last row's pipeline run wrote every frame
 }
 
+TEST(Cli, ModelInfoShowsWhereEachNodeRunsAndTheCopies) {
+  test::TempDir dir;
+  Process p = spawn_streamdet({"model-info", "-m", kTinyModel, "--steps"}, dir.file("stderr.txt"), {.stdout_path = dir.file("out.txt")});
+  ASSERT_EQ(wait_exit_code(p), 0) << test::read_file(dir.file("stderr.txt"));
+  const std::string out = test::read_file(dir.file("out.txt"));
+  EXPECT_NE(out.find("input     images [1, 3, 256, 256]"), std::string::npos) << out;
+  EXPECT_NE(out.find("plan      for [1, 3, 256, 256]: "), std::string::npos) << out;
+  EXPECT_NE(out.find(" 0 copies between backends per run"), std::string::npos) << out;
+  EXPECT_NE(out.find("NHWC float32"), std::string::npos) << out;
+  EXPECT_NE(out.find("oneDNN"), std::string::npos) << out;
+  EXPECT_NE(out.find("[streamdet:stem_direct]"), std::string::npos) << out;  // the image layer's own kernel
+  // Every step is listed on the CPU, as many as the backend row counts.
+  const auto row = out.find("\ncpu   ");
+  ASSERT_NE(row, std::string::npos) << out;
+  const int steps = std::stoi(out.substr(row + 6, 12));
+  int listed = 0;
+  for (size_t at = out.find("  cpu    "); at != std::string::npos; at = out.find("  cpu    ", at + 1)) ++listed;
+  EXPECT_EQ(listed, steps);
+  EXPECT_GT(steps, 50);
+
+  CliResult bad = run_cli(dir, {"model-info", "-m", dir.file("missing.onnx")});
+  EXPECT_EQ(bad.code, exit_code::kModel);
+  EXPECT_NE(test::last_line(bad.err).find("missing.onnx"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace sd

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/bench_command.h"
+#include "app/model_info_command.h"
 #include "app/option_checks.h"
 #include "core/memory_budget.h"
 #include "runtime/worker_plan.h"
@@ -171,6 +172,10 @@ int cli_main(int argc, char** argv) {
   add_model_options(*bench_cmd, bench.model, bench_layout);
   add_bench_options(*bench_cmd, bench);
 
+  ModelInfoOptions model_info;
+  CLI::App* info_cmd = app.add_subcommand("model-info", "show a model's inputs and outputs and where the native engine runs each node");
+  add_model_info_options(*info_cmd, model_info);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -191,6 +196,10 @@ int cli_main(int argc, char** argv) {
     if (run_cmd->parsed()) {
       if (auto st = resolve_policy(run_policy, run); !st) return report_error(st.error());
       return run_command(run, run_layout);
+    }
+    if (info_cmd->parsed()) {
+      auto st = run_model_info(model_info);
+      return st ? exit_code::kOk : report_error(st.error());
     }
     if (bench_cmd->parsed()) {
       if (auto st = resolve_layout(bench_layout, bench.model); !st) return report_error(st.error());

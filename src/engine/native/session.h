@@ -61,6 +61,7 @@ struct SessionOptions {
 struct PlanSummary {
   struct BackendRow {
     std::string name, description;
+    std::string layout, precision;  // what it prefers: "NHWC", "float32"
     int steps = 0;             // kernels it runs (copies not counted)
     size_t arena_bytes = 0;    // its share of the plan's activation memory
     size_t scratch_bytes = 0;

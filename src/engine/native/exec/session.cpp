@@ -191,7 +191,8 @@ class Session final : public NativeSession {
     }));
     PlanSummary summary;
     for (size_t b = 0; b < backends_.size(); ++b)
-      summary.backends.push_back({backends_[b]->name(), backends_[b]->description(), 0, plan->memory[b].arena_bytes,
+      summary.backends.push_back({backends_[b]->name(), backends_[b]->description(), layout_name(backends_[b]->preferred_layout()),
+                                  dtype_name(backends_[b]->preferred_float()), 0, plan->memory[b].arena_bytes,
                                   plan->memory[b].scratch_bytes});
     for (const exec::Step& st : plan->steps) {
       const auto b = static_cast<size_t>(st.backend);
