@@ -61,6 +61,11 @@ bool FakeDeviceBackend::supports(const native::OpContext& ctx) const {
   return native::cpu_backend()->supports(ctx);
 }
 
+std::vector<std::string> FakeDeviceBackend::op_types() const {
+  if (ops_.empty()) return native::cpu_backend()->op_types();
+  return std::vector<std::string>(ops_.begin(), ops_.end());
+}
+
 Result<std::unique_ptr<native::Kernel>> FakeDeviceBackend::create_kernel(const native::OpContext& ctx) const {
   SD_ASSIGN_OR_RETURN(auto inner, native::cpu_backend()->create_kernel(ctx));
   ++counters_.kernels;

@@ -29,6 +29,7 @@ class FakeDeviceBackend final : public native::Backend {
   std::string name() const override { return "test"; }
   native::Device device() const override { return native::Device{native::DeviceKind::kTest, 0}; }
   bool supports(const native::OpContext& ctx) const override;
+  std::vector<std::string> op_types() const override;
   Result<std::unique_ptr<native::Kernel>> create_kernel(const native::OpContext& ctx) const override;
   // It runs the CPU's kernels, the stem's direct one among them.
   bool conv_reads_plain_source(const native::OpContext& ctx) const override { return native::cpu_backend()->conv_reads_plain_source(ctx); }

@@ -581,6 +581,84 @@ TEST(NativeEngine, EveryOutputKeepsItsBufferUntilTheEnd) {
       ASSERT_NEAR(fast.outputs[o].as<float>()[i], plain.outputs[o].as<float>()[i], 1e-4) << o << " " << i;
 }
 
+TEST(NativeEngine, AResidualAddThatBroadcastsIsNotAFusedSum) {
+  // Found by the backend conformance test: Conv -> Add(y, x1) with x1 a graph input of shape [1]
+  // (or [1, C, 1, 1]) was fused as a residual sum before shapes were known, and planning then
+  // failed ("the fused sum input does not have the output's shape"). The planner now computes it
+  // as an Add after the convolution, and the activations that follow as nodes of their own.
+  for (const char* after : {"", "Relu", "LeakyRelu", "Clip", "SiLU"}) {
+    for (std::vector<int64_t> other : {std::vector<int64_t>{1}, std::vector<int64_t>{1, 8, 1, 1}}) {
+      SCOPED_TRACE(std::string(after) + " other rank " + std::to_string(other.size()));
+      OnnxBuilder b(other.size() == 1 ? 17 : 9);  // opset 9: Clip's bounds as attributes
+      b.input("x", {1, 8, 5, 5});
+      b.input("o", other);
+      b.random_initializer("w", {8, 8, 3, 3}, -0.3f, 0.3f);
+      auto* c = b.node("Conv", {"x", "w"}, {"c"});
+      OnnxBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
+      b.node("Sigmoid", {"c"}, {"s"});
+      b.node("Mul", {"c", "s"}, {"act"});  // SiLU, fused before the sum
+      const std::string sum_out = std::string(after).empty() ? "y" : "sum";
+      b.node("Add", {"act", "o"}, {sum_out});
+      if (std::string(after) == "Relu") b.node("Relu", {"sum"}, {"y"});
+      if (std::string(after) == "LeakyRelu") OnnxBuilder::attr_float(b.node("LeakyRelu", {"sum"}, {"y"}), "alpha", 0.2f);
+      if (std::string(after) == "SiLU") b.node("Sigmoid", {"sum"}, {"s2"}), b.node("Mul", {"sum", "s2"}, {"y"});
+      if (std::string(after) == "Clip") {
+        auto* clip = b.node("Clip", {"sum"}, {"y"});
+        if (other.size() == 1) {
+          b.initializer("lo", {}, {-0.25f});
+          b.initializer("hi", {}, {0.5f});
+          clip->add_input("lo");
+          clip->add_input("hi");
+        } else {
+          OnnxBuilder::attr_float(clip, "min", -0.25f);
+          OnnxBuilder::attr_float(clip, "max", 0.5f);
+        }
+      }
+      b.output("y");
+      HostTensor x = tensor(Shape{1, 8, 5, 5}, random_vector(200, 21));
+      HostTensor o(DType::kFloat32, Shape::from(other.begin(), other.end()));
+      for (int64_t i = 0; i < o.numel(); ++i) o.as<float>()[i] = 0.3f * static_cast<float>(i % 5) - 0.6f;
+      auto fast = run_model(b.bytes(), {x, o}, true, true, 1);
+      auto plain = run_model(b.bytes(), {x, o}, false, false, 1);
+      ASSERT_EQ(fast.outputs.size(), 1u);
+      ASSERT_EQ(plain.outputs.size(), 1u);
+      for (int64_t i = 0; i < plain.outputs[0].numel(); ++i)
+        ASSERT_NEAR(fast.outputs[0].as<float>()[i], plain.outputs[0].as<float>()[i], 1e-5) << i;
+    }
+  }
+}
+
+TEST(NativeEngine, ChannelsLastOpsBehindAConvMatchThePlainGraph) {
+  // Found by the backend conformance test, both behind a convolution (so channels-last):
+  //  - Sub/Div/Min with a rank-3 operand [C, H, W] was "converted" to NHWC with a 4-D permutation:
+  //    garbage results (1e15 for Div);
+  //  - a linear Resize was given NHWC scales and refused ("linear resize of other than the last two
+  //    dims"), so a model with bilinear upsampling after a conv did not load.
+  for (const char* op : {"Sub", "Div", "Min", "Resize"}) {
+    SCOPED_TRACE(op);
+    OnnxBuilder b;
+    b.input("x", {2, 6, 4, 5});
+    b.random_initializer("w", {6, 6, 1, 1}, -0.5f, 0.5f);
+    b.node("Conv", {"x", "w"}, {"c"});
+    std::vector<HostTensor> inputs{tensor(Shape{2, 6, 4, 5}, random_vector(240, 31))};
+    if (std::string(op) == "Resize") {
+      b.initializer("scales", {4}, {1.f, 1.f, 2.f, 3.f});
+      OnnxBuilder::attr_string(b.node("Resize", {"c", "", "scales"}, {"y"}), "mode", "linear");
+    } else {
+      b.input("o", {6, 4, 5});
+      b.node(op, {"c", "o"}, {"y"});
+      inputs.push_back(tensor(Shape{6, 4, 5}, random_vector(120, 32, 0.5f, 2.f)));
+    }
+    b.output("y");
+    auto fast = run_model(b.bytes(), inputs, true, true, 1);
+    auto plain = run_model(b.bytes(), inputs, false, false, 1);
+    ASSERT_EQ(fast.outputs.size(), 1u);
+    ASSERT_EQ(plain.outputs.size(), 1u);
+    for (int64_t i = 0; i < plain.outputs[0].numel(); ++i)
+      ASSERT_NEAR(fast.outputs[0].as<float>()[i], plain.outputs[0].as<float>()[i], 1e-5) << i;
+  }
+}
+
 TEST(NativeEngine, FastExpIsAccurate) {
   double worst = 0;
   for (double x = -80; x <= 80; x += 0.001) {

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "engine/native/op_registry.h"
@@ -69,6 +70,9 @@ class Backend {
   // Whether the backend runs this node as the planner built it (physical shapes, the layout
   // attributes of layout_attrs.h, constants known at plan time).
   virtual bool supports(const OpContext& ctx) const = 0;
+  // The op types it may run (supports() decides for a given node), sorted: what the conformance
+  // test runs on it.
+  virtual std::vector<std::string> op_types() const = 0;
   virtual Result<std::unique_ptr<Kernel>> create_kernel(const OpContext& ctx) const = 0;
   // A convolution that reads its source as it is (plain NCHW) even when the backend keeps
   // activations channels-last (an image into the CPU's direct stem kernel).

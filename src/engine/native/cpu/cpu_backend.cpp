@@ -39,6 +39,7 @@ class CpuBackend final : public Backend {
     const OpSchema* schema = builtin_op_registry().find(ctx.node.op_type, ctx.opset);
     return schema && schema->create;
   }
+  std::vector<std::string> op_types() const override { return builtin_op_registry().op_types(); }
   Result<std::unique_ptr<Kernel>> create_kernel(const OpContext& ctx) const override {
     const OpSchema* schema = builtin_op_registry().find(ctx.node.op_type, ctx.opset);
     if (!schema || !schema->create) return fail(ErrorCode::kModel, ctx.describe() + ": not supported by the cpu backend");

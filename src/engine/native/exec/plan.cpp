@@ -9,6 +9,7 @@
 #include <set>
 
 #include "engine/native/layout_attrs.h"
+#include "engine/native/passes/passes.h"
 
 namespace sd::native::exec {
 namespace {
@@ -556,8 +557,8 @@ class Planner {
     a.i = dst_nhwc;
     copy.attrs.set(kDstNhwc, a);
     if (cls == OpClass::kConv && ins.size() > 3 && ins[3] >= 0) {
-      if (states_[static_cast<size_t>(ins[3])].logical.shape != out_types[0].shape)
-        return fail(ErrorCode::kModel, g_.describe(n) + ": the fused sum input does not have the output's shape");
+      // Fused before shapes were known, the sum operand broadcasts: an Add of its own after all.
+      if (states_[static_cast<size_t>(ins[3])].logical.shape != out_types[0].shape) return plan_split_sum(n);
       // The sum operand must be in the destination's layout.
       if (states_[static_cast<size_t>(ins[3])].nhwc != dst_nhwc) {
         SD_ASSIGN_OR_RETURN(ins[3], convert(ins[3], dst_nhwc));
@@ -574,6 +575,20 @@ class Planner {
     return add_step(std::move(placed), ins, types, n.outputs, phys_out, g_.describe(n));
   }
 
+  Status plan_split_sum(const Node& fused) {
+    auto fresh = [this] { return new_value(ValueType{}, false); };
+    auto scalar = [this](float v) {
+      auto t = std::make_shared<HostTensor>(DType::kFloat32, Shape{});
+      *t->as<float>() = v;
+      const int id = new_value(ValueType{t->dtype(), t->shape()}, false);
+      states_[static_cast<size_t>(id)].constant = t;
+      states_[static_cast<size_t>(id)].root = -1;
+      return id;
+    };
+    for (const Node& part : passes::split_fused_sum(fused, g_.opset, fresh, scalar)) SD_TRY(plan_node(part));
+    return ok();
+  }
+
   Status plan_layout_aware(const Node& n, const OpSchema& schema, const std::vector<ValueType>& lin,
                            const std::vector<const HostTensor*>& lconst, const std::vector<ValueType>& out_types, OpClass cls) {
     // Channels-last only when a 4-D data input already is, and every output is 4-D.
@@ -586,10 +601,18 @@ class Planner {
     }
     for (const auto& t : out_types)
       if (t.shape.rank != 4) any_nhwc = false;
-    if (cls == OpClass::kResize) {
-      const Attribute* mode = n.attrs.find("mode");
-      (void)mode;
-    }
+    // The linear Resize kernel interpolates the last two dims only: channels-last would put W and
+    // C there.
+    if (cls == OpClass::kResize && n.attrs.get_string("mode", "nearest") != "nearest") any_nhwc = false;
+    // An operand of lower rank broadcasts against the trailing logical dims; unless it is
+    // layout-neutral (per-channel or a scalar, seen in NHWC order below) it has no NHWC form.
+    if (cls == OpClass::kBinary)
+      for (int k = 0; k < data_inputs; ++k) {
+        const int v = n.inputs[static_cast<size_t>(k)];
+        if (v < 0) continue;
+        const Shape& s = states_[static_cast<size_t>(v)].logical.shape;
+        if (s.rank != 4 && !layout_neutral(s)) any_nhwc = false;
+      }
     if (!any_nhwc) return plan_plain(n, schema, out_types);
     (void)lin;
     (void)lconst;

@@ -288,6 +288,76 @@ int fuse_conv_activations(Graph& g) {
   return fused;
 }
 
+std::vector<Node> split_fused_sum(const Node& fused, int opset, const std::function<int()>& new_value,
+                                  const std::function<int(float)>& new_constant) {
+  const auto post = fused.attrs.get_strings_or_empty("post_ops");
+  const auto alphas = fused.attrs.get_floats("post_op_alpha"), betas = fused.attrs.get_floats("post_op_beta");
+  const size_t at = static_cast<size_t>(std::find(post.begin(), post.end(), "sum") - post.begin());
+  auto floats = [](std::vector<float> v) {
+    Attribute a;
+    a.kind = Attribute::Kind::kFloats;
+    a.floats = std::move(v);
+    return a;
+  };
+  auto part = [&](const std::vector<float>& v, size_t b, size_t e) {
+    return std::vector<float>(v.begin() + static_cast<std::ptrdiff_t>(std::min(b, v.size())),
+                              v.begin() + static_cast<std::ptrdiff_t>(std::min(e, v.size())));
+  };
+  std::vector<Node> out;
+  Node conv = fused;
+  conv.inputs.resize(3);
+  Attribute names;
+  names.kind = Attribute::Kind::kStrings;
+  names.strings.assign(post.begin(), post.begin() + static_cast<std::ptrdiff_t>(std::min(at, post.size())));
+  conv.attrs.set("post_ops", names);
+  conv.attrs.set("post_op_alpha", floats(part(alphas, 0, at)));
+  conv.attrs.set("post_op_beta", floats(part(betas, 0, at)));
+  const int final_out = fused.outputs[0];
+  const bool tail = at + 1 < post.size();
+  conv.outputs = {new_value()};
+  out.push_back(conv);
+  auto node = [&](const std::string& op, std::vector<int> ins, int output) {
+    Node n;
+    n.op_type = op;
+    n.name = fused.name + "/" + op;
+    n.inputs = std::move(ins);
+    n.outputs = {output};
+    out.push_back(n);
+    return output;
+  };
+  int x = node("Add", {conv.outputs[0], fused.inputs.size() > 3 ? fused.inputs[3] : -1}, tail ? new_value() : final_out);
+  for (size_t i = at + 1; i < post.size(); ++i) {
+    const int y = i + 1 == post.size() ? final_out : new_value();
+    const float alpha = i < alphas.size() ? alphas[i] : 0.f, beta = i < betas.size() ? betas[i] : 0.f;
+    const std::string& op = post[i];
+    if (op == "relu") node("Relu", {x}, y);
+    if (op == "sigmoid") node("Sigmoid", {x}, y);
+    if (op == "hardswish") node("HardSwish", {x}, y);
+    if (op == "silu") node("Mul", {x, node("Sigmoid", {x}, new_value())}, y);
+    if (op == "leaky_relu") {
+      node("LeakyRelu", {x}, y);
+      Attribute a;
+      a.kind = Attribute::Kind::kFloat;
+      a.f = alpha;
+      out.back().attrs.set("alpha", a);
+    }
+    if (op == "clip") {
+      node("Clip", {x}, y);
+      if (opset < 11) {
+        Attribute lo, hi;
+        lo.kind = hi.kind = Attribute::Kind::kFloat;
+        lo.f = alpha, hi.f = beta;
+        out.back().attrs.set("min", lo);
+        out.back().attrs.set("max", hi);
+      } else {
+        out.back().inputs = {x, new_constant(alpha), new_constant(beta)};
+      }
+    }
+    x = y;
+  }
+  return out;
+}
+
 int fuse_bin_expectation(Graph& g) {
   auto uses = use_counts(g);
   auto prod = producers(g);

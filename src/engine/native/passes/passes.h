@@ -2,6 +2,9 @@
 // topologically sorted, and returns how many rewrites it made.
 #pragma once
 
+#include <functional>
+#include <vector>
+
 #include "core/error.h"
 #include "engine/native/graph.h"
 #include "engine/native/op_registry.h"
@@ -16,6 +19,14 @@ Result<int> fold_batchnorm_into_conv(Graph& g);
 // Conv + activation (Relu, LeakyRelu, Sigmoid, HardSwish, Clip, SiLU as x*Sigmoid(x)) and a
 // following residual Add become one FusedConv (domain "streamdet") with post ops.
 int fuse_conv_activations(Graph& g);
+// The inverse of the residual part of that fusion, for the planner: the fusion is made before
+// shapes are known, and a sum operand that turns out not to have the output's shape (one that
+// broadcasts) cannot be a post op. Returns the nodes that compute `fused` without it: the
+// convolution with the post ops before the sum, an Add, and the post ops after it as their ONNX
+// nodes. `new_value()` gives the id of a fresh intermediate value, `new_constant(v)` one holding
+// the float scalar v (Clip's bounds).
+std::vector<Node> split_fused_sum(const Node& fused, int opset, const std::function<int()>& new_value,
+                                  const std::function<int(float)>& new_constant);
 // YOLOv8-style box decoding (DFL): x [N, 4, K, A] -> Transposes -> Softmax over the K bins ->
 // Transposes -> a 1x1 Conv with one output channel (the bins' values) becomes one BinExpectation
 // node (domain "streamdet"): y[n, 0, s, a] = b + sum_k w_k softmax_k(x[n, s, :, a]), computed
