@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${STREAMDET_JOBS:-$(nproc)}
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTREAMDET_SANITIZE=thread \
-  -DSTREAMDET_BUILD_BENCH=OFF >/dev/null
+  -DSTREAMDET_BUILD_BENCH=OFF -DSTREAMDET_CUDA=OFF >/dev/null
 ninja -C build-tsan -j"$jobs" streamdet_tests
 TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
   ./build-tsan/tests/streamdet_tests \

@@ -17,6 +17,7 @@
 #include <random>
 
 #include "engine/native/backend.h"
+#include "engine/native/cuda/cuda_backend.h"
 #include "engine/native/session.h"
 #include "fake_device_backend.h"
 #include "onnx_builder.h"
@@ -373,6 +374,8 @@ std::vector<BackendUnderTest> backends_under_test() {
                     for (const auto& [op, gen] : generators()) ops.insert(op);
                     return std::shared_ptr<const Backend>(std::make_shared<test::FakeDeviceBackend>(ops));
                   }});
+  // The GPU's where there is one (fp32 kernels so far: the CPU's tolerance).
+  if (cuda_backend(0)) list.push_back({"cuda", [] { return *cuda_backend(0); }});
   return list;
 }
 
@@ -473,6 +476,14 @@ TEST(BackendConformanceCoverage, EveryOpADeviceBackendClaimsHasRandomCases) {
     if (!backend) continue;  // the CPU's ops are ONNX's node tests' business too
     for (const auto& op : backend->op_types()) EXPECT_TRUE(generators().count(op)) << b.name << " claims " << op << ", which has no random cases";
   }
+}
+
+TEST(BackendConformanceCoverage, TheCudaBackendIsCheckedWhereAGpuIsPresent) {
+  auto cuda = cuda_backend(0);
+  if (!cuda) GTEST_SKIP() << "no CUDA backend here, its conformance cases are not run: " << cuda.error().message;
+  bool listed = false;
+  for (const auto& b : backends_under_test()) listed = listed || b.name == "cuda";
+  EXPECT_TRUE(listed);
 }
 
 TEST(BackendConformanceCoverage, TheCpuClaimsEveryOpWithCases) {

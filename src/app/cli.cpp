@@ -10,6 +10,9 @@
 #include "app/bench_command.h"
 #include "app/model_info_command.h"
 #include "app/option_checks.h"
+#include "core/build_info.h"
+#include "engine/native/backend.h"
+#include "engine/native/cuda/cuda_backend.h"
 #include "core/memory_budget.h"
 #include "runtime/worker_plan.h"
 #include "core/error.h"
@@ -135,9 +138,21 @@ int run_command(RunOptions& options, const std::string& layout) {
 
 }  // namespace
 
+// --version: the build, and the backends it can run on here.
+std::string version_text() {
+  std::string text = std::string("streamdet ") + STREAMDET_VERSION + " (commit " + build_commit() + ")\n";
+  text += "cpu: " + native::cpu_backend()->description() + "\n";
+  const native::CudaInfo cuda = native::cuda_info();
+  if (!cuda.built) return text + "cuda: not built (no CUDA toolkit when streamdet was built): CPU only";
+  text += "cuda: built with CUDA runtime " + cuda.runtime + (cuda.driver.empty() ? ", no driver" : ", driver CUDA " + cuda.driver);
+  for (const auto& d : cuda.devices) text += "\n  " + d;
+  if (!cuda.problem.empty()) text += "\n  " + cuda.problem + ": the GPU backend is not used";
+  return text;
+}
+
 int cli_main(int argc, char** argv) {
   CLI::App app{"streamdet: real-time object detection for video, with the profile built in"};
-  app.set_version_flag("--version", std::string("streamdet ") + STREAMDET_VERSION);
+  app.set_version_flag("--version", version_text);
   app.require_subcommand(1);
   app.footer(
       "Exit codes: 0 ok, 1 internal error, 2 usage, 3 model, 4 source, 5 output, 6 unsupported, 7 damaged source,\n"

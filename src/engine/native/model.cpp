@@ -16,7 +16,6 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <onnx/onnx_pb.h>
 
-#include "core/log.h"
 #include "engine/native/onnx/onnx_import.h"
 #include "engine/native/op_registry.h"
 #include "engine/native/passes/passes.h"

@@ -1,0 +1,178 @@
+// The CUDA backend: device memory from cudaMalloc (at plan time and when a session's arena grows,
+// never per run), copies with cudaMemcpyAsync on the session's stream, one non-blocking stream
+// per session, and end_run waiting for it. Kernels: cuda_ops.h.
+#include "engine/native/cuda/cuda_backend.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <mutex>
+
+#include "engine/native/cuda/cuda_check.h"
+#include "engine/native/cuda/cuda_ops.h"
+
+namespace sd::native {
+namespace cuda {
+
+const CudaOpTable& cuda_ops() {
+  static const CudaOpTable table = [] {
+    CudaOpTable t;
+    register_elementwise_ops(t);
+    return t;
+  }();
+  return table;
+}
+
+namespace {
+
+std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+class CudaStream final : public BackendStream {
+ public:
+  CudaStream(cudaStream_t s, int threads) : stream_(s), threads_(threads) {}
+  ~CudaStream() override { cudaStreamDestroy(stream_); }
+  CudaStream(const CudaStream&) = delete;
+  CudaStream& operator=(const CudaStream&) = delete;
+  int threads() const override { return threads_; }
+  void* native_handle() const override { return stream_; }
+
+ private:
+  cudaStream_t stream_;
+  int threads_;  // the CPU threads of the host side (kernels on the CPU never see this stream)
+};
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(int index, const cudaDeviceProp& prop) : index_(index), prop_(prop) {}
+
+  std::string name() const override { return "cuda:" + std::to_string(index_); }
+  Device device() const override { return Device{DeviceKind::kCuda, index_}; }
+  std::string description() const override {
+    char mem[32];
+    std::snprintf(mem, sizeof mem, "%.1f GiB", static_cast<double>(prop_.totalGlobalMem) / (1u << 30));
+    return name() + " " + prop_.name + " (sm_" + std::to_string(prop_.major) + std::to_string(prop_.minor) + ", " +
+           std::to_string(prop_.multiProcessorCount) + " SMs, " + mem + ")";
+  }
+
+  bool supports(const OpContext& ctx) const override {
+    auto it = cuda_ops().find(ctx.node.op_type);
+    return it != cuda_ops().end() && it->second.supports(ctx);
+  }
+  std::vector<std::string> op_types() const override {
+    std::vector<std::string> names;
+    for (const auto& [name, op] : cuda_ops()) names.push_back(name);
+    return names;
+  }
+  Result<std::unique_ptr<Kernel>> create_kernel(const OpContext& ctx) const override {
+    auto it = cuda_ops().find(ctx.node.op_type);
+    if (it == cuda_ops().end()) return fail(ErrorCode::kUnsupported, ctx.describe() + ": not supported by " + name());
+    SD_CUDA_TRY(cudaSetDevice(index_));
+    return it->second.create(ctx);
+  }
+  Layout preferred_layout() const override { return Layout::kNhwc; }
+
+  Result<DeviceBuffer> allocate(size_t bytes) const override {
+    SD_CUDA_TRY(cudaSetDevice(index_));
+    void* p = nullptr;
+    const cudaError_t e = cudaMalloc(&p, std::max<size_t>(bytes, 256));
+    if (e == cudaErrorMemoryAllocation) {
+      cudaGetLastError();  // not sticky: clear it
+      size_t free_bytes = 0, total = 0;
+      cudaMemGetInfo(&free_bytes, &total);
+      return fail(ErrorCode::kModel, name() + ": out of GPU memory allocating " + std::to_string(bytes >> 20) + " MiB (" +
+                                         std::to_string(free_bytes >> 20) + " MiB free of " + std::to_string(total >> 20) + ")");
+    }
+    SD_CUDA_TRY(e);
+    return DeviceBuffer(this, p, bytes);
+  }
+
+  Status copy(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes, BackendStream* stream) const override {
+    for (Device d : {dst_device, src_device})
+      if (!d.is_host() && d != device()) return fail(ErrorCode::kInternal, name() + " cannot copy " + src_device.str() + " -> " + dst_device.str());
+    if (bytes == 0) return ok();
+    if (stream) {
+      // Host memory here is pageable (the planner's host arena): the copy is staged by the driver.
+      SD_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, static_cast<cudaStream_t>(stream->native_handle())));
+    } else {
+      SD_CUDA_TRY(cudaSetDevice(index_));
+      SD_CUDA_TRY(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
+    }
+    return ok();
+  }
+
+  Result<std::unique_ptr<BackendStream>> create_stream(int threads) const override {
+    SD_CUDA_TRY(cudaSetDevice(index_));
+    cudaStream_t s = nullptr;
+    SD_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    return std::unique_ptr<BackendStream>(new CudaStream(s, threads));
+  }
+  Status begin_run(BackendStream&) const override {
+    SD_CUDA_TRY(cudaSetDevice(index_));  // the calling thread's current device
+    return ok();
+  }
+  Status end_run(BackendStream& stream) const override {
+    SD_CUDA_TRY(cudaStreamSynchronize(static_cast<cudaStream_t>(stream.native_handle())));
+    return ok();
+  }
+
+ private:
+  void release(void* data, size_t) const noexcept override { cudaFree(data); }
+
+  int index_;
+  cudaDeviceProp prop_;
+};
+
+// Why the driver offers no usable device, in a user's words.
+std::string device_problem(cudaError_t e) {
+  switch (e) {
+    case cudaErrorNoDevice: return "no CUDA GPU found";
+    case cudaErrorInsufficientDriver: return "no NVIDIA driver, or one too old for CUDA " + version_text(CUDART_VERSION);
+    default: return std::string("the CUDA driver is not usable: ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+  }
+}
+
+}  // namespace
+}  // namespace cuda
+
+Result<std::shared_ptr<const Backend>> cuda_backend(int index) {
+  static std::mutex mutex;
+  static std::map<int, std::shared_ptr<const Backend>> made;
+  std::lock_guard lock(mutex);
+  if (auto it = made.find(index); it != made.end()) return it->second;
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) return fail(ErrorCode::kUnsupported, "CUDA: " + cuda::device_problem(e));
+  if (count == 0) return fail(ErrorCode::kUnsupported, "CUDA: no CUDA GPU found");
+  if (index < 0 || index >= count)
+    return fail(ErrorCode::kUnsupported, "CUDA: no device cuda:" + std::to_string(index) + " (" + std::to_string(count) + " found)");
+  cudaDeviceProp prop{};
+  SD_CUDA_TRY(cudaGetDeviceProperties(&prop, index));
+  auto backend = std::shared_ptr<const Backend>(new cuda::CudaBackend(index, prop));
+  made[index] = backend;
+  return backend;
+}
+
+CudaInfo cuda_info() {
+  CudaInfo info;
+  info.built = true;
+  info.runtime = cuda::version_text(CUDART_VERSION);
+  int driver = 0;
+  if (cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0) info.driver = cuda::version_text(driver);
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    info.problem = cuda::device_problem(e);
+    return info;
+  }
+  for (int i = 0; i < count; ++i) {
+    auto b = cuda_backend(i);
+    if (b) info.devices.push_back((*b)->description());
+  }
+  if (info.devices.empty()) info.problem = "no CUDA GPU found";
+  return info;
+}
+
+}  // namespace sd::native

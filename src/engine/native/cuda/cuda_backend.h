@@ -1,0 +1,32 @@
+// The CUDA backend of the native engine (backend.h): device memory, copies and a stream per
+// session through the CUDA runtime, and its own kernels for the ops it claims; every other node
+// runs on the CPU backend. Built when the CUDA toolkit is found (CMake: STREAMDET_HAVE_CUDA);
+// without it, and on a machine without a usable GPU, cuda_backend() says why instead.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "engine/native/backend.h"
+
+namespace sd::native {
+
+// The backend for CUDA device `index`, shared by every session of the process. Errors (one line,
+// kUnsupported): built without CUDA, no driver or one too old for this build's runtime, no such
+// device.
+Result<std::shared_ptr<const Backend>> cuda_backend(int index = 0);
+
+// What --version prints: the CUDA runtime this build was made with ("" without CUDA), the
+// driver's CUDA version, and each GPU the driver shows, or why none is usable.
+struct CudaInfo {
+  bool built = false;
+  std::string runtime;              // "13.0"
+  std::string driver;               // "13.0", "" without a driver
+  std::vector<std::string> devices; // "cuda:0 NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB)"
+  std::string problem;              // why no GPU is usable, "" when one is
+};
+CudaInfo cuda_info();
+
+}  // namespace sd::native

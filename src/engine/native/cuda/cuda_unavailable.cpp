@@ -1,0 +1,16 @@
+// cuda_backend.h in a build without the CUDA toolkit: streamdet runs on the CPU and says so.
+#include "engine/native/cuda/cuda_backend.h"
+
+namespace sd::native {
+
+Result<std::shared_ptr<const Backend>> cuda_backend(int) {
+  return fail(ErrorCode::kUnsupported, "this streamdet was built without CUDA (no CUDA toolkit when it was built): CPU only");
+}
+
+CudaInfo cuda_info() {
+  CudaInfo info;
+  info.problem = "built without CUDA";
+  return info;
+}
+
+}  // namespace sd::native
