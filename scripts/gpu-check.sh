@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (docs/gpu.md), in the repository's root, with .gpu/ carried: unpacks the
+# check made by scripts/gpu-pack.sh, records what the machine has, makes the YOLOv8n-architecture
+# model with the machine's PyTorch, runs the check (conformance of every op the CUDA backend
+# claims, parity and latency of the bundled tiny model and YOLOv8n), then compute-sanitizer's
+# memcheck and racecheck on a short run. Everything lands in $OUT (the device tool's) or gpu-out/.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+dir=/tmp/streamdet-gpu
+rm -rf "$dir" && mkdir -p "$dir" && tar -C "$dir" -xJf .gpu/streamdet-gpu-check.tar.xz || exit 1
+{
+  nvidia-smi
+  echo "== libraries"
+  ldconfig -p | grep -E 'cudnn|cublas|nvcuvid|libcuda\.'
+  echo "== python"
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
+  python3 -c 'import nvidia.cudnn, os; print("cudnn wheel", os.path.dirname(nvidia.cudnn.__file__))'
+} >"$out/environment.txt" 2>&1
+if [[ -f .gpu/yolov8n_arch.onnx ]]; then
+  cp .gpu/yolov8n_arch.onnx "$dir/"
+else
+  PYTHONUNBUFFERED=1 python3 tools/make_yolov8n.py --out "$dir/yolov8n_arch.onnx" >"$out/make_yolov8n.log" 2>&1
+fi
+export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+models=(--model models/tiny_synth_v8.onnx --input 1x3x256x256)
+[[ -f "$dir/yolov8n_arch.onnx" ]] && models+=(--model "$dir/yolov8n_arch.onnx" --input 1x3x640x640)
+"$dir/streamdet_gpu_check" --json "$out/check.json" "${models[@]}" 2>&1 | tee "$out/check.txt"
+status=${PIPESTATUS[0]}
+short=(--cases 2 --iters 2 --model models/tiny_synth_v8.onnx --input 1x3x256x256)
+timeout 300 compute-sanitizer --tool memcheck --leak-check full "$dir/streamdet_gpu_check" "${short[@]}" >"$out/memcheck.txt" 2>&1
+timeout 300 compute-sanitizer --tool racecheck "$dir/streamdet_gpu_check" "${short[@]}" >"$out/racecheck.txt" 2>&1
+tail -n 3 "$out/memcheck.txt" "$out/racecheck.txt"
+exit "$status"

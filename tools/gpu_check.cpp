@@ -1,0 +1,191 @@
+// streamdet_gpu_check: everything the GPU machine is for, in one self-contained program (the
+// native engine without OpenCV, FFmpeg or GStreamer, which that machine lacks): what CUDA sees,
+// the backend conformance cases of every op the CUDA backend claims against the CPU reference,
+// and for each model given, parity of its outputs with the CPU engine and the latency of both.
+// Prints a table and writes everything as JSON. scripts/gpu-pack.sh builds and packs it,
+// scripts/gpu-check.sh runs it there; docs/gpu.md says how.
+//   streamdet_gpu_check --json out.json [--cases 64] [--model m.onnx [--input 1x3x640x640]]... [--iters 50]
+// With --backend cpu it checks the CPU's default path the same way: what the test suite runs to
+// keep this program working on machines without a GPU.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <random>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "conformance/op_cases.h"
+#include "core/build_info.h"
+#include "engine/native/backend.h"
+#include "engine/native/cuda/cuda_backend.h"
+#include "engine/native/session.h"
+
+using namespace sd;
+using namespace sd::native;
+using nlohmann::json;
+
+namespace {
+
+struct ModelArg {
+  std::string path;
+  Shape input;
+};
+
+Result<Shape> parse_shape(const std::string& text) {
+  Shape s;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t x = text.find('x', at);
+    const std::string part = text.substr(at, x == std::string::npos ? std::string::npos : x - at);
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || s.rank == Shape::kMaxRank)
+      return fail(ErrorCode::kUsage, "--input " + text + ": expected dims like 1x3x640x640");
+    s[s.rank++] = std::stoll(part);
+    if (x == std::string::npos) break;
+    at = x + 1;
+  }
+  return s;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Times `iters` runs after a warm-up; returns per-run milliseconds, or the error.
+Result<std::vector<double>> time_runs(NativeSession& s, const HostTensor& x, int iters, std::vector<HostTensor>& out) {
+  TensorRef ref = x.ref();
+  for (int i = 0; i < 3; ++i) SD_TRY(s.run(std::span<const TensorRef>(&ref, 1), out));
+  std::vector<double> ms;
+  for (int i = 0; i < iters; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    SD_TRY(s.run(std::span<const TensorRef>(&ref, 1), out));
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return ms;
+}
+
+// `gpu` nullptr: the CPU alone on both sides (--backend cpu).
+json check_model(const ModelArg& m, const std::shared_ptr<const Backend>& gpu, int iters, int threads) {
+  json row{{"model", m.path}, {"input", m.input.str()}};
+  auto model = NativeModel::load(m.path);
+  if (!model) return row.update({{"error", model.error().message}}), row;
+  HostTensor x(DType::kFloat32, m.input);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(0.f, 1.f);  // an image's range after normalization
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
+  SessionOptions cpu_options;
+  cpu_options.threads = threads;
+  auto cpu = NativeSession::create(*model, cpu_options);
+  SessionOptions gpu_options = cpu_options;
+  if (gpu) gpu_options.backends = {gpu};
+  auto dev = NativeSession::create(*model, gpu_options);
+  if (!cpu || !dev) return row.update({{"error", (!cpu ? cpu.error() : dev.error()).message}}), row;
+  auto summary = (*dev)->plan_summary({m.input});
+  if (!summary) return row.update({{"error", summary.error().message}}), row;
+  json backends = json::array();
+  for (const auto& b : summary->backends) backends.push_back({{"name", b.name}, {"steps", b.steps}, {"arena_bytes", b.arena_bytes}});
+  row["backends"] = backends;
+  row["copies_per_run"] = summary->copies;
+  std::vector<HostTensor> cpu_out, gpu_out;
+  auto cpu_ms = time_runs(**cpu, x, std::max(3, iters / 5), cpu_out);
+  auto gpu_ms = time_runs(**dev, x, iters, gpu_out);
+  if (!cpu_ms || !gpu_ms) return row.update({{"error", (!cpu_ms ? cpu_ms.error() : gpu_ms.error()).message}}), row;
+  row["cpu_ms_median"] = median(*cpu_ms);
+  row["gpu_ms_median"] = median(*gpu_ms);
+  row["gpu_ms_min"] = *std::min_element(gpu_ms->begin(), gpu_ms->end());
+  double max_abs = 0, max_rel = 0, ref_max = 0;
+  bool finite = true;
+  for (size_t o = 0; o < cpu_out.size() && o < gpu_out.size(); ++o)
+    for (int64_t i = 0; i < cpu_out[o].numel(); ++i) {
+      const double a = gpu_out[o].as<float>()[i], b = cpu_out[o].as<float>()[i];
+      finite = finite && std::isfinite(a);
+      max_abs = std::max(max_abs, std::fabs(a - b));
+      ref_max = std::max(ref_max, std::fabs(b));
+    }
+  max_rel = ref_max > 0 ? max_abs / ref_max : max_abs;
+  row["outputs"] = cpu_out.size();
+  row["max_abs_diff"] = max_abs;
+  row["max_abs_diff_over_max_abs"] = max_rel;
+  row["parity_fp32"] = finite && gpu_out.size() == cpu_out.size() && max_rel <= 1e-3;
+  return row;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"streamdet GPU check: CUDA backend conformance, model parity and latency, as JSON"};
+  std::string json_path;
+  int cases = 64, iters = 50, device = 0, threads = 4;
+  std::string backend_name = "cuda";
+  std::vector<std::string> model_paths, inputs;
+  app.add_option("--json", json_path, "write the results here");
+  app.add_option("--cases", cases, "random cases per op")->capture_default_str();
+  app.add_option("--model", model_paths, "ONNX model for parity and latency (repeatable)");
+  app.add_option("--input", inputs, "its input shape, e.g. 1x3x640x640 (one per --model; default 1x3x640x640)");
+  app.add_option("--iters", iters, "timed runs per model")->capture_default_str();
+  app.add_option("--device", device, "CUDA device")->capture_default_str();
+  app.add_option("--backend", backend_name, "backend under test: cuda, or cpu (its default path, to check this program)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cuda", "cpu"}));
+  app.add_option("--threads", threads, "CPU threads of both sessions")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  json report{{"commit", build_commit()}, {"machine", machine_summary()}, {"cpu", cpu_backend()->description()}};
+  const CudaInfo info = cuda_info();
+  report["cuda"] = {{"built", info.built}, {"runtime", info.runtime}, {"driver", info.driver}, {"devices", info.devices}, {"problem", info.problem}};
+  auto write = [&](int code) {
+    if (!json_path.empty()) std::ofstream(json_path) << report.dump(2) << "\n";
+    return code;
+  };
+  std::printf("streamdet %s on %s\ncuda: runtime %s, driver %s\n", build_commit(), machine_summary().c_str(), info.runtime.c_str(),
+              info.driver.c_str());
+  Result<std::shared_ptr<const Backend>> gpu = std::shared_ptr<const Backend>();
+  if (backend_name == "cuda") gpu = cuda_backend(device);
+  if (!gpu) {
+    std::printf("no GPU backend: %s\n", gpu.error().message.c_str());
+    report["error"] = gpu.error().message;
+    return write(3);
+  }
+  const Backend& under_test = *gpu ? **gpu : *cpu_backend();
+  report["backend"] = under_test.description();
+  std::printf("%s\n\n%-14s %6s %6s %12s %12s  %s\n", under_test.description().c_str(), "op", "cases", "on it", "max abs err",
+              "max rel err", "result");
+  json ops = json::array();
+  int failed = 0;
+  for (const auto& op : under_test.op_types()) {
+    if (!*gpu && !conformance::generators().count(op)) continue;  // the CPU's other ops: ONNX's node tests
+    if (!conformance::generators().count(op)) {
+      std::printf("%-14s no random cases: FAIL\n", op.c_str());
+      ops.push_back({{"op", op}, {"passed", false}, {"failure", "no random cases"}});
+      ++failed;
+      continue;
+    }
+    const auto r = conformance::check_op(backend_name, op, *gpu, cases, 1e-4, 1e-4);
+    std::printf("%-14s %6d %6d %12.3g %12.3g  %s\n", op.c_str(), r.cases, r.ran_on_backend, r.max_abs_error, r.max_rel_error,
+                r.passed() ? "ok" : ("FAIL " + r.failure).c_str());
+    ops.push_back({{"op", op}, {"cases", r.cases}, {"ran_on_backend", r.ran_on_backend}, {"max_abs_error", r.max_abs_error},
+                   {"max_rel_error", r.max_rel_error}, {"passed", r.passed()}, {"failure", r.failure}});
+    failed += !r.passed();
+  }
+  report["conformance"] = ops;
+  json models = json::array();
+  for (size_t i = 0; i < model_paths.size(); ++i) {
+    ModelArg m{model_paths[i], Shape{1, 3, 640, 640}};
+    if (i < inputs.size()) {
+      auto s = parse_shape(inputs[i]);
+      if (!s) return std::fprintf(stderr, "%s\n", s.error().message.c_str()), write(2);
+      m.input = *s;
+    }
+    json row = check_model(m, *gpu, iters, threads);
+    std::printf("\n%s %s: %s\n", m.path.c_str(), m.input.str().c_str(), row.dump().c_str());
+    if (row.contains("error") || !row.value("parity_fp32", false)) ++failed;
+    models.push_back(row);
+  }
+  report["models"] = models;
+  report["failed"] = failed;
+  std::printf("\n%d failed\n", failed);
+  return write(failed == 0 ? 0 : 1);
+}
