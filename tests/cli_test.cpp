@@ -13,6 +13,7 @@
 #include <opencv2/videoio.hpp>
 
 #include "core/error.h"
+#include "engine/native/cuda/cuda_backend.h"
 #include "eval/clip_eval.h"
 #include "synthetic/clip_writer.h"
 #include "cli_util.h"
@@ -197,6 +198,23 @@ TEST(Cli, ModelInfoShowsWhereEachNodeRunsAndTheCopies) {
   CliResult bad = run_cli(dir, {"model-info", "-m", dir.file("missing.onnx")});
   EXPECT_EQ(bad.code, exit_code::kModel);
   EXPECT_NE(test::last_line(bad.err).find("missing.onnx"), std::string::npos) << bad.err;
+}
+
+TEST(Cli, ADeviceThatIsNotThereIsOneLineAndExit3) {
+  if (native::cuda_backend(0)) GTEST_SKIP() << "a GPU is present here";
+  test::TempDir dir;
+  for (const char* device : {"cuda", "cuda:0", "cuda:3"}) {
+    CliResult r = run_cli(dir, {"run", "-m", kTinyModel, "-s", "synth:w=64,h=64,frames=2", "--device", device, "-q"});
+    EXPECT_EQ(r.code, exit_code::kModel) << device << ": " << r.err;
+    EXPECT_EQ(test::nonempty_lines(r.err).size(), 1u) << r.err;
+    EXPECT_NE(test::last_line(r.err).find(std::string("--device ") + device + ": CUDA"), std::string::npos) << r.err;
+  }
+  CliResult bad = run_cli(dir, {"run", "-m", kTinyModel, "-s", "synth:w=64,h=64,frames=2", "--device", "gpu", "-q"});
+  EXPECT_EQ(bad.code, exit_code::kUsage) << bad.err;
+  // auto falls back to the CPU, and says nothing about it.
+  CliResult cpu = run_cli(dir, {"run", "-m", kTinyModel, "-s", "synth:w=64,h=64,frames=2", "--device", "auto", "-q"});
+  EXPECT_EQ(cpu.code, 0) << cpu.err;
+  EXPECT_TRUE(test::nonempty_lines(cpu.err).empty()) << cpu.err;
 }
 
 }  // namespace

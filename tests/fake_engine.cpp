@@ -83,7 +83,7 @@ void fake_box_for_mean(double mean, float& cx, float& cy, float& w, float& h) {
 }
 
 void register_fake_engine(const std::string& name, const FakeEngineConfig& config) {
-  register_engine(name, [config](const ModelInfo&) -> Result<std::unique_ptr<Engine>> {
+  register_engine(name, [config](const ModelInfo&, const EngineOptions&) -> Result<std::unique_ptr<Engine>> {
     return std::unique_ptr<Engine>(new FakeEngine(config));
   });
 }

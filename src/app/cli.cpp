@@ -33,6 +33,10 @@ void add_model_options(CLI::App& cmd, ModelOptions& m, std::string& layout) {
                  "inference engine: auto (native for ONNX, opencv for Darknet), native (streamdet's own ONNX engine on oneDNN), "
                  "opencv (OpenCV DNN)")
       ->capture_default_str();
+  cmd.add_option("--device", m.device,
+                 "where the native engine runs: auto (a CUDA GPU when one is usable, else the CPU), cpu, cuda, cuda:N; "
+                 "nodes the GPU does not run stay on the CPU")
+      ->capture_default_str();
   cmd.add_option("--threads", m.threads, "inference threads in all, divided among the workers (0: every core)")->check(integer_in(0, kMaxThreads));
   cmd.add_option("--input-size", m.input_size,
                  "network input: auto (dynamic models: the frame size rounded up to the stride, e.g. 1280x720 -> "

@@ -16,6 +16,7 @@ struct ModelInfoOptions {
   std::string input_size = "auto";  // auto | W,H | N
   int batch = 1;
   int threads = 1;
+  std::string device = "auto";  // as run's --device
   bool steps = false;  // list every step of the plan
 };
 

@@ -18,6 +18,12 @@ struct EngineCapabilities {
   std::string device = "cpu";       // "cpu", "cuda:0", ...
 };
 
+// How an engine is loaded: on which device its contexts run.
+struct EngineOptions {
+  // --device: auto (the GPU when one is usable, else the CPU), cpu, cuda (device 0) or cuda:N.
+  std::string device = "auto";
+};
+
 struct ContextOptions {
   int threads = 0;  // 0: the engine's default
   // --engine-profile: print the time per node at the end of the context's life, the slowest

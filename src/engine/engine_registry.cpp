@@ -13,8 +13,12 @@ struct Registry {
   std::mutex mutex;
   std::map<std::string, EngineFactory> factories;
   Registry() {
-    factories["opencv"] = [](const ModelInfo& m) { return load_opencv_engine(m); };
-    factories["native"] = [](const ModelInfo& m) { return load_native_engine(m); };
+    factories["opencv"] = [](const ModelInfo& m, const EngineOptions& o) -> Result<std::unique_ptr<Engine>> {
+      if (o.device != "auto" && o.device != "cpu")
+        return fail(ErrorCode::kUnsupported, "--device " + o.device + ": the opencv engine runs on the CPU (the native engine runs ONNX models on GPUs)");
+      return load_opencv_engine(m);
+    };
+    factories["native"] = [](const ModelInfo& m, const EngineOptions& o) { return load_native_engine(m, o); };
   }
 };
 
@@ -42,7 +46,7 @@ std::vector<std::string> engine_names() {
   return names;
 }
 
-Result<std::unique_ptr<Engine>> load_engine(const std::string& name, const ModelInfo& model) {
+Result<std::unique_ptr<Engine>> load_engine(const std::string& name, const ModelInfo& model, const EngineOptions& options) {
   EngineFactory factory;
   {
     std::lock_guard<std::mutex> lock(registry().mutex);
@@ -54,7 +58,7 @@ Result<std::unique_ptr<Engine>> load_engine(const std::string& name, const Model
     for (const auto& n : engine_names()) known += (known.empty() ? "" : ", ") + n;
     return fail(ErrorCode::kUsage, "unknown --engine '" + name + "' (available: " + known + ")");
   }
-  return factory(model);
+  return factory(model, options);
 }
 
 }  // namespace sd

@@ -12,12 +12,12 @@
 
 namespace sd {
 
-using EngineFactory = std::function<Result<std::unique_ptr<Engine>>(const ModelInfo&)>;
+using EngineFactory = std::function<Result<std::unique_ptr<Engine>>(const ModelInfo&, const EngineOptions&)>;
 
 // Replaces any engine of the same name.
 void register_engine(const std::string& name, EngineFactory factory);
 void unregister_engine(const std::string& name);
 std::vector<std::string> engine_names();
-Result<std::unique_ptr<Engine>> load_engine(const std::string& name, const ModelInfo& model);
+Result<std::unique_ptr<Engine>> load_engine(const std::string& name, const ModelInfo& model, const EngineOptions& options = {});
 
 }  // namespace sd

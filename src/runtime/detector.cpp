@@ -112,7 +112,10 @@ Result<Detector> load_detector(const ModelOptions& options, cv::Size frame_size)
   if (options.engine_profile_rows >= 0 && engine_name != "native")
     return fail(ErrorCode::kUnsupported, "--engine-profile times the native engine's nodes; the " + engine_name + " engine has none");
   SD_ASSIGN_OR_RETURN(det.model, inspect_model(options.model, options.weights));
-  SD_ASSIGN_OR_RETURN(det.engine, load_engine(engine_name, det.model));
+  EngineOptions engine_options;
+  // auto means the CPU for an engine that only has one; a device asked for must be had.
+  engine_options.device = options.device;
+  SD_ASSIGN_OR_RETURN(det.engine, load_engine(engine_name, det.model, engine_options));
   SD_ASSIGN_OR_RETURN(det.input_size, resolve_input_size(options.input_size, *det.engine, det.model, frame_size));
   // The probe's input tensor alone, before allocating it (the engine checks its working set).
   const uint64_t input_bytes = input_tensor_bytes(det.input_size, 1);

@@ -13,6 +13,7 @@ struct ModelOptions {
   std::string model;           // .onnx or Darknet .cfg
   std::string weights;         // Darknet .weights (default: beside the .cfg)
   std::string engine = "auto";  // auto: native for ONNX, opencv for Darknet
+  std::string device = "auto";  // auto (CUDA when usable), cpu, cuda, cuda:N (native engine)
   int threads = 0;             // inference threads in all, divided among the workers (0: every core)
   std::string input_size = "auto";  // auto | W,H | N
   Layout layout = Layout::kAuto;

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <thread>
 
+#include "engine/native/backend.h"
+#include "engine/native/device.h"
 #include "engine/native/session.h"
 
 namespace sd {
@@ -31,7 +33,8 @@ class NativeContext final : public InferenceContext {
 
 class NativeEngine final : public Engine {
  public:
-  explicit NativeEngine(std::shared_ptr<const native::NativeModel> m) : model_(std::move(m)) {
+  NativeEngine(std::shared_ptr<const native::NativeModel> m, std::shared_ptr<const native::Backend> device)
+      : model_(std::move(m)), device_(std::move(device)) {
     for (const auto& i : model_->inputs()) inputs_.push_back({i.name, i.shape});
     for (const auto& o : model_->outputs()) outputs_.push_back({o.name, o.shape});
   }
@@ -43,7 +46,7 @@ class NativeEngine final : public Engine {
     const Shape& s = inputs_.at(0).shape;
     c.dynamic_batch = s.rank == 4 && s[0] < 0;
     c.dynamic_input_size = s.rank == 4 && (s[2] < 0 || s[3] < 0);
-    c.device = "cpu";
+    c.device = device_ ? device_->name() : "cpu";
     return c;
   }
   Result<std::unique_ptr<InferenceContext>> create_context(const ContextOptions& options) override {
@@ -51,6 +54,7 @@ class NativeEngine final : public Engine {
     so.threads = options.threads > 0 ? options.threads : default_threads();
     so.profile_rows = options.profile_rows;
     so.memory_limit_bytes = static_cast<size_t>(options.memory_limit_bytes);
+    if (device_) so.backends = {device_};  // the CPU runs what the device does not
     SD_ASSIGN_OR_RETURN(auto session, native::NativeSession::create(model_, so));
     return std::unique_ptr<InferenceContext>(new NativeContext(std::move(session)));
   }
@@ -61,19 +65,21 @@ class NativeEngine final : public Engine {
     return n == 0 ? 1 : static_cast<int>(n);
   }
   std::shared_ptr<const native::NativeModel> model_;
+  std::shared_ptr<const native::Backend> device_;  // nullptr: the CPU alone
   std::vector<TensorInfo> inputs_, outputs_;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<Engine>> load_native_engine(const ModelInfo& model) {
+Result<std::unique_ptr<Engine>> load_native_engine(const ModelInfo& model, const EngineOptions& options) {
+  SD_ASSIGN_OR_RETURN(auto device, native::backend_for_device(options.device));
   if (model.format != ModelFormat::kOnnx)
     return fail(ErrorCode::kUnsupported, "the native engine runs ONNX models; use --engine opencv for " + model.model_path);
   SD_ASSIGN_OR_RETURN(auto m, native::NativeModel::load(model.model_path));
   if (m->inputs().size() != 1) return fail(ErrorCode::kModel, "model " + model.model_path + " has " + std::to_string(m->inputs().size()) + " inputs; streamdet feeds one image tensor");
   if (m->inputs()[0].dtype != native::DType::kFloat32 || m->inputs()[0].shape.rank != 4)
     return fail(ErrorCode::kModel, "model " + model.model_path + ": input '" + m->inputs()[0].name + "' is not a float32 NCHW image tensor");
-  return std::unique_ptr<Engine>(new NativeEngine(std::move(m)));
+  return std::unique_ptr<Engine>(new NativeEngine(std::move(m), std::move(device)));
 }
 
 }  // namespace sd

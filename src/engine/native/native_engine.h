@@ -9,6 +9,8 @@
 
 namespace sd {
 
-Result<std::unique_ptr<Engine>> load_native_engine(const ModelInfo& model);
+// options.device: auto runs on CUDA device 0 when it is usable (built with CUDA, a driver and a
+// GPU), else on the CPU; cpu; cuda or cuda:N, an error (exit 3) naming why when it is not usable.
+Result<std::unique_ptr<Engine>> load_native_engine(const ModelInfo& model, const EngineOptions& options = {});
 
 }  // namespace sd
