@@ -8,6 +8,7 @@
 #include <chrono>
 #include <limits>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 
 #include <opencv2/imgproc.hpp>
@@ -398,42 +399,36 @@ TEST(NativeLoader, TypedInitializerDeclaringMoreThanItHoldsIsRefusedBeforeAlloca
 // Found by the fuzzer (tests/data/fuzz/split_sizes_overflow.onnx): Split sizes {5, INT64_MAX}
 // overflowed their sum (UB) before they were compared with the axis; num_outputs 0 divided by zero.
 TEST(NativeLoader, SplitSizesThatCannotAddUpAreAModelError) {
-  const int64_t max = std::numeric_limits<int64_t>::max();
-  const std::vector<std::vector<int64_t>> bad = {{5, max}, {max, max}, {-1, 7}, {7, -1}, {2, 3}};
-  for (const auto& sizes : bad) {
-    OnnxBuilder b;
+  // x [6, 2] split on axis 0 into a and c, as `split` makes the node; the run's status.
+  auto run_split = [](int opset, const std::function<void(OnnxBuilder&, onnx::NodeProto*)>& split) -> Status {
+    OnnxBuilder b(opset);
     b.input("x", {6, 2});
-    b.initializer_i64("s", {2}, sizes);
-    auto* n = b.node("Split", {"x", "s"}, {"a", "c"});
+    auto* n = b.node("Split", {"x"}, {"a", "c"});
     OnnxBuilder::attr_int(n, "axis", 0);
+    split(b, n);
     b.output("a");
     b.output("c");
     const std::string bytes = b.bytes();
     auto m = NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".");
-    ASSERT_TRUE(m) << m.error().message;
+    if (!m) return tl::unexpected(m.error());
     auto s = NativeSession::create(*m, SessionOptions{1});
     HostTensor x(DType::kFloat32, Shape{6, 2});
     TensorRef ref = x.ref();
     std::vector<HostTensor> out;
-    auto st = (*s)->run(std::span<const TensorRef>(&ref, 1), out);
+    return (*s)->run(std::span<const TensorRef>(&ref, 1), out);
+  };
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  const std::vector<std::vector<int64_t>> bad = {{5, max}, {max, max}, {-1, 7}, {7, -1}, {2, 3}};
+  for (const auto& sizes : bad) {
+    auto st = run_split(17, [&](OnnxBuilder& b, onnx::NodeProto* n) {
+      b.initializer_i64("s", {2}, sizes);
+      n->add_input("s");
+    });
     ASSERT_FALSE(st) << sizes[0] << ", " << sizes[1];
     EXPECT_NE(st.error().message.find("split sizes do not add up to the axis (6)"), std::string::npos) << st.error().message;
   }
   for (int64_t parts : {0, -3, 5}) {
-    OnnxBuilder b(18);
-    b.input("x", {6, 2});
-    auto* n = b.node("Split", {"x"}, {"a", "c"});
-    OnnxBuilder::attr_int(n, "num_outputs", parts);
-    b.output("a");
-    b.output("c");
-    const std::string bytes = b.bytes();
-    auto m = NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".");
-    ASSERT_TRUE(m) << m.error().message;
-    auto s = NativeSession::create(*m, SessionOptions{1});
-    HostTensor x(DType::kFloat32, Shape{6, 2});
-    TensorRef ref = x.ref();
-    std::vector<HostTensor> out;
-    auto st = (*s)->run(std::span<const TensorRef>(&ref, 1), out);
+    auto st = run_split(18, [&](OnnxBuilder&, onnx::NodeProto* n) { OnnxBuilder::attr_int(n, "num_outputs", parts); });
     ASSERT_FALSE(st) << parts;
     EXPECT_NE(st.error().message.find("num_outputs"), std::string::npos) << st.error().message;
   }
