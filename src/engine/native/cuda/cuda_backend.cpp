@@ -20,6 +20,7 @@ const CudaOpTable& cuda_ops() {
   static const CudaOpTable table = [] {
     CudaOpTable t;
     register_elementwise_ops(t);
+    register_conv_ops(t);
     return t;
   }();
   return table;

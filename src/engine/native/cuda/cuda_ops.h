@@ -18,6 +18,7 @@ struct CudaOp {
 using CudaOpTable = std::map<std::string, CudaOp>;
 
 void register_elementwise_ops(CudaOpTable& ops);  // elementwise_ops.cpp
+void register_conv_ops(CudaOpTable& ops);         // conv_ops.cpp
 const CudaOpTable& cuda_ops();                     // every family above, built once
 
 }  // namespace sd::native::cuda

@@ -1,0 +1,72 @@
+// Direct convolution, one thread per output element: reads kh * kw * c / group inputs and as
+// many weights, all through the caches. Correct for every geometry; not fast (cuDNN's kernels are
+// the fast path). Layouts: NCHW or NHWC on either side, as the planner says.
+#include <cuda_runtime.h>
+
+#include "engine/native/cuda/conv.h"
+
+namespace sd::native::cuda {
+namespace {
+
+__device__ __forceinline__ float post_op(int kind, float v, float alpha, float beta, float sum) {
+  switch (kind) {
+    case 0: return v > 0.f ? v : 0.f;                                   // relu
+    case 1: return v >= 0.f ? v : alpha * v;                            // leaky relu
+    case 2: return v / (1.f + expf(-v));                                // silu
+    case 3: return 1.f / (1.f + expf(-v));                              // sigmoid
+    case 4: return v * fminf(1.f, fmaxf(0.f, v / 6.f + 0.5f));          // hardswish
+    case 5: return fminf(beta, fmaxf(alpha, v));                        // clip
+    case 6: return v + sum;                                             // residual sum
+  }
+  return v;
+}
+
+__global__ void conv_direct_kernel(ConvParams p, const float* __restrict__ x, const float* __restrict__ w,
+                                   const float* __restrict__ bias, const float* __restrict__ sum, float* __restrict__ y) {
+  const int64_t total = p.n * p.oc * p.oh * p.ow;
+  const int64_t cg = p.c / p.group, ocg = p.oc / p.group;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total; i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t n, o, oy, ox, rest = i;
+    if (p.dst_nhwc) {
+      o = rest % p.oc, rest /= p.oc;
+      ox = rest % p.ow, rest /= p.ow;
+      oy = rest % p.oh, n = rest / p.oh;
+    } else {
+      ox = rest % p.ow, rest /= p.ow;
+      oy = rest % p.oh, rest /= p.oh;
+      o = rest % p.oc, n = rest / p.oc;
+    }
+    const int64_t g = o / ocg;
+    float acc = bias ? bias[o] : 0.f;
+    for (int64_t ky = 0; ky < p.kh; ++ky) {
+      const int64_t iy = oy * p.sh - p.pt + ky * p.dh;
+      if (iy < 0 || iy >= p.h) continue;
+      for (int64_t kx = 0; kx < p.kw; ++kx) {
+        const int64_t ix = ox * p.sw - p.pl + kx * p.dw;
+        if (ix < 0 || ix >= p.w) continue;
+        for (int64_t ci = 0; ci < cg; ++ci) {
+          const int64_t c = g * cg + ci;
+          const int64_t xi = p.src_nhwc ? ((n * p.h + iy) * p.w + ix) * p.c + c : ((n * p.c + c) * p.h + iy) * p.w + ix;
+          acc += x[xi] * w[((o * cg + ci) * p.kh + ky) * p.kw + kx];
+        }
+      }
+    }
+    for (int k = 0; k < p.post_count; ++k) acc = post_op(p.post_kind[k], acc, p.post_alpha[k], p.post_beta[k], sum ? sum[i] : 0.f);
+    y[i] = acc;
+  }
+}
+
+}  // namespace
+
+int launch_conv_direct(const ConvParams& p, const float* x, const float* w, const float* bias, const float* sum, float* y,
+                       void* stream) {
+  const int64_t total = p.n * p.oc * p.oh * p.ow;
+  if (total <= 0) return cudaSuccess;
+  constexpr int kThreads = 256;
+  const int64_t blocks = (total + kThreads - 1) / kThreads;
+  conv_direct_kernel<<<static_cast<unsigned>(blocks < 65535 * 16 ? blocks : 65535 * 16), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+      p, x, w, bias, sum, y);
+  return cudaGetLastError();
+}
+
+}  // namespace sd::native::cuda

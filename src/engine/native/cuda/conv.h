@@ -1,0 +1,27 @@
+// The CUDA backend's direct convolution (conv.cu): one thread per output element, fp32, any
+// geometry, either layout on either side, with the fused post ops. It is the naive reference the
+// fast path (cuDNN's fused convolutions, to come) is tested against on the GPU, and runs whatever
+// that path does not take.
+#pragma once
+
+#include <cstdint>
+
+namespace sd::native::cuda {
+
+inline constexpr int kMaxPostOps = 8;
+
+struct ConvParams {
+  int64_t n, c, h, w, oc, kh, kw, oh, ow, group, sh, sw, dh, dw, pt, pl;
+  bool src_nhwc = false, dst_nhwc = false;
+  int post_count = 0;
+  int post_kind[kMaxPostOps] = {};  // ops::PostKind's values: relu, leaky relu, silu, sigmoid, hardswish, clip, sum
+  float post_alpha[kMaxPostOps] = {}, post_beta[kMaxPostOps] = {};
+};
+
+// x: [n, c, h, w] in the source layout; w: [oc, c / group, kh, kw]; bias: [oc] or nullptr; sum:
+// the residual operand in the destination layout, or nullptr; y: [n, oc, oh, ow] in the
+// destination layout. Returns the launch's cudaError_t as an int.
+int launch_conv_direct(const ConvParams& p, const float* x, const float* w, const float* bias, const float* sum, float* y,
+                       void* stream);
+
+}  // namespace sd::native::cuda
