@@ -283,6 +283,58 @@ OpCase pool_case(Rng& rng, const std::string& op) {
   return c.done();
 }
 
+OpCase global_pool_case(Rng& rng, const std::string& op) {
+  CaseBuilder c(rng);
+  auto dims = random_dims(rng, 4, 1, 12);
+  dims[1] = pick(rng, 1, 20);
+  const std::string x = c.data(dims, coin(rng));
+  c.op(op, {x});
+  return c.done();
+}
+
+// Opset 9's Upsample: nearest, integer scales on the spatial dims.
+OpCase upsample_case(Rng& rng) {
+  CaseBuilder c(rng, 9);
+  auto dims = random_dims(rng, 4, 1, 8);
+  const std::string x = c.data(dims, coin(rng));
+  const float sh = static_cast<float>(pick(rng, 1, 3)), sw = static_cast<float>(pick(rng, 1, 3));
+  c.floats("scales", {4}, {1.f, 1.f, sh, sw});
+  OnnxBuilder::attr_string(c.op("Upsample", {x, "scales"}), "mode", "nearest");
+  c.note("x" + std::to_string(sh) + "," + std::to_string(sw));
+  return c.done();
+}
+
+// YOLOv8's DFL as its exports write it (opset 12: softmax over the last axis between transposes;
+// 17: over axis 1), which the passes make one BinExpectation node; the reference runs the plain
+// graph.
+OpCase bin_expectation_case(Rng& rng) {
+  const int opset = coin(rng) ? 12 : 17;
+  CaseBuilder c(rng, opset);
+  const int64_t n = pick(rng, 1, 2), a = pick(rng, 1, 40);
+  const std::string x = c.data({n, 64, a}, false, -6.f, 6.f);
+  OnnxBuilder& b = c.builder();
+  b.initializer_i64("shape4", {4}, {n, 4, 16, a});
+  b.initializer_i64("shape3", {3}, {n, 4, a});
+  b.random_initializer("w", {1, 16, 1, 1}, -2.f, 3.f);
+  const bool bias = coin(rng);
+  if (bias) b.random_initializer("b", {1}, -1.f, 1.f);
+  b.node("Reshape", {x, "shape4"}, {"r"});
+  if (opset < 13) {
+    OnnxBuilder::attr_ints(b.node("Transpose", {"r"}, {"t0"}), "perm", {0, 3, 1, 2});
+    OnnxBuilder::attr_int(b.node("Softmax", {"t0"}, {"sm"}), "axis", 3);
+    OnnxBuilder::attr_ints(b.node("Transpose", {"sm"}, {"t1"}), "perm", {0, 3, 2, 1});
+  } else {
+    OnnxBuilder::attr_ints(b.node("Transpose", {"r"}, {"t0"}), "perm", {0, 2, 1, 3});
+    OnnxBuilder::attr_int(b.node("Softmax", {"t0"}, {"t1"}), "axis", 1);
+  }
+  if (bias) b.node("Conv", {"t1", "w", "b"}, {"c"});
+  else b.node("Conv", {"t1", "w"}, {"c"});
+  b.node("Reshape", {"c", "shape3"}, {"y0"});
+  b.output("y0");
+  c.note("opset " + std::to_string(opset) + (bias ? " bias" : ""));
+  return c.done();
+}
+
 OpCase softmax_case(Rng& rng) {
   CaseBuilder c(rng);
   const int rank = static_cast<int>(pick(rng, 1, 4));
@@ -327,6 +379,10 @@ const std::map<std::string, Generator>& generators() {
     m["MaxPool"] = [](Rng& r) { return pool_case(r, "MaxPool"); };
     m["AveragePool"] = [](Rng& r) { return pool_case(r, "AveragePool"); };
     m["Softmax"] = softmax_case;
+    m["GlobalAveragePool"] = [](Rng& r) { return global_pool_case(r, "GlobalAveragePool"); };
+    m["GlobalMaxPool"] = [](Rng& r) { return global_pool_case(r, "GlobalMaxPool"); };
+    m["Upsample"] = upsample_case;
+    m["BinExpectation"] = bin_expectation_case;
     m["MatMul"] = matmul_case;
     return m;
   }();

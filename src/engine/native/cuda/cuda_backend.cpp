@@ -21,6 +21,7 @@ const CudaOpTable& cuda_ops() {
     CudaOpTable t;
     register_elementwise_ops(t);
     register_conv_ops(t);
+    register_data_ops(t);
     return t;
   }();
   return table;

@@ -19,6 +19,7 @@ using CudaOpTable = std::map<std::string, CudaOp>;
 
 void register_elementwise_ops(CudaOpTable& ops);  // elementwise_ops.cpp
 void register_conv_ops(CudaOpTable& ops);         // conv_ops.cpp
+void register_data_ops(CudaOpTable& ops);         // data_ops.cpp
 const CudaOpTable& cuda_ops();                     // every family above, built once
 
 }  // namespace sd::native::cuda

@@ -66,4 +66,54 @@ Result<std::vector<PostOp>> post_ops(const OpContext& ctx) {
   return ops;
 }
 
+Result<PoolGeometry> pool_geometry(const OpContext& ctx) {
+  const Shape& x = ctx.inputs[0].shape;
+  if (x.rank != 4) return fail(ErrorCode::kUnsupported, ctx.describe() + ": only 2-D pooling is supported (input " + x.str() + ")");
+  const auto& a = ctx.node.attrs;
+  const std::string& op = ctx.node.op_type;
+  PoolGeometry g{};
+  g.n = x[0], g.c = x[1], g.h = x[2], g.w = x[3];
+  g.max = op == "MaxPool" || op == "GlobalMaxPool";
+  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+    g.kh = g.h, g.kw = g.w, g.sh = g.sw = 1, g.oh = g.ow = 1;
+    return g;
+  }
+  if (ctx.node.outputs.size() > 1 && ctx.node.outputs[1] >= 0)
+    return fail(ErrorCode::kUnsupported, ctx.describe() + ": the Indices output of MaxPool is not supported");
+  auto ks = a.get_ints("kernel_shape");
+  if (ks.size() != 2) return fail(ErrorCode::kUnsupported, ctx.describe() + ": kernel_shape must have 2 values");
+  auto dil = a.get_ints("dilations", {1, 1});
+  if (dil.size() != 2 || dil[0] != 1 || dil[1] != 1) return fail(ErrorCode::kUnsupported, ctx.describe() + ": dilated pooling is not supported");
+  auto st = a.get_ints("strides", {1, 1}), pads = a.get_ints("pads", {0, 0, 0, 0});
+  if (st.size() != 2 || pads.size() != 4) return fail(ErrorCode::kModel, ctx.describe() + ": bad strides/pads");
+  g.kh = ks[0], g.kw = ks[1], g.sh = st[0], g.sw = st[1];
+  if (g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1) return fail(ErrorCode::kModel, ctx.describe() + ": bad kernel or strides");
+  g.pt = pads[0], g.pl = pads[1], g.pb = pads[2], g.pr = pads[3];
+  g.include_pad = a.get_int("count_include_pad", 0) != 0;
+  const std::string auto_pad = a.get_string("auto_pad", "NOTSET");
+  const bool ceil = a.get_int("ceil_mode", 0) != 0;
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    g.oh = (g.h + g.sh - 1) / g.sh, g.ow = (g.w + g.sw - 1) / g.sw;
+    int64_t ph = std::max<int64_t>(0, (g.oh - 1) * g.sh + g.kh - g.h), pw = std::max<int64_t>(0, (g.ow - 1) * g.sw + g.kw - g.w);
+    bool upper = auto_pad == "SAME_UPPER";
+    g.pt = upper ? ph / 2 : ph - ph / 2, g.pb = ph - g.pt;
+    g.pl = upper ? pw / 2 : pw - pw / 2, g.pr = pw - g.pl;
+  } else {
+    if (auto_pad == "VALID") g.pt = g.pl = g.pb = g.pr = 0;
+    auto out = [&](int64_t in, int64_t k, int64_t s, int64_t p0, int64_t p1) {
+      int64_t span = in + p0 + p1 - k;
+      int64_t o = (ceil ? (span + s - 1) / s : span / s) + 1;
+      if (ceil && (o - 1) * s >= in + p0) --o;  // the last window must start inside the input or its left padding
+      return o;
+    };
+    g.oh = out(g.h, g.kh, g.sh, g.pt, g.pb);
+    g.ow = out(g.w, g.kw, g.sw, g.pl, g.pr);
+    // oneDNN wants the right padding that makes the output size exact.
+    g.pb = (g.oh - 1) * g.sh + g.kh - g.h - g.pt;
+    g.pr = (g.ow - 1) * g.sw + g.kw - g.w - g.pl;
+  }
+  if (g.oh < 1 || g.ow < 1) return fail(ErrorCode::kModel, ctx.describe() + ": the output would be empty");
+  return g;
+}
+
 }  // namespace sd::native::ops

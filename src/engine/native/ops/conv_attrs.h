@@ -1,5 +1,5 @@
-// What a Conv / FusedConv node asks for, read the same by every backend's convolution: the
-// geometry and the post ops the fusion pass attached.
+// What a Conv / FusedConv or pooling node asks for, read the same by every backend: the window
+// geometry and a convolution's fused post ops.
 #pragma once
 
 #include <string>
@@ -30,5 +30,13 @@ Result<PostKind> post_kind(const std::string& op, const OpContext& ctx);
 // The node's post ops in order ("post_ops", "post_op_alpha", "post_op_beta"); a sum needs the 4th
 // input, of the output's shape.
 Result<std::vector<PostOp>> post_ops(const OpContext& ctx);
+
+// Pooling (MaxPool, AveragePool, their Global forms): 2-D windows, no dilation, pads and
+// ceil_mode resolved.
+struct PoolGeometry {
+  int64_t n, c, h, w, kh, kw, sh, sw, pt, pl, pb, pr, oh, ow;
+  bool max = true, include_pad = false;
+};
+Result<PoolGeometry> pool_geometry(const OpContext& ctx);
 
 }  // namespace sd::native::ops

@@ -60,6 +60,14 @@ KernelFactory make_factory() {
   };
 }
 
+// Slice's output shape, and per dim the first input index and the step (ONNX's clamping rules;
+// axes as given, so remapped by the planner for channels-last tensors).
+struct SliceParams {
+  Shape out;
+  std::array<int64_t, Shape::kMaxRank> start{}, step{};
+};
+Result<SliceParams> slice_params(const OpContext& ctx);
+
 void register_elementwise_ops(OpRegistry& r);
 void register_shape_ops(OpRegistry& r);
 void register_data_ops(OpRegistry& r);

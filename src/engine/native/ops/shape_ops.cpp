@@ -507,55 +507,7 @@ class SplitKernel : public Kernel {
   std::vector<size_t> block_;
 };
 
-// ---- Slice
-struct SliceParams {
-  Shape out;
-  std::array<int64_t, Shape::kMaxRank> start{}, step{};
-};
-
-Result<SliceParams> slice_params(const OpContext& ctx) {
-  const Shape& in = ctx.inputs[0].shape;
-  std::vector<int64_t> starts, ends, axes, steps;
-  if (ctx.opset < 10) {
-    starts = ctx.node.attrs.get_ints("starts");
-    ends = ctx.node.attrs.get_ints("ends");
-    axes = ctx.node.attrs.get_ints("axes");
-  } else {
-    SD_ASSIGN_OR_RETURN(starts, constant_ints(ctx, 1, "starts"));
-    SD_ASSIGN_OR_RETURN(ends, constant_ints(ctx, 2, "ends"));
-    if (has_input(ctx, 3)) { SD_ASSIGN_OR_RETURN(axes, constant_ints(ctx, 3, "axes")); }
-    if (has_input(ctx, 4)) { SD_ASSIGN_OR_RETURN(steps, constant_ints(ctx, 4, "steps")); }
-  }
-  if (axes.empty())
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  if (steps.empty()) steps.assign(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
-    return fail(ErrorCode::kModel, ctx.describe() + ": starts/ends/axes/steps of different lengths");
-  SliceParams p;
-  p.out = in;
-  for (int d = 0; d < in.rank; ++d) p.step[static_cast<size_t>(d)] = 1;
-  for (size_t i = 0; i < starts.size(); ++i) {
-    SD_ASSIGN_OR_RETURN(int ax, normalize_axis(axes[i], in.rank, ctx));
-    const int64_t dim = in[ax], step = steps[i];
-    if (step == 0) return fail(ErrorCode::kModel, ctx.describe() + ": step 0");
-    int64_t s = starts[i], e = ends[i];
-    if (s < 0) s += dim;
-    if (e < 0) e += dim;
-    if (step > 0) {
-      s = std::clamp<int64_t>(s, 0, dim);
-      e = std::clamp<int64_t>(e, 0, dim);
-    } else {
-      s = std::clamp<int64_t>(s, 0, dim - 1);
-      e = std::clamp<int64_t>(e, -1, dim - 1);
-    }
-    int64_t n = step > 0 ? (e - s + step - 1) / step : (s - e + (-step) - 1) / (-step);
-    p.out[ax] = std::max<int64_t>(0, n);
-    p.start[static_cast<size_t>(ax)] = s;
-    p.step[static_cast<size_t>(ax)] = step;
-  }
-  return p;
-}
-
+// ---- Slice (slice_params: below, outside this namespace)
 class SliceKernel : public Kernel {
  public:
   Status init(const OpContext& ctx) {
@@ -858,6 +810,50 @@ Result<std::vector<ValueType>> infer_range(const OpContext& ctx) {
 }
 
 }  // namespace
+
+Result<SliceParams> slice_params(const OpContext& ctx) {
+  const Shape& in = ctx.inputs[0].shape;
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (ctx.opset < 10) {
+    starts = ctx.node.attrs.get_ints("starts");
+    ends = ctx.node.attrs.get_ints("ends");
+    axes = ctx.node.attrs.get_ints("axes");
+  } else {
+    SD_ASSIGN_OR_RETURN(starts, constant_ints(ctx, 1, "starts"));
+    SD_ASSIGN_OR_RETURN(ends, constant_ints(ctx, 2, "ends"));
+    if (has_input(ctx, 3)) { SD_ASSIGN_OR_RETURN(axes, constant_ints(ctx, 3, "axes")); }
+    if (has_input(ctx, 4)) { SD_ASSIGN_OR_RETURN(steps, constant_ints(ctx, 4, "steps")); }
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    return fail(ErrorCode::kModel, ctx.describe() + ": starts/ends/axes/steps of different lengths");
+  SliceParams p;
+  p.out = in;
+  for (int d = 0; d < in.rank; ++d) p.step[static_cast<size_t>(d)] = 1;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    SD_ASSIGN_OR_RETURN(int ax, normalize_axis(axes[i], in.rank, ctx));
+    const int64_t dim = in[ax], step = steps[i];
+    if (step == 0) return fail(ErrorCode::kModel, ctx.describe() + ": step 0");
+    int64_t s = starts[i], e = ends[i];
+    if (s < 0) s += dim;
+    if (e < 0) e += dim;
+    if (step > 0) {
+      s = std::clamp<int64_t>(s, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+    } else {
+      s = std::clamp<int64_t>(s, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+    }
+    int64_t n = step > 0 ? (e - s + step - 1) / step : (s - e + (-step) - 1) / (-step);
+    p.out[ax] = std::max<int64_t>(0, n);
+    p.start[static_cast<size_t>(ax)] = s;
+    p.step[static_cast<size_t>(ax)] = step;
+  }
+  return p;
+}
+
 
 void register_shape_ops(OpRegistry& r) {
   r.add(schema("Shape", infer_shape_op, make_factory<ShapeKernel>()));
