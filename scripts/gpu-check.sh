@@ -28,6 +28,9 @@ models=(--model models/tiny_synth_v8.onnx --input 1x3x256x256)
 [[ -f "$dir/yolov8n_arch.onnx" ]] && models+=(--model "$dir/yolov8n_arch.onnx" --input 1x3x640x640)
 "$dir/streamdet_gpu_check" --json "$out/check.json" "${models[@]}" 2>&1 | tee "$out/check.txt"
 status=${PIPESTATUS[0]}
+# The backend tests (the CUDA ones skip nowhere else), from the repository's root.
+"$dir/streamdet_native_tests" >"$out/native_tests.txt" 2>&1 || status=1
+tail -n 5 "$out/native_tests.txt"
 short=(--cases 2 --iters 2 --model models/tiny_synth_v8.onnx --input 1x3x256x256)
 timeout 300 compute-sanitizer --tool memcheck --leak-check full "$dir/streamdet_gpu_check" "${short[@]}" >"$out/memcheck.txt" 2>&1
 timeout 300 compute-sanitizer --tool racecheck "$dir/streamdet_gpu_check" "${short[@]}" >"$out/racecheck.txt" 2>&1

@@ -7,12 +7,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-ninja -C build streamdet_gpu_check
+ninja -C build streamdet_gpu_check streamdet_native_tests
 stage=.gpu/stage
 rm -rf .gpu
 mkdir -p "$stage/lib"
-cp build/tools/streamdet_gpu_check "$stage/"
-ldd build/tools/streamdet_gpu_check | awk '/=> \// {print $3}' | while read -r lib; do
+cp build/tools/streamdet_gpu_check build/tests/streamdet_native_tests "$stage/"
+ldd build/tools/streamdet_gpu_check build/tests/streamdet_native_tests | awk '/=> \// {print $3}' | sort -u | while read -r lib; do
   case "$(basename "$lib")" in
     libc.so* | libm.so* | libdl.so* | librt.so* | libpthread.so* | ld-linux*) ;;  # the system's own
     *) cp -L "$lib" "$stage/lib/" ;;

@@ -3,6 +3,7 @@
 // kernels is backend_conformance_test.cpp's ("cuda" rows).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "engine/native/cuda/cuda_backend.h"
@@ -37,8 +38,9 @@ TEST(CudaBackend, ADeviceThatDoesNotExistIsRefused) {
   EXPECT_EQ(cuda.error().code, ErrorCode::kUnsupported);
 }
 
-// Conv (CPU) -> Sigmoid, Mul, Add (GPU) -> output: copies in and out, results as the CPU's.
-TEST(CudaBackend, ElementwiseNodesRunOnTheGpuBetweenCpuNodes) {
+// Conv (GPU) -> Floor (no GPU kernel: CPU) -> Mul, Add (GPU) -> output: a copy at each crossing,
+// results as the CPU's.
+TEST(CudaBackend, NodesTheGpuDoesNotRunGoToTheCpuBetweenGpuNodes) {
   auto cuda = cuda_backend(0);
   if (!cuda) GTEST_SKIP() << cuda.error().message;
   OnnxBuilder b;
@@ -47,8 +49,8 @@ TEST(CudaBackend, ElementwiseNodesRunOnTheGpuBetweenCpuNodes) {
   b.random_initializer("k", {1, 8, 1, 1}, -1.f, 1.f);
   auto* c = b.node("Conv", {"x", "w"}, {"c"});
   OnnxBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
-  b.node("Sigmoid", {"c"}, {"s"});
-  b.node("Mul", {"s", "k"}, {"m"});
+  b.node("Floor", {"c"}, {"f"});
+  b.node("Mul", {"f", "k"}, {"m"});
   b.node("Add", {"m", "c"}, {"y"});
   b.output("y");
   const std::string bytes = b.bytes();
@@ -70,14 +72,55 @@ TEST(CudaBackend, ElementwiseNodesRunOnTheGpuBetweenCpuNodes) {
   ASSERT_TRUE(gpu) << gpu.error().message;
   auto summary = (*gpu)->plan_summary({x.shape()});
   ASSERT_TRUE(summary) << summary.error().message;
-  EXPECT_EQ(summary->backends[0].steps, 3);  // Sigmoid, Mul, Add
+  EXPECT_EQ(summary->backends[0].steps, 3);  // Conv, Mul, Add
+  EXPECT_EQ(summary->backends[1].steps, 1);  // Floor
+  EXPECT_EQ(summary->copies, 4);             // x in, c out, f in, y out
   for (int run = 0; run < 3; ++run) {
     auto st = (*gpu)->run(std::span<const TensorRef>(&ref, 1), gpu_out);
     ASSERT_TRUE(st) << st.error().message;
     ASSERT_EQ(gpu_out.size(), 1u);
     for (int64_t i = 0; i < cpu_out[0].numel(); ++i)
-      ASSERT_NEAR(gpu_out[0].as<float>()[i], cpu_out[0].as<float>()[i], 1e-5f + 1e-5f * std::fabs(cpu_out[0].as<float>()[i])) << i;
+      ASSERT_NEAR(gpu_out[0].as<float>()[i], cpu_out[0].as<float>()[i], 1e-4f + 1e-4f * std::fabs(cpu_out[0].as<float>()[i])) << i;
   }
+}
+
+// The bundled tiny model (a YOLOv8-style graph) runs wholly on the GPU: one copy in, one out, no
+// allocation and no stream per run, outputs as the CPU's.
+TEST(CudaBackend, TheBundledModelRunsWhollyOnTheGpuWithoutAllocatingPerRun) {
+  auto cuda = cuda_backend(0);
+  if (!cuda) GTEST_SKIP() << cuda.error().message;
+  auto m = NativeModel::load(std::string(STREAMDET_SOURCE_DIR) + "/models/tiny_synth_v8.onnx");
+  ASSERT_TRUE(m) << m.error().message;
+  HostTensor x(DType::kFloat32, Shape{1, 3, 256, 256});
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
+  TensorRef ref = x.ref();
+  std::vector<HostTensor> cpu_out, gpu_out;
+  auto cpu = NativeSession::create(*m, SessionOptions{2});
+  ASSERT_TRUE((*cpu)->run(std::span<const TensorRef>(&ref, 1), cpu_out));
+  SessionOptions so{2};
+  so.backends = {*cuda};
+  auto gpu = NativeSession::create(*m, so);
+  ASSERT_TRUE(gpu) << gpu.error().message;
+  auto summary = (*gpu)->plan_summary({x.shape()});
+  ASSERT_TRUE(summary) << summary.error().message;
+  for (const auto& st : summary->steps) EXPECT_TRUE(st.copy || st.backend != "cpu") << st.label << " runs on the CPU";
+  EXPECT_EQ(summary->copies, 2);
+  ASSERT_TRUE((*gpu)->run(std::span<const TensorRef>(&ref, 1), gpu_out));
+  const BackendCounters before = (*cuda)->counters();
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE((*gpu)->run(std::span<const TensorRef>(&ref, 1), gpu_out));
+  const BackendCounters after = (*cuda)->counters();
+  EXPECT_EQ(after.allocations, before.allocations);
+  EXPECT_EQ(after.streams, before.streams);
+  EXPECT_EQ(after.copies - before.copies, 5u * 2u);
+  ASSERT_EQ(gpu_out.size(), cpu_out.size());
+  double max_diff = 0, max_ref = 0;
+  for (int64_t i = 0; i < cpu_out[0].numel(); ++i) {
+    max_diff = std::max(max_diff, std::fabs(double(gpu_out[0].as<float>()[i]) - cpu_out[0].as<float>()[i]));
+    max_ref = std::max(max_ref, std::fabs(double(cpu_out[0].as<float>()[i])));
+  }
+  EXPECT_LE(max_diff, 1e-3 * max_ref);
 }
 
 }  // namespace

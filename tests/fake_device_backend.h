@@ -40,10 +40,14 @@ class FakeDeviceBackend final : public native::Backend {
   Result<std::unique_ptr<native::BackendStream>> create_stream(int threads) const override;
   Status begin_run(native::BackendStream& stream) const override;
   Status end_run(native::BackendStream& stream) const override;
+  native::BackendCounters counters() const override {
+    return {static_cast<uint64_t>(counters_.allocations.load()), static_cast<uint64_t>(counters_.frees.load()),
+            static_cast<uint64_t>(counters_.streams.load()), static_cast<uint64_t>(counters_.copies.load())};
+  }
 
   // Whether [p, p + bytes) lies inside one of its live allocations.
   bool owns(const void* p, size_t bytes) const;
-  FakeDeviceCounters& counters() const { return counters_; }
+  FakeDeviceCounters& fake_counters() const { return counters_; }
   // Makes the kernel of the n-th step run from now on (0-based, counting every kernel run) fail.
   void fail_at_kernel_run(int n) const { fail_at_ = n; }
 

@@ -54,6 +54,12 @@ class BackendStream {
   virtual void* native_handle() const { return nullptr; }
 };
 
+// What a backend has done since the process started: a run in steady state allocates nothing and
+// creates no stream (the tests check these), and copies what its plan says.
+struct BackendCounters {
+  uint64_t allocations = 0, frees = 0, streams = 0, copies = 0;
+};
+
 // How a backend likes 4-D activations stored between its convolutions.
 enum class Layout { kNchw, kNhwc };
 const char* layout_name(Layout layout);
@@ -94,6 +100,8 @@ class Backend {
   // CPU's OpenMP team size), and the wait until the device has finished after the last.
   virtual Status begin_run(BackendStream& stream) const = 0;
   virtual Status end_run(BackendStream& stream) const = 0;
+
+  virtual BackendCounters counters() const { return {}; }
 
  private:
   friend class DeviceBuffer;

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -74,6 +75,9 @@ class CudaBackend final : public Backend {
     return it->second.create(ctx);
   }
   Layout preferred_layout() const override { return Layout::kNhwc; }
+  BackendCounters counters() const override {
+    return {allocations_.load(), frees_.load(), streams_.load(), copies_.load()};
+  }
 
   Result<DeviceBuffer> allocate(size_t bytes) const override {
     SD_CUDA_TRY(cudaSetDevice(index_));
@@ -87,6 +91,7 @@ class CudaBackend final : public Backend {
                                          std::to_string(free_bytes >> 20) + " MiB free of " + std::to_string(total >> 20) + ")");
     }
     SD_CUDA_TRY(e);
+    ++allocations_;
     return DeviceBuffer(this, p, bytes);
   }
 
@@ -94,6 +99,7 @@ class CudaBackend final : public Backend {
     for (Device d : {dst_device, src_device})
       if (!d.is_host() && d != device()) return fail(ErrorCode::kInternal, name() + " cannot copy " + src_device.str() + " -> " + dst_device.str());
     if (bytes == 0) return ok();
+    ++copies_;
     if (stream) {
       // Host memory here is pageable (the planner's host arena): the copy is staged by the driver.
       SD_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, static_cast<cudaStream_t>(stream->native_handle())));
@@ -108,6 +114,7 @@ class CudaBackend final : public Backend {
     SD_CUDA_TRY(cudaSetDevice(index_));
     cudaStream_t s = nullptr;
     SD_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    ++streams_;
     return std::unique_ptr<BackendStream>(new CudaStream(s, threads));
   }
   Status begin_run(BackendStream&) const override {
@@ -120,10 +127,14 @@ class CudaBackend final : public Backend {
   }
 
  private:
-  void release(void* data, size_t) const noexcept override { cudaFree(data); }
+  void release(void* data, size_t) const noexcept override {
+    cudaFree(data);
+    ++frees_;
+  }
 
   int index_;
   cudaDeviceProp prop_;
+  mutable std::atomic<uint64_t> allocations_{0}, frees_{0}, streams_{0}, copies_{0};
 };
 
 // Why the driver offers no usable device, in a user's words.
