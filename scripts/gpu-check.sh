@@ -2,8 +2,9 @@
 # Runs on the GPU machine (docs/gpu.md), in the repository's root, with .gpu/ carried: unpacks the
 # check made by scripts/gpu-pack.sh, records what the machine has, makes the YOLOv8n-architecture
 # model with the machine's PyTorch, runs the check (conformance of every op the CUDA backend
-# claims, parity and latency of the bundled tiny model and YOLOv8n), then compute-sanitizer's
-# memcheck and racecheck on a short run. Everything lands in $OUT (the device tool's) or gpu-out/.
+# claims, parity and latency of the bundled tiny model and YOLOv8n), the backend tests, then
+# compute-sanitizer's memcheck and racecheck on a short run, and PyTorch's figures for the same
+# architecture (tools/torch_bench.py). Everything lands in $OUT (the device tool's) or gpu-out/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-out}
@@ -32,7 +33,14 @@ status=${PIPESTATUS[0]}
 "$dir/streamdet_native_tests" >"$out/native_tests.txt" 2>&1 || status=1
 tail -n 5 "$out/native_tests.txt"
 short=(--cases 2 --iters 2 --model models/tiny_synth_v8.onnx --input 1x3x256x256)
-timeout 300 compute-sanitizer --tool memcheck --leak-check full "$dir/streamdet_gpu_check" "${short[@]}" >"$out/memcheck.txt" 2>&1
-timeout 300 compute-sanitizer --tool racecheck "$dir/streamdet_gpu_check" "${short[@]}" >"$out/racecheck.txt" 2>&1
-tail -n 3 "$out/memcheck.txt" "$out/racecheck.txt"
+{
+  echo "== memcheck"
+  timeout 240 compute-sanitizer --tool memcheck --leak-check full "$dir/streamdet_gpu_check" "${short[@]}"
+  echo "== racecheck"
+  timeout 120 compute-sanitizer --tool racecheck "$dir/streamdet_gpu_check" "${short[@]}"
+} >"$out/sanitizer.txt" 2>&1
+grep -E "^== |ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer.txt"
+# PyTorch on the same GPU (issue 13's yardstick), last: torch.compile's autotuning takes minutes.
+PYTHONUNBUFFERED=1 timeout 300 python3 tools/torch_bench.py --json "$out/torch.json" --batches 1 32 128 >"$out/torch.txt" 2>&1
+tail -n 4 "$out/torch.txt"
 exit "$status"

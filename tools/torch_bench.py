@@ -1,0 +1,121 @@
+"""PyTorch on the same GPU, for issue 13's targets: the YOLOv8n architecture of
+tools/make_yolov8n.py (same layers, BN folded as inference does), timed the way streamdet's GPU
+check times its engine, and printed as one JSON object:
+
+  - eager fp16 channels_last and eager fp32, batch 1: median latency of the compute alone (CUDA
+    events) and of upload + compute + download (the host tensor in, the head output back);
+  - torch.compile (mode given; default max-autotune) fp16 channels_last: images/s per batch size.
+
+    python3 tools/torch_bench.py --json torch.json [--iters 200] [--batches 1 8 32 64 128]
+                                 [--compile-mode max-autotune|reduce-overhead|none] [--device cuda]
+
+On the GPU machine scripts/gpu-check.sh runs it. `--device cpu --iters 2 --batches 1
+--compile-mode none` checks the script itself anywhere.
+"""
+
+import argparse
+import copy
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_yolov8n import YoloV8nArch  # noqa: E402
+
+
+def fold_bn(model):
+    """Conv + BatchNorm into one Conv, as every inference engine (streamdet's too) runs it."""
+    import torch.nn as nn
+    for m in model.modules():
+        for name, child in list(m.named_children()):
+            if isinstance(child, nn.BatchNorm2d) and hasattr(m, "conv"):
+                conv = m.conv
+                scale = child.weight / torch.sqrt(child.running_var + child.eps)
+                conv.weight.data = conv.weight.data * scale.reshape(-1, 1, 1, 1)
+                bias = conv.bias.data if conv.bias is not None else torch.zeros_like(child.running_mean)
+                conv.bias = nn.Parameter((bias - child.running_mean) * scale + child.bias)
+                setattr(m, name, nn.Identity())
+    return model
+
+
+def timed(fn, iters, device):
+    """Median milliseconds of fn() over iters runs after a warm-up (CUDA events on a GPU)."""
+    for _ in range(max(3, iters // 10)):
+        fn()
+    times = []
+    for _ in range(iters):
+        if device == "cuda":
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+        else:
+            t0 = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json")
+    ap.add_argument("--iters", type=int, default=200)
+    ap.add_argument("--imgsz", type=int, default=640)
+    ap.add_argument("--batches", type=int, nargs="+", default=[1, 8, 32, 64, 128])
+    ap.add_argument("--compile-mode", default="max-autotune")
+    ap.add_argument("--device", default="cuda")
+    args = ap.parse_args()
+    dev = args.device
+    torch.manual_seed(0)
+    base = fold_bn(YoloV8nArch().eval())
+    report = {"torch": torch.__version__, "device": dev, "imgsz": args.imgsz}
+    if dev == "cuda":
+        report["gpu"] = torch.cuda.get_device_name(0)
+        report["cuda"] = torch.version.cuda
+        report["cudnn"] = torch.backends.cudnn.version()
+        torch.backends.cudnn.benchmark = True
+    host = torch.rand(1, 3, args.imgsz, args.imgsz).pin_memory() if dev == "cuda" else torch.rand(1, 3, args.imgsz, args.imgsz)
+
+    with torch.inference_mode():
+        for name, dtype, fmt in (("eager_fp16_channels_last", torch.float16, torch.channels_last),
+                                 ("eager_fp32", torch.float32, torch.contiguous_format)):
+            if dev == "cpu" and dtype == torch.float16:
+                continue
+            model = copy.deepcopy(base).to(dev, dtype).to(memory_format=fmt)
+            x = host.to(dev, dtype).to(memory_format=fmt)
+            compute = timed(lambda: model(x), args.iters, dev)
+            end_to_end = timed(lambda: model(host.to(dev, non_blocking=True).to(dtype).to(memory_format=fmt)).float().cpu(),
+                               args.iters, dev)
+            report[name] = {"batch": 1, "compute_ms_median": compute, "upload_compute_download_ms_median": end_to_end}
+            print(name, report[name], flush=True)
+
+        if args.compile_mode != "none":
+            dtype = torch.float16 if dev == "cuda" else torch.float32
+            model = base.to(dev, dtype).to(memory_format=torch.channels_last)
+            compiled = torch.compile(model, mode=args.compile_mode)
+            rows = []
+            for b in args.batches:
+                x = torch.rand(b, 3, args.imgsz, args.imgsz, device=dev, dtype=dtype).to(memory_format=torch.channels_last)
+                t0 = time.perf_counter()
+                compiled(x)  # compiles for this shape
+                compile_s = time.perf_counter() - t0
+                ms = timed(lambda: compiled(x), max(10, args.iters // 4), dev)
+                rows.append({"batch": b, "ms_median": ms, "images_per_s": b * 1e3 / ms, "compile_s": compile_s})
+                print("compiled", rows[-1], flush=True)
+            report["compiled_" + args.compile_mode.replace("-", "_")] = rows
+            report["best_images_per_s"] = max(r["images_per_s"] for r in rows)
+
+    print(json.dumps(report))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
