@@ -9,7 +9,8 @@ packages=(
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev   # video files decoded to YUV
   libdnnl-dev              # oneDNN: the native engine's CPU executor
   ocl-icd-opencl-dev       # only a Recommends of libdnnl-dev, but its CMake config requires OpenCL
-  libonnx-dev libprotobuf-dev protobuf-compiler   # ONNX protobuf classes
+  libonnx-dev libprotobuf-dev protobuf-compiler   # ONNX protobuf classes, our wire messages
+  libturbojpeg0-dev        # JPEG frames from the wire (libjpeg-turbo, DCT-scaled decoding)
   libonnx-testdata         # ONNX's operator conformance tests (test suite)
   libexpected-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -1,0 +1,150 @@
+// Frames on the wire (transport/frame_codec.h): a frame published as JPEG or raw BGR comes back
+// as it went (JPEG within its quality), a JPEG is decoded at the smallest DCT scale that still
+// covers what the model needs, and every kind of bad entry is refused with its kind and one line,
+// before an image buffer is sized from what a message claims.
+#include <gtest/gtest.h>
+
+#include <opencv2/imgproc.hpp>
+
+#include "transport/frame_codec.h"
+#include "transport/messages.pb.h"
+
+namespace sd::transport {
+namespace {
+
+cv::Mat test_picture(int w, int h) {
+  cv::Mat m(h, w, CV_8UC3);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) m.at<cv::Vec3b>(y, x) = cv::Vec3b(static_cast<uchar>(x * 255 / w), static_cast<uchar>(y * 255 / h), 128);
+  cv::circle(m, {w / 2, h / 2}, std::min(w, h) / 4, cv::Scalar(20, 200, 40), -1);
+  return m;
+}
+
+double mean_abs_diff(const cv::Mat& a, const cv::Mat& b) {
+  cv::Mat d;
+  cv::absdiff(a, b, d);
+  const cv::Scalar s = cv::mean(d);
+  return (s[0] + s[1] + s[2]) / 3;
+}
+
+constexpr uint64_t kMaxPixels = 4096ull * 4096;
+
+TEST(FrameCodec, RawAndJpegFramesComeBackAsTheyWent) {
+  const cv::Mat pic = test_picture(320, 180);
+  auto raw = encode_frame_message(pic, "cam1", 42, 1700000000123456, 0);
+  ASSERT_TRUE(raw);
+  ParsedFrame p = parse_frame_message(*raw, kMaxPixels);
+  ASSERT_EQ(p.bad, BadFrame::kNone) << p.why;
+  EXPECT_EQ(p.header.source_id, "cam1");
+  EXPECT_EQ(p.header.frame_index, 42);
+  EXPECT_EQ(p.header.capture_time_us, 1700000000123456);
+  EXPECT_FALSE(p.header.jpeg);
+  ASSERT_EQ(p.header.data.size(), 320u * 180 * 3);
+  EXPECT_EQ(mean_abs_diff(cv::Mat(180, 320, CV_8UC3, const_cast<char*>(p.header.data.data())), pic), 0.0);
+
+  auto jpeg = encode_frame_message(pic, "cam1", 43, 0, 90);
+  ASSERT_TRUE(jpeg);
+  EXPECT_LT(jpeg->size(), raw->size() / 4);
+  ParsedFrame q = parse_frame_message(*jpeg, kMaxPixels);
+  ASSERT_EQ(q.bad, BadFrame::kNone) << q.why;
+  EXPECT_TRUE(q.header.jpeg);
+  JpegDecoder dec;
+  cv::Mat out;
+  ASSERT_TRUE(dec.decode(q.header.data, {320, 180}, 0, 0, out));
+  EXPECT_EQ(out.size(), cv::Size(320, 180));
+  EXPECT_LT(mean_abs_diff(out, pic), 3.0);
+}
+
+TEST(FrameCodec, AJpegIsDecodedAtTheSmallestScaleThatCoversTheModelInput) {
+  JpegDecoder dec;
+  // 1280x720 into a 640-wide input: half size is enough; into 320: a quarter; 1000 wide: full.
+  EXPECT_EQ(dec.scaled_size(1280, 720, 640, 360), cv::Size(640, 360));
+  EXPECT_EQ(dec.scaled_size(1280, 720, 320, 0), cv::Size(320, 180));
+  EXPECT_EQ(dec.scaled_size(1280, 720, 1000, 0), cv::Size(1280, 720));
+  EXPECT_EQ(dec.scaled_size(1280, 720, 0, 0), cv::Size(1280, 720));  // no model size given: full size
+  EXPECT_EQ(dec.scaled_size(1280, 720, 100, 50), cv::Size(160, 90));
+  EXPECT_EQ(dec.scaled_size(1281, 721, 641, 0), cv::Size(641, 361));    // scaled sizes round up
+  EXPECT_EQ(dec.scaled_size(1281, 721, 642, 0), cv::Size(1281, 721));
+  const cv::Mat pic = test_picture(1280, 720);
+  auto jpeg = encode_frame_message(pic, "c", 0, 0, 90);
+  ASSERT_TRUE(jpeg);
+  ParsedFrame p = parse_frame_message(*jpeg, kMaxPixels);
+  cv::Mat out, reference;
+  ASSERT_TRUE(dec.decode(p.header.data, {1280, 720}, 640, 360, out));
+  ASSERT_EQ(out.size(), cv::Size(640, 360));
+  cv::resize(pic, reference, {640, 360}, 0, 0, cv::INTER_AREA);
+  EXPECT_LT(mean_abs_diff(out, reference), 3.0);
+  // The buffer is reused for the next frame of the same size.
+  const uchar* buffer = out.data;
+  ASSERT_TRUE(dec.decode(p.header.data, {1280, 720}, 640, 360, out));
+  EXPECT_EQ(out.data, buffer);
+}
+
+TEST(FrameCodec, EveryKindOfBadEntryIsRefusedWithItsKind) {
+  const cv::Mat pic = test_picture(64, 48);
+  streamdet::wire::Frame good;
+  good.set_source_id("c");
+  good.set_width(64);
+  good.set_height(48);
+  good.set_encoding(streamdet::wire::Frame::RAW_BGR);
+  good.set_data(std::string(64 * 48 * 3, '\x10'));
+  ASSERT_EQ(parse_frame_message(good.SerializeAsString(), kMaxPixels).bad, BadFrame::kNone);
+
+  auto with = [&](auto change) {
+    streamdet::wire::Frame f = good;
+    change(f);
+    return parse_frame_message(f.SerializeAsString(), kMaxPixels);
+  };
+  struct Case {
+    const char* what;
+    ParsedFrame got;
+    BadFrame want;
+  };
+  const Case cases[] = {
+      {"garbage", parse_frame_message(std::string("\xff\xff\xff\xff not protobuf"), kMaxPixels), BadFrame::kMalformed},
+      {"no width", with([](auto& f) { f.set_width(0); }), BadFrame::kMissingField},
+      {"no encoding", with([](auto& f) { f.set_encoding(streamdet::wire::Frame::ENCODING_UNSPECIFIED); }), BadFrame::kMissingField},
+      {"no data", with([](auto& f) { f.clear_data(); }), BadFrame::kMissingField},
+      {"huge", with([](auto& f) { f.set_width(100000), f.set_height(100000); }), BadFrame::kTooLarge},
+      {"short raw", with([](auto& f) { f.mutable_data()->resize(100); }), BadFrame::kSizeMismatch},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(c.got.bad, c.want) << c.what << ": " << c.got.why;
+    EXPECT_FALSE(c.got.why.empty()) << c.what;
+    EXPECT_EQ(c.got.why.find('\n'), std::string::npos) << c.what;
+  }
+  EXPECT_NE(cases[4].got.why.find("100000x100000"), std::string::npos) << cases[4].got.why;
+  EXPECT_STREQ(bad_frame_name(BadFrame::kCorruptImage), "corrupt-image");
+}
+
+TEST(FrameCodec, CorruptTruncatedAndLyingJpegsAreRefusedBeforeDecoding) {
+  const cv::Mat pic = test_picture(320, 240);
+  auto msg = encode_frame_message(pic, "c", 0, 0, 85);
+  ASSERT_TRUE(msg);
+  ParsedFrame p = parse_frame_message(*msg, kMaxPixels);
+  const std::string jpeg(p.header.data);
+  JpegDecoder dec;
+  cv::Mat out;
+  // Not a JPEG at all.
+  auto st = dec.decode("not a jpeg at all", {320, 240}, 0, 0, out);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("not a JPEG"), std::string::npos) << st.error().message;
+  // Cut in half: refused or decoded with a warning, never a crash; the header is still read.
+  st = dec.decode(std::string_view(jpeg).substr(0, jpeg.size() / 2), {320, 240}, 0, 0, out);
+  if (!st) EXPECT_NE(st.error().message.find("JPEG"), std::string::npos) << st.error().message;
+  // A message that says 32x24 around a 320x240 JPEG: the size max_pixels was checked against is a
+  // lie; refused before decoding.
+  st = dec.decode(jpeg, {32, 24}, 0, 0, out);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("size mismatch: the JPEG is 320x240, the message says 32x24"), std::string::npos)
+      << st.error().message;
+  // Every byte flipped in turn at a few places: errors only, no crash.
+  for (size_t at : {size_t{2}, size_t{20}, size_t{200}, jpeg.size() / 2, jpeg.size() - 3}) {
+    std::string broken = jpeg;
+    broken[at] = static_cast<char>(broken[at] ^ 0x5a);
+    (void)dec.decode(broken, {}, 0, 0, out);
+  }
+}
+
+}  // namespace
+}  // namespace sd::transport
