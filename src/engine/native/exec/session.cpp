@@ -118,7 +118,7 @@ class Session final : public NativeSession {
     SD_ASSIGN_OR_RETURN(exec::Plan * plan, plan_for(inputs, shapes));
     SD_TRY(check_memory(*plan, shapes));
     for (size_t b = 0; b < backends_.size(); ++b) {
-      // At least one line (allocate_aligned's minimum), so that even empty tensors get a real address.
+      // At least 64 bytes (ensure's minimum), so that even empty tensors get a real address.
       SD_TRY(ensure(arenas_[b], plan->memory[b].arena_bytes, b, "arena"));
       SD_TRY(ensure(scratch_[b], plan->memory[b].scratch_bytes, b, "scratch"));
     }
