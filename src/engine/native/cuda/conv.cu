@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include "engine/native/cuda/conv.h"
+#include "engine/native/cuda/launch.cuh"
 
 namespace sd::native::cuda {
 namespace {
@@ -25,17 +26,9 @@ __global__ void conv_direct_kernel(ConvParams p, const float* __restrict__ x, co
                                    const float* __restrict__ bias, const float* __restrict__ sum, float* __restrict__ y) {
   const int64_t total = p.n * p.oc * p.oh * p.ow;
   const int64_t cg = p.c / p.group, ocg = p.oc / p.group;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total; i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t n, o, oy, ox, rest = i;
-    if (p.dst_nhwc) {
-      o = rest % p.oc, rest /= p.oc;
-      ox = rest % p.ow, rest /= p.ow;
-      oy = rest % p.oh, n = rest / p.oh;
-    } else {
-      ox = rest % p.ow, rest /= p.ow;
-      oy = rest % p.oh, rest /= p.oh;
-      o = rest % p.oc, n = rest / p.oc;
-    }
+  SD_GRID_LOOP(i, total) {
+    const Index4 at = index4(i, p.oc, p.oh, p.ow, p.dst_nhwc);
+    const int64_t n = at.n, o = at.c, oy = at.y, ox = at.x;
     const int64_t g = o / ocg;
     float acc = bias ? bias[o] : 0.f;
     for (int64_t ky = 0; ky < p.kh; ++ky) {
@@ -46,8 +39,7 @@ __global__ void conv_direct_kernel(ConvParams p, const float* __restrict__ x, co
         if (ix < 0 || ix >= p.w) continue;
         for (int64_t ci = 0; ci < cg; ++ci) {
           const int64_t c = g * cg + ci;
-          const int64_t xi = p.src_nhwc ? ((n * p.h + iy) * p.w + ix) * p.c + c : ((n * p.c + c) * p.h + iy) * p.w + ix;
-          acc += x[xi] * w[((o * cg + ci) * p.kh + ky) * p.kw + kx];
+          acc += x[offset4(n, c, iy, ix, p.c, p.h, p.w, p.src_nhwc)] * w[((o * cg + ci) * p.kh + ky) * p.kw + kx];
         }
       }
     }
@@ -62,10 +54,7 @@ int launch_conv_direct(const ConvParams& p, const float* x, const float* w, cons
                        void* stream) {
   const int64_t total = p.n * p.oc * p.oh * p.ow;
   if (total <= 0) return cudaSuccess;
-  constexpr int kThreads = 256;
-  const int64_t blocks = (total + kThreads - 1) / kThreads;
-  conv_direct_kernel<<<static_cast<unsigned>(blocks < 65535 * 16 ? blocks : 65535 * 16), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-      p, x, w, bias, sum, y);
+  conv_direct_kernel<<<blocks_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(p, x, w, bias, sum, y);
   return cudaGetLastError();
 }
 

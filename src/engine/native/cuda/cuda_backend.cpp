@@ -17,6 +17,14 @@
 namespace sd::native {
 namespace cuda {
 
+bool float32_io(const OpContext& ctx, size_t data_inputs) {
+  for (size_t i = 0; i < data_inputs && i < ctx.inputs.size(); ++i)
+    if (ctx.inputs[i].dtype != DType::kFloat32) return false;
+  for (const auto& o : ctx.outputs)
+    if (o.dtype != DType::kFloat32 && o.dtype != DType::kUndefined) return false;
+  return true;
+}
+
 const CudaOpTable& cuda_ops() {
   static const CudaOpTable table = [] {
     CudaOpTable t;

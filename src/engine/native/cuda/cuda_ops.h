@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "engine/native/backend.h"
 #include "engine/native/op_registry.h"
 
 namespace sd::native::cuda {
@@ -16,6 +17,12 @@ struct CudaOp {
   std::function<Result<std::unique_ptr<Kernel>>(const OpContext&)> create;
 };
 using CudaOpTable = std::map<std::string, CudaOp>;
+
+// The session's CUDA stream for a kernel's launches (nullptr: the default stream).
+inline void* stream_of(const ExecContext& ctx) { return ctx.stream ? ctx.stream->native_handle() : nullptr; }
+// The first `data_inputs` inputs and every output the node produces are float32: what the kernels
+// of this backend take so far.
+bool float32_io(const OpContext& ctx, size_t data_inputs);
 
 void register_elementwise_ops(CudaOpTable& ops);  // elementwise_ops.cpp
 void register_conv_ops(CudaOpTable& ops);         // conv_ops.cpp

@@ -5,19 +5,10 @@
 #include <cfloat>
 
 #include "engine/native/cuda/data_kernels.h"
+#include "engine/native/cuda/launch.cuh"
 
 namespace sd::native::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned blocks_for(int64_t n) {
-  const int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(b < 65535 * 16 ? b : 65535 * 16);
-}
-
-#define SD_GRID_LOOP(i, n) \
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
 __global__ void strided_copy_kernel(StridedCopy c, int64_t total, const float* __restrict__ src, float* __restrict__ dst) {
   SD_GRID_LOOP(i, total) {
@@ -35,16 +26,8 @@ __global__ void strided_copy_kernel(StridedCopy c, int64_t total, const float* _
 __global__ void pool_kernel(PoolParams p, const float* __restrict__ x, float* __restrict__ y) {
   const int64_t total = p.n * p.c * p.oh * p.ow;
   SD_GRID_LOOP(i, total) {
-    int64_t n, c, oy, ox, rest = i;
-    if (p.dst_nhwc) {
-      c = rest % p.c, rest /= p.c;
-      ox = rest % p.ow, rest /= p.ow;
-      oy = rest % p.oh, n = rest / p.oh;
-    } else {
-      ox = rest % p.ow, rest /= p.ow;
-      oy = rest % p.oh, rest /= p.oh;
-      c = rest % p.c, n = rest / p.c;
-    }
+    const Index4 at = index4(i, p.c, p.oh, p.ow, p.dst_nhwc);
+    const int64_t n = at.n, c = at.c, oy = at.y, ox = at.x;
     float acc = p.max ? -FLT_MAX : 0.f;
     int64_t count = 0;
     for (int64_t ky = 0; ky < p.kh; ++ky) {
@@ -56,7 +39,7 @@ __global__ void pool_kernel(PoolParams p, const float* __restrict__ x, float* __
           count += p.include_pad;
           continue;
         }
-        const float v = x[p.src_nhwc ? ((n * p.h + iy) * p.w + ix) * p.c + c : ((n * p.c + c) * p.h + iy) * p.w + ix];
+        const float v = x[offset4(n, c, iy, ix, p.c, p.h, p.w, p.src_nhwc)];
         acc = p.max ? fmaxf(acc, v) : acc + v;
         ++count;
       }

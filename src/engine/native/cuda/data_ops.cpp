@@ -16,16 +16,6 @@
 namespace sd::native::cuda {
 namespace {
 
-void* stream_of(const ExecContext& ctx) { return ctx.stream ? ctx.stream->native_handle() : nullptr; }
-
-bool float_data(const OpContext& ctx, size_t data_inputs = 1) {
-  for (size_t i = 0; i < data_inputs && i < ctx.inputs.size(); ++i)
-    if (ctx.inputs[i].dtype != DType::kFloat32) return false;
-  for (const auto& o : ctx.outputs)
-    if (o.dtype != DType::kFloat32 && o.dtype != DType::kUndefined) return false;
-  return true;
-}
-
 std::array<int64_t, Shape::kMaxRank> strides_of(const Shape& s) { return ops::contiguous_strides(s); }
 
 // One or more strided copies per run.
@@ -227,7 +217,7 @@ Result<std::unique_ptr<Kernel>> create_bin_expectation(const OpContext& ctx) {
 void add(CudaOpTable& ops, const char* name, size_t data_inputs, std::function<Result<std::unique_ptr<Kernel>>(const OpContext&)> create) {
   ops[name] = CudaOp{[create, data_inputs](const OpContext& ctx) {
                        size_t n = data_inputs == 0 ? ctx.inputs.size() : data_inputs;
-                       return float_data(ctx, n) && static_cast<bool>(create(ctx));
+                       return float32_io(ctx, n) && static_cast<bool>(create(ctx));
                      },
                      create};
 }

@@ -4,16 +4,10 @@
 #include <cuda_runtime.h>
 
 #include "engine/native/cuda/elementwise.h"
+#include "engine/native/cuda/launch.cuh"
 
 namespace sd::native::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-int blocks_for(int64_t n) {
-  const int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(b < 65535 * 8 ? b : 65535 * 8);
-}
 
 __device__ __forceinline__ float apply(UnaryOp op, float x, float alpha, float beta) {
   switch (op) {
@@ -45,20 +39,20 @@ __device__ __forceinline__ float apply(BinaryOp op, float a, float b) {
 }
 
 __global__ void unary_kernel(UnaryOp op, const float* __restrict__ x, float* __restrict__ y, int64_t n, float alpha, float beta) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+  SD_GRID_LOOP(i, n)
     y[i] = apply(op, x[i], alpha, beta);
 }
 
 // a and b both of the output's shape (sa = sb = 1), or one of them a scalar (its step 0).
 __global__ void binary_flat_kernel(BinaryOp op, const float* __restrict__ a, int64_t sa, const float* __restrict__ b, int64_t sb,
                                    float* __restrict__ y, int64_t n) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+  SD_GRID_LOOP(i, n)
     y[i] = apply(op, a[i * sa], b[i * sb]);
 }
 
 __global__ void binary_broadcast_kernel(BinaryOp op, const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ y,
                                         int64_t n, Broadcast bc) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  SD_GRID_LOOP(i, n) {
     int64_t rest = i, ia = 0, ib = 0;
     for (int d = bc.rank - 1; d >= 0; --d) {
       const int64_t c = rest % bc.dims[d];

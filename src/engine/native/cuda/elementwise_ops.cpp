@@ -7,19 +7,10 @@
 #include "engine/native/cuda/cuda_check.h"
 #include "engine/native/cuda/cuda_ops.h"
 #include "engine/native/cuda/elementwise.h"
+#include "engine/native/ops/op_util.h"
 
 namespace sd::native::cuda {
 namespace {
-
-bool all_float32(const OpContext& ctx, size_t data_inputs) {
-  for (size_t i = 0; i < data_inputs && i < ctx.inputs.size(); ++i)
-    if (ctx.inputs[i].dtype != DType::kFloat32) return false;
-  for (const auto& o : ctx.outputs)
-    if (o.dtype != DType::kFloat32) return false;
-  return true;
-}
-
-void* stream_of(const ExecContext& ctx) { return ctx.stream ? ctx.stream->native_handle() : nullptr; }
 
 class UnaryKernel final : public Kernel {
  public:
@@ -54,7 +45,7 @@ void add_unary(CudaOpTable& ops, const char* name, UnaryOp op) {
   ops[name] = CudaOp{
       [op](const OpContext& ctx) {
         float lo, hi;
-        return all_float32(ctx, 1) && ctx.outputs.size() == 1 && (op != UnaryOp::kClip || clip_bounds(ctx, lo, hi));
+        return float32_io(ctx, 1) && ctx.outputs.size() == 1 && (op != UnaryOp::kClip || clip_bounds(ctx, lo, hi));
       },
       [op](const OpContext& ctx) -> Result<std::unique_ptr<Kernel>> {
         float alpha = 0, beta = 0;
@@ -64,20 +55,6 @@ void add_unary(CudaOpTable& ops, const char* name, UnaryOp op) {
           return fail(ErrorCode::kUnsupported, ctx.describe() + ": bounds not known when planning");
         return std::unique_ptr<Kernel>(new UnaryKernel(op, alpha, beta));
       }};
-}
-
-// Element strides of `s` seen against the output's dims (right-aligned; 0 where it broadcasts).
-void broadcast_strides(const Shape& s, const Shape& out, int64_t* strides) {
-  int64_t stride = 1;
-  for (int d = out.rank - 1; d >= 0; --d) {
-    const int sd = d - (out.rank - s.rank);
-    if (sd < 0) {
-      strides[d] = 0;
-      continue;
-    }
-    strides[d] = s[sd] == 1 && out[d] != 1 ? 0 : stride;
-    stride *= s[sd];
-  }
 }
 
 class BinaryKernel final : public Kernel {
@@ -99,7 +76,7 @@ void add_binary(CudaOpTable& ops, const char* name, BinaryOp op) {
   ops[name] = CudaOp{
       [](const OpContext& ctx) {
         // Max and Min are n-ary in ONNX: two operands here.
-        return ctx.inputs.size() == 2 && ctx.outputs.size() == 1 && all_float32(ctx, 2) &&
+        return ctx.inputs.size() == 2 && ctx.outputs.size() == 1 && float32_io(ctx, 2) &&
                ctx.outputs[0].shape.rank <= kMaxBroadcastRank && ctx.inputs[0].shape.rank <= ctx.outputs[0].shape.rank &&
                ctx.inputs[1].shape.rank <= ctx.outputs[0].shape.rank;
       },
@@ -108,8 +85,8 @@ void add_binary(CudaOpTable& ops, const char* name, BinaryOp op) {
         const Shape& out = ctx.outputs[0].shape;
         bc.rank = out.rank;
         for (int d = 0; d < out.rank; ++d) bc.dims[d] = out[d];
-        broadcast_strides(ctx.inputs[0].shape, out, bc.a_strides);
-        broadcast_strides(ctx.inputs[1].shape, out, bc.b_strides);
+        const auto a = ops::broadcast_strides(ctx.inputs[0].shape, out), b = ops::broadcast_strides(ctx.inputs[1].shape, out);
+        for (int d = 0; d < out.rank; ++d) bc.a_strides[d] = a[static_cast<size_t>(d)], bc.b_strides[d] = b[static_cast<size_t>(d)];
         if (bc.rank == 0) {  // scalars: one element
           bc.rank = 1;
           bc.dims[0] = 1;

@@ -1,0 +1,43 @@
+// What every kernel file of the CUDA backend launches with: the block size, a grid for n
+// elements, a grid-stride loop, and a 4-D output index in either layout.
+#pragma once
+
+#include <cstdint>
+
+namespace sd::native::cuda {
+
+constexpr int kThreads = 256;
+
+// Enough blocks for one element per thread, capped (the grid-stride loop covers the rest).
+inline unsigned blocks_for(int64_t n) {
+  const int64_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(b < 65535 * 16 ? b : 65535 * 16);
+}
+
+#define SD_GRID_LOOP(i, n) \
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+
+// Element i of an [n, c, h, w] tensor stored NHWC or NCHW, as (n, c, y, x).
+struct Index4 {
+  int64_t n, c, y, x;
+};
+__device__ __forceinline__ Index4 index4(int64_t i, int64_t c, int64_t h, int64_t w, bool nhwc) {
+  Index4 r;
+  if (nhwc) {
+    r.c = i % c, i /= c;
+    r.x = i % w, i /= w;
+    r.y = i % h, r.n = i / h;
+  } else {
+    r.x = i % w, i /= w;
+    r.y = i % h, i /= h;
+    r.c = i % c, r.n = i / c;
+  }
+  return r;
+}
+
+// Offset of (n, c, y, x) in an [n, c, h, w] tensor stored NHWC or NCHW.
+__device__ __forceinline__ int64_t offset4(int64_t n, int64_t ch, int64_t y, int64_t x, int64_t c, int64_t h, int64_t w, bool nhwc) {
+  return nhwc ? ((n * h + y) * w + x) * c + ch : ((n * c + ch) * h + y) * w + x;
+}
+
+}  // namespace sd::native::cuda
