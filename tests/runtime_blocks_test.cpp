@@ -6,6 +6,8 @@
 // ThreadSanitizer (scripts/tsan.sh).
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -52,6 +54,17 @@ TEST(BoundedQueue, BlockKeepsEveryItemInOrderWhenTheConsumerIsSlower) {
   EXPECT_EQ(got, want);
   EXPECT_EQ(q.dropped(), 0);
   EXPECT_LE(q.high_water(), 2u);
+}
+
+// A push after close hands the item back (a frame in it must still be settled), not destroys it.
+TEST(BoundedQueue, APushAfterCloseHandsTheItemBack) {
+  BoundedQueue<std::unique_ptr<int>> q(2, QueuePolicy::kBlock);
+  q.close();
+  auto r = q.push(std::make_unique<int>(7));
+  EXPECT_FALSE(r.accepted);
+  ASSERT_TRUE(r.refused && *r.refused);
+  EXPECT_EQ(**r.refused, 7);
+  EXPECT_FALSE(r.evicted);
 }
 
 TEST(BoundedQueue, DropOldestHandsBackTheOldestAndKeepsTheNewest) {

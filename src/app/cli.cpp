@@ -1,7 +1,9 @@
 #include "app/cli.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -119,6 +121,14 @@ Status resolve_layout(const std::string& text, ModelOptions& m) {
   return ok();
 }
 
+// REDISCLI_AUTH, as redis-cli reads it: a password kept out of the command line (and so out of
+// `ps`), for redis:// URIs that carry none. A credential, not a switch.
+std::optional<std::string> redis_password_from_environment() {
+  const char* password = std::getenv("REDISCLI_AUTH");
+  if (!password || !*password) return std::nullopt;
+  return std::string(password);
+}
+
 int report_error(const Error& e) {
   log_error("%s", e.message.c_str());
   return exit_code_for(e.code);
@@ -128,6 +138,7 @@ int run_command(RunOptions& options, const std::string& layout) {
   set_log_quiet(options.quiet);
   set_log_verbose(options.verbose);
   if (auto st = resolve_layout(layout, options.model); !st) return report_error(st.error());
+  options.redis_password = redis_password_from_environment();
   install_interrupt_handler();
   RunOutcome outcome = run_detection(options);
   if (outcome.started && !options.quiet) std::fprintf(stderr, "%s", format_profile(outcome.profile).c_str());
@@ -177,6 +188,10 @@ int cli_main(int argc, char** argv) {
                       "annotated video to write (.mp4, .avi, .mkv); with several sources {i} or {name} in the name, "
                       "else _<i> is added");
   run_cmd->add_option("-d,--detections", run.detections, "detections as JSON Lines, one line per frame (all sources)");
+  run_cmd->add_option("--sink", run.sinks,
+                      "another output, its kind from its name: a video file, a .jsonl file, or "
+                      "redis://[user:pass@]host:port/STREAM (detections into a Redis stream); repeat for several")
+      ->take_all();
   run_cmd->add_option("--profile-json", run.profile_json, "save the profile as JSON");
   run_cmd->add_option("--max-frames", run.max_frames, "stop after N frames (-1: all)")
       ->capture_default_str()

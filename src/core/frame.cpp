@@ -1,4 +1,5 @@
 #include "core/frame.h"
+#include "core/frame_outcome.h"
 
 #include <opencv2/imgproc.hpp>
 
@@ -17,6 +18,22 @@ cv::Mat& Frame::bgr() {
     format = PixelFormat::kBgr;
   }
   return image;
+}
+
+}  // namespace sd
+
+namespace sd {
+
+const char* frame_outcome_name(FrameOutcome outcome) {
+  switch (outcome) {
+    case FrameOutcome::kWritten: return "written";
+    case FrameOutcome::kPolicy: return "policy";
+    case FrameOutcome::kEvery: return "every";
+    case FrameOutcome::kMaxAge: return "max-age";
+    case FrameOutcome::kAborted: return "aborted";
+    case FrameOutcome::kFailed: return "failed";
+  }
+  return "?";
 }
 
 }  // namespace sd

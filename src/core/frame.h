@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 #include <opencv2/core/mat.hpp>
 
@@ -27,6 +28,8 @@ struct Frame {
   int64_t index = 0;          // 0-based position in the source (counts skipped corrupt frames too)
   double timestamp_ms = 0;    // position in the stream (file) or time since start (live)
   Clock::time_point capture_time{};  // when the pipeline got it from the source
+  std::string origin;         // the source's own name for it, when it has one (a Redis entry id),
+                              // so that the source can be told what became of it
 
   // Width and height of the picture, whichever the format.
   cv::Size size() const {

@@ -28,6 +28,7 @@ class BoundedQueue {
   struct PushResult {
     bool accepted = false;     // false only when the queue was closed
     std::optional<T> evicted;  // the item dropped to make room (kDropOldest / kLatest)
+    std::optional<T> refused;  // the pushed item, handed back when the queue was closed
     double blocked_ms = 0;     // time spent waiting for room (kBlock)
   };
 
@@ -39,7 +40,10 @@ class BoundedQueue {
       not_full_.wait(lock, [&] { return items_.size() < capacity_ || closed_; });
       r.blocked_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     }
-    if (closed_) return r;
+    if (closed_) {
+      r.refused.emplace(std::move(item));
+      return r;
+    }
     if (items_.size() >= capacity_) {
       r.evicted.emplace(items_.pop_front());
       ++dropped_;

@@ -2,9 +2,14 @@
 // profile recorded around every stage.
 #pragma once
 
+#include <functional>
+#include <memory>
+#include <string>
+
 #include "core/error.h"
 #include "runtime/profiler.h"
 #include "runtime/run_options.h"
+#include "sources/source.h"
 
 namespace sd {
 
@@ -15,5 +20,9 @@ struct RunOutcome {
 };
 
 RunOutcome run_detection(const RunOptions& options);
+
+// The same with the sources opened by `open` instead of open_source() (tests give their own).
+using SourceOpener = std::function<Result<std::unique_ptr<Source>>(const std::string& spec, const SourceOptions& options)>;
+RunOutcome run_detection(const RunOptions& options, const SourceOpener& open);
 
 }  // namespace sd

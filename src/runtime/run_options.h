@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,8 @@ struct RunOptions {
   std::vector<std::string> sources;
   std::string output;          // annotated video; "{i}" / "{name}" make one per source
   std::string detections;      // JSONL (one file for all sources; each line names its source)
+  std::vector<std::string> sinks;  // --sink: more outputs, each a path or URI (sinks/sink_factory.h)
+  std::optional<std::string> redis_password;  // REDISCLI_AUTH, for redis:// URIs without one
   std::string profile_json;
   std::string trace;           // Chrome trace-event JSON
   int64_t max_frames = -1;     // per source; -1: all

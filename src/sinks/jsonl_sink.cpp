@@ -102,6 +102,7 @@ void JsonlSink::format_line(const FrameResult& result, std::string& out) const {
 }
 
 Status JsonlSink::write(const FrameResult& result) {
+  std::lock_guard<std::mutex> lock(mutex_);
   if (fd_ < 0) return fail(ErrorCode::kOutput, "detections file " + path_ + " is already closed");
   format_line(result, line_);
   line_ += '\n';
@@ -121,6 +122,7 @@ Status JsonlSink::write(const FrameResult& result) {
 }
 
 Status JsonlSink::finish() {
+  std::lock_guard<std::mutex> lock(mutex_);
   if (fd_ < 0) return ok();
   const int rc = ::close(fd_);
   fd_ = -1;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@ class JsonlSink final : public Sink {
 
  private:
   std::string path_;
+  std::mutex mutex_;                        // one file for every source's sink thread
   int fd_ = -1;
   int64_t bytes_ = 0;                       // whole lines written so far
   std::vector<std::string> sources_json_;   // source uris, JSON-escaped and quoted

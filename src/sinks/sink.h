@@ -1,4 +1,6 @@
-// Sinks receive processed frames in order: annotated video, JSONL detections, ...
+// Sinks receive processed frames: annotated video, JSON Lines detections, a Redis stream, ...
+// The pipeline holds a list of them, opened by one factory (sinks/sink_factory.h) from what the
+// user named (a path or a URI), and writes every frame's results to each in turn.
 #pragma once
 
 #include <string>
@@ -10,7 +12,7 @@
 namespace sd {
 
 struct FrameResult {
-  Frame frame;             // the original frame (sinks that draw get an annotated copy)
+  Frame frame;             // the original frame; drawn on first when a sink wants_drawn_frame()
   Detections detections;   // original-frame pixels
 };
 
@@ -18,6 +20,12 @@ class Sink {
  public:
   virtual ~Sink() = default;
   virtual std::string name() const = 0;
+  // Whether write() wants the frame with the detections drawn on it (an annotated video).
+  virtual bool wants_drawn_frame() const { return false; }
+  // Writes one frame's results. Called by one thread per source, so for different sources at the
+  // same time (each source's frames in order): a sink shared by sources guards its own state.
+  // When write() returns, the results are out of the process (a file's kernel buffer, Redis):
+  // the frame's source may then acknowledge it.
   virtual Status write(const FrameResult& result) = 0;
   // Flushes and closes; called once, also on Ctrl-C and on errors, so partial output is kept.
   virtual Status finish() = 0;

@@ -70,6 +70,8 @@ struct VideoEncoder {
 
 const char* VideoSink::supported_extensions() { return ".mp4, .mov, .m4v, .mkv, .avi"; }
 
+bool VideoSink::is_video_path(const std::string& path) { return is_video_extension(lower_extension(path)); }
+
 Result<std::unique_ptr<VideoSink>> VideoSink::open(const std::string& path, double fps, int width, int height) {
   if (!is_video_extension(lower_extension(path)))
     return fail(ErrorCode::kOutput, "cannot write video to " + path + ": not a video file name (use " + supported_extensions() + ")");

@@ -20,12 +20,15 @@ class VideoSink final : public Sink {
  public:
   // The extensions -o takes, for its error message.
   static const char* supported_extensions();
+  // Whether `path` names a video file by its extension (one of supported_extensions()).
+  static bool is_video_path(const std::string& path);
   // Checks the extension, creates the temporary file (so a bad path fails before processing
   // starts, leaving nothing), and opens the encoder now when the size is known (else at the
   // first frame).
   static Result<std::unique_ptr<VideoSink>> open(const std::string& path, double fps, int width, int height);
   ~VideoSink() override;
   std::string name() const override { return "video " + path_; }
+  bool wants_drawn_frame() const override { return true; }
   // Writes result.frame as it is: draw on it first (sinks/annotate.h).
   Status write(const FrameResult& result) override;
   // Flushes the encoder, writes the container's index and renames the file onto its name. After

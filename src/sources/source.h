@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/frame.h"
+#include "core/frame_outcome.h"
 
 namespace sd {
 
@@ -36,6 +37,14 @@ class Source {
   // could not make, a read error, fewer frames than the container declares, the end of the data
   // before the end of the file), as one phrase naming the source; nullopt when it was whole.
   virtual std::optional<std::string> damage() const { return std::nullopt; }
+  // What became of a frame this source delivered, told exactly once per frame (a frame that
+  // read() refused as corrupt is the source's own business), from any of the pipeline's threads,
+  // possibly while read() runs. `frame` is valid only during the call. Files and cameras have
+  // nothing to do; a Redis source acknowledges the entry (frame.origin) when the outcome is final.
+  virtual void settle(const Frame& frame, FrameOutcome outcome) {}
+  // Called once after the last settle(), before the source is destroyed: a source that batches
+  // its acknowledgements sends what is left. Its error fails the run (the outputs are finalized).
+  virtual Status close() { return ok(); }
 };
 
 struct SourceOptions {

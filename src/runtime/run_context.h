@@ -1,0 +1,86 @@
+// What the stages of one run share: the options, the loaded detector, the sources with their
+// queues, the sinks, the packet pool, the scheduler, the profiler, and the run's fate (the first
+// error stops every stage). Each stage (runtime/stages/) is an object holding a reference to it;
+// the pipeline (runtime/pipeline.cpp) builds it, wires the stages and finalizes the outputs.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "core/error.h"
+#include "core/frame_outcome.h"
+#include "runtime/bounded_queue.h"
+#include "runtime/detector.h"
+#include "runtime/frame_packet.h"
+#include "runtime/frame_scheduler.h"
+#include "runtime/live_view.h"
+#include "runtime/profiler.h"
+#include "runtime/run_options.h"
+#include "sinks/sink.h"
+#include "sources/source.h"
+
+namespace sd {
+
+struct SourceLane {
+  std::unique_ptr<Source> source;
+  SourceInfo info;
+  QueuePolicy policy = QueuePolicy::kBlock;
+  std::unique_ptr<BoundedQueue<PacketPtr>> raw;   // read -> preprocess
+  std::unique_ptr<BoundedQueue<PacketPtr>> done;  // inference -> output (capacity = pool: never blocks)
+};
+
+class RunContext {
+ public:
+  explicit RunContext(const RunOptions& o) : options(o), profiler(!o.trace.empty()) {}
+
+  const RunOptions& options;
+  Profiler profiler;
+  Detector det;
+  std::vector<SourceLane> lanes;
+  std::vector<std::unique_ptr<Sink>> sinks;
+  bool draw = false;  // a sink wants the detections drawn on the frame
+  std::unique_ptr<PacketPool> pool;
+  std::unique_ptr<FrameScheduler> scheduler;
+  std::unique_ptr<LiveView> view;
+  int batch = 1;
+  int workers = 1;
+  std::atomic<int64_t> frames_done{0};
+
+  // The first failure wins; every stage stops, the outputs are still finalized.
+  void fail_run(const Error& e);
+  bool stopping() const;
+  bool aborted() const { return abort_; }  // a stage failed (not a Ctrl-C: frames in flight are still written then)
+  std::optional<Error> first_error() const;
+  void quit_by_user() { user_quit_ = true; }
+
+  // The end of a frame's journey, one of these exactly once per frame read (a packet without a
+  // frame goes back with pool->release): its source is told the outcome, the packet goes back.
+  // drop() also counts the drop for the profile and, with `rec`, at `stage`.
+  void drop(PacketPtr packet, DropReason reason, StageRecorder* rec = nullptr, Stage stage = Stage::kRead);
+  void settle(PacketPtr packet, FrameOutcome outcome);
+
+  // A thread's body: an exception (a library failing in a way no check foresaw) ends the run with
+  // one line and exit 1, outputs finalized, instead of std::terminate.
+  template <class F>
+  void guarded(const char* thread, F&& body) {
+    try {
+      body();
+    } catch (const std::bad_alloc&) {
+      fail_run(Error{ErrorCode::kInternal, std::string("out of memory in the ") + thread + " thread (please report it)"});
+    } catch (const std::exception& e) {
+      fail_run(Error{ErrorCode::kInternal, std::string("internal error in the ") + thread + " thread: " + e.what()});
+    }
+  }
+
+ private:
+  std::atomic<bool> abort_{false}, user_quit_{false};
+  mutable std::mutex error_mutex_;
+  std::optional<Error> error_;
+};
+
+double ms_since(Clock::time_point t0);
+
+}  // namespace sd

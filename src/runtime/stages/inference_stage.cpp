@@ -1,0 +1,74 @@
+#include "runtime/stages/inference_stage.h"
+
+#include <algorithm>
+
+#include "postprocess/postprocessor.h"
+#include "runtime/nvtx.h"
+
+namespace sd {
+
+void InferenceStage::run() {
+  const std::string name = "worker " + std::to_string(w_);
+  StageRecorder& rec = run_.profiler.make_recorder(name);
+  nvtx_name_thread(name.c_str());
+  const Detector& det = run_.det;
+  Postprocessor post(det.decoder, det.decode, det.nms);
+  std::vector<PacketPtr> batch, expired;
+  batch.reserve(static_cast<size_t>(run_.batch));
+  Tensor batch_input;
+  std::vector<Tensor> outputs;
+  std::vector<TensorView> views;
+  const auto batch_wait = std::chrono::microseconds(static_cast<int64_t>(run_.options.batch_wait_ms * 1000));
+  const auto max_age = std::chrono::microseconds(static_cast<int64_t>(run_.options.max_age_ms * 1000));
+  while (true) {
+    auto t_wait = Clock::now();
+    bool more = run_.scheduler->pop_batch(static_cast<size_t>(run_.batch), batch_wait, max_age, batch, expired);
+    rec.add_wait(Stage::kInference, ms_since(t_wait));
+    for (auto& p : expired) run_.drop(std::move(p), DropReason::kMaxAge, &rec, Stage::kInference);
+    expired.clear();
+    if (!more) break;
+    if (batch.empty()) continue;
+    const int n = static_cast<int>(batch.size());
+    rec.add_items_in(Stage::kInference, n);
+    TensorView input;
+    if (n == 1) {
+      input = batch[0]->input.view();
+    } else {
+      // Micro-batch: the frames' planes side by side in one NCHW tensor.
+      const Shape& one = batch[0]->input.shape();
+      batch_input.resize(Shape{n, one[1], one[2], one[3]});
+      const int64_t per = one.numel();
+      for (int i = 0; i < n; ++i)
+        std::copy_n(batch[static_cast<size_t>(i)]->input.data(), per, batch_input.data() + i * per);
+      input = batch_input.view();
+    }
+    Status st;
+    {
+      ScopedStage s(rec, Stage::kInference, n, batch[0]->frame.source_id, n == 1 ? batch[0]->frame.index : -1);
+      for (auto& p : batch) p->entered[static_cast<size_t>(Stage::kInference)] = Clock::now();
+      st = context_->infer(input, outputs);
+    }
+    if (!st) {
+      for (auto& p : batch) run_.drop(std::move(p), DropReason::kAborted);
+      run_.fail_run(st.error());
+      break;
+    }
+    views.clear();
+    for (const auto& t : outputs) views.push_back(t.view());
+    for (int i = 0; i < n; ++i) {
+      FramePacket& p = *batch[static_cast<size_t>(i)];
+      ScopedStage s(rec, Stage::kPostprocess, 1, p.frame.source_id, p.frame.index);
+      post.run(views, i, p.detections);
+      for (Detection& d : p.detections) p.transform.map_back(d);
+      p.left[static_cast<size_t>(Stage::kPostprocess)] = Clock::now();
+    }
+    for (auto& p : batch) {
+      const auto s = static_cast<size_t>(p->frame.source_id);
+      auto r = run_.lanes[s].done->push(std::move(p));
+      if (r.refused) run_.drop(std::move(*r.refused), DropReason::kAborted);
+    }
+    batch.clear();
+  }
+}
+
+}  // namespace sd

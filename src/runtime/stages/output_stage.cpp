@@ -1,0 +1,66 @@
+#include "runtime/stages/output_stage.h"
+
+#include "runtime/nvtx.h"
+#include "runtime/reorder_buffer.h"
+#include "sinks/annotate.h"
+
+namespace sd {
+
+Status OutputStage::write(FramePacket& p, StageRecorder& rec) {
+  if (run_.view) run_.view->post_detections(s_, p.detections);
+  if (run_.draw) {
+    ScopedStage st(rec, Stage::kDraw, 1, s_, p.frame.index);
+    draw_detections(p.frame.bgr(), p.detections, run_.det.class_names);
+  }
+  ScopedStage st(rec, Stage::kWrite, 1, s_, p.frame.index);
+  // FrameResult holds the frame by value; swap the packet's in and out to avoid copying pixels.
+  FrameResult result;
+  std::swap(result.frame, p.frame);
+  std::swap(result.detections, p.detections);
+  // In the order they were named (the JSON lines before the video by default: when the video's
+  // write fails, the video is dropped anyway; when the line's fails, the video stops at the same
+  // frame as the lines).
+  Status status = ok();
+  for (auto& sink : run_.sinks) {
+    status = sink->write(result);
+    if (!status) break;
+  }
+  std::swap(result.frame, p.frame);
+  std::swap(result.detections, p.detections);
+  return status;
+}
+
+void OutputStage::run() {
+  SourceLane& lane = run_.lanes[static_cast<size_t>(s_)];
+  const std::string name = "sink " + std::to_string(s_);
+  StageRecorder& rec = run_.profiler.make_recorder(name);
+  nvtx_name_thread(name.c_str());
+  ReorderBuffer reorder(run_.pool->size());
+  while (true) {
+    auto t_wait = Clock::now();
+    std::optional<PacketPtr> item = lane.done->pop();
+    rec.add_wait(Stage::kDraw, ms_since(t_wait));
+    if (!item) break;
+    rec.add_items_in(Stage::kDraw, 1);
+    reorder.put(std::move(*item));
+    while (PacketPtr p = reorder.take_next()) {
+      if (run_.aborted()) {
+        run_.drop(std::move(p), DropReason::kAborted);
+        continue;
+      }
+      auto st = write(*p, rec);
+      if (!st) {
+        run_.settle(std::move(p), FrameOutcome::kFailed);
+        run_.fail_run(st.error());
+        break;
+      }
+      rec.add_frame_latency(ms_since(p->frame.capture_time));
+      run_.profiler.count_frame_done(s_);
+      ++run_.frames_done;
+      run_.settle(std::move(p), FrameOutcome::kWritten);
+    }
+  }
+  for (auto& p : reorder.release_all()) run_.drop(std::move(p), DropReason::kAborted);
+}
+
+}  // namespace sd

@@ -1,0 +1,43 @@
+#include "runtime/stages/preprocess_stage.h"
+
+#include "preprocess/letterbox.h"
+#include "runtime/nvtx.h"
+
+namespace sd {
+
+void PreprocessStage::run() {
+  SourceLane& lane = run_.lanes[static_cast<size_t>(s_)];
+  const std::string name = "preprocess " + std::to_string(s_);
+  StageRecorder& rec = run_.profiler.make_recorder(name);
+  nvtx_name_thread(name.c_str());
+  PreprocessScratch scratch;
+  const Detector& det = run_.det;
+  const Shape input_shape{1, 3, det.input_size.height, det.input_size.width};
+  while (true) {
+    auto t_wait = Clock::now();
+    std::optional<PacketPtr> item = lane.raw->pop();
+    rec.add_wait(Stage::kPreprocess, ms_since(t_wait));
+    if (!item) break;
+    PacketPtr p = std::move(*item);
+    rec.add_items_in(Stage::kPreprocess, 1);
+    {
+      ScopedStage st(rec, Stage::kPreprocess, 1, s_, p->frame.index);
+      p->entered[static_cast<size_t>(Stage::kPreprocess)] = Clock::now();
+      p->input.resize(input_shape);
+      p->transform = preprocess_frame(p->frame, det.input_size, det.preprocess, p->input.data(), scratch);
+      p->left[static_cast<size_t>(Stage::kPreprocess)] = Clock::now();
+    }
+    auto r = run_.scheduler->push(s_, std::move(p));
+    rec.add_blocked(Stage::kPreprocess, r.blocked_ms);
+    if (r.evicted) {
+      if (r.accepted)
+        run_.drop(std::move(r.evicted), DropReason::kPolicy, &rec, Stage::kPreprocess);
+      else
+        run_.drop(std::move(r.evicted), DropReason::kAborted);
+    }
+    if (!r.accepted) break;
+  }
+  run_.scheduler->finish_lane(s_);
+}
+
+}  // namespace sd

@@ -1,0 +1,63 @@
+#include "runtime/stages/read_stage.h"
+
+#include "core/log.h"
+#include "runtime/nvtx.h"
+
+namespace sd {
+
+void ReadStage::run() {
+  SourceLane& lane = run_.lanes[static_cast<size_t>(s_)];
+  const std::string name = "reader " + std::to_string(s_);
+  StageRecorder& rec = run_.profiler.make_recorder(name);
+  nvtx_name_thread(name.c_str());
+  const RunOptions& o = run_.options;
+  int64_t read = 0, counter = 0;
+  while (!run_.stopping()) {
+    if (o.max_frames >= 0 && read >= o.max_frames) break;
+    auto t_acquire = Clock::now();
+    PacketPtr p = run_.pool->acquire();
+    if (!p) break;
+    rec.add_blocked(Stage::kRead, ms_since(t_acquire));  // every packet in flight: back-pressure
+    p->frame.origin.clear();
+    Result<bool> got;
+    {
+      NvtxRange range("read");
+      auto t0 = Clock::now();
+      got = lane.source->read(p->frame);
+      // The end-of-stream read is not a frame: not counted as a hit.
+      if (!got || *got) rec.add(Stage::kRead, t0, Clock::now(), 1, s_, p->frame.index);
+    }
+    if (!got) {
+      run_.pool->release(std::move(p));  // no frame in it: nothing to settle
+      if (got.error().code == ErrorCode::kCorruptFrame) {
+        run_.profiler.count_drop(s_, DropReason::kCorrupt);
+        rec.add_drop(Stage::kRead);
+        log_warn("%s; skipped", got.error().message.c_str());
+        continue;
+      }
+      run_.fail_run(got.error());
+      break;
+    }
+    if (!*got) {
+      run_.pool->release(std::move(p));
+      break;
+    }
+    ++read;
+    run_.profiler.count_read(s_);
+    p->frame.source_id = s_;
+    p->left[static_cast<size_t>(Stage::kRead)] = Clock::now();
+    if (run_.view) run_.view->post_frame(s_, p->frame.bgr());
+    if (o.every > 1 && counter++ % o.every != 0) {
+      run_.drop(std::move(p), DropReason::kEvery, &rec, Stage::kRead);
+      continue;
+    }
+    auto r = lane.raw->push(std::move(p));
+    rec.add_blocked(Stage::kRead, r.blocked_ms);
+    if (r.evicted) run_.drop(std::move(*r.evicted), DropReason::kPolicy, &rec, Stage::kRead);
+    if (r.refused) run_.drop(std::move(*r.refused), DropReason::kAborted);
+    if (!r.accepted) break;
+  }
+  lane.raw->close();
+}
+
+}  // namespace sd
