@@ -11,6 +11,8 @@ packages=(
   ocl-icd-opencl-dev       # only a Recommends of libdnnl-dev, but its CMake config requires OpenCL
   libonnx-dev libprotobuf-dev protobuf-compiler   # ONNX protobuf classes, our wire messages
   libturbojpeg0-dev        # JPEG frames from the wire (libjpeg-turbo, DCT-scaled decoding)
+  libhiredis-dev           # Redis streams transport (hiredis 0.14: blocking client, binary-safe argv)
+  redis-server             # a real redis-server for the Redis transport's tests
   libonnx-testdata         # ONNX's operator conformance tests (test suite)
   libexpected-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
