@@ -124,7 +124,7 @@ TEST(RobustnessOptions, HelpListsTheExitCodesAndPointsToTheirDocument) {
 // Every limit in the commands' help reads as a human would write it: no type limits in 19 digits.
 TEST(RobustnessOptions, HelpShowsNoMachineLimits) {
   test::TempDir dir;
-  for (const char* command : {"run", "bench"}) {
+  for (const char* command : {"run", "bench", "publish"}) {
     test::Process p = test::spawn_streamdet({command, "--help"}, dir.file("stderr.txt"), {.stdout_path = dir.file("stdout.txt")});
     ASSERT_EQ(test::wait_exit_code(p), 0);
     const std::string help = test::read_file(dir.file("stdout.txt"));

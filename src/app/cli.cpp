@@ -11,6 +11,7 @@
 
 #include "app/bench_command.h"
 #include "app/model_info_command.h"
+#include "app/publish_command.h"
 #include "app/option_checks.h"
 #include "core/build_info.h"
 #include "engine/native/backend.h"
@@ -98,9 +99,18 @@ void add_runtime_options(CLI::App& cmd, RunOptions& r, std::string& policy) {
   cmd.add_option("--every", r.every, "infer every Nth frame only (the others are dropped and counted)")
       ->capture_default_str()
       ->check(integer_in(1, 1000000));
-  cmd.add_option("--max-age", r.max_age_ms, "drop frames older than this many ms when a worker takes them (0: off)")
+  cmd.add_option("--max-age", r.max_age_ms,
+                 "drop frames older than this many ms when a worker takes them (0: off); Redis entries this old are "
+                 "acknowledged unread")
       ->capture_default_str()
       ->check(real_in(0, 3600000, Interval::kClosed, "ms"));
+  cmd.add_option("--claim-after", r.claim_after_ms,
+                 "Redis sources: claim entries left pending this many ms on another consumer (a dead worker's)")
+      ->capture_default_str()
+      ->check(integer_in(1, INT64_MAX, "ms"));
+  cmd.add_option("--max-pixels", r.max_pixels, "Redis sources: refuse frames with more pixels than this (to the dead-letter stream)")
+      ->capture_default_str()
+      ->check(integer_in(1, INT64_MAX));
   cmd.add_option("--trace", r.trace, "write a Chrome trace-event file (open in Perfetto or chrome://tracing)");
   cmd.add_flag("--show", r.show, "show every captured frame with the latest detections in a window; q quits");
 }
@@ -206,6 +216,10 @@ int cli_main(int argc, char** argv) {
   add_model_options(*bench_cmd, bench.model, bench_layout);
   add_bench_options(*bench_cmd, bench);
 
+  PublishOptions publish;
+  CLI::App* publish_cmd = app.add_subcommand("publish", "stream a video or camera into a Redis stream, one frame per entry");
+  add_publish_options(*publish_cmd, publish);
+
   ModelInfoOptions model_info;
   CLI::App* info_cmd = app.add_subcommand("model-info", "show a model's inputs and outputs and where the native engine runs each node");
   add_model_info_options(*info_cmd, model_info);
@@ -230,6 +244,12 @@ int cli_main(int argc, char** argv) {
     if (run_cmd->parsed()) {
       if (auto st = resolve_policy(run_policy, run); !st) return report_error(st.error());
       return run_command(run, run_layout);
+    }
+    if (publish_cmd->parsed()) {
+      publish.redis_password = redis_password_from_environment();
+      install_interrupt_handler();
+      auto st = run_publish(publish);
+      return st ? exit_code::kOk : report_error(st.error());
     }
     if (info_cmd->parsed()) {
       auto st = run_model_info(model_info);

@@ -30,6 +30,11 @@ struct Frame {
   Clock::time_point capture_time{};  // when the pipeline got it from the source
   std::string origin;         // the source's own name for it, when it has one (a Redis entry id),
                               // so that the source can be told what became of it
+  // Frames that come over the wire (transport/) keep their producer's names for them:
+  std::string source_name;    // the producer's source id (empty: the run's source, by its URI)
+  int64_t capture_wall_us = 0;  // the producer's capture time, microseconds since the Unix epoch (0: unknown)
+  cv::Size original_size;     // the picture's size before a reduced-scale decode (empty: as decoded);
+                              // detections are reported in these pixels
 
   // Width and height of the picture, whichever the format.
   cv::Size size() const {

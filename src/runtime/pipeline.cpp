@@ -141,6 +141,11 @@ Status Pipeline::open_sources(int decode_threads, cv::Size& largest) {
     SourceOptions so;
     so.source_id = s;
     so.decode_threads = decode_threads;
+    so.max_age_ms = options_.max_age_ms;
+    so.should_stop = [this] { return run_.stopping(); };
+    so.redis_password = options_.redis_password;
+    so.claim_after_ms = options_.claim_after_ms;
+    so.max_pixels = options_.max_pixels;
     SD_ASSIGN_OR_RETURN(auto source, open_(options_.sources[static_cast<size_t>(s)], so));
     SourceLane lane;
     lane.info = source->info();
@@ -215,6 +220,7 @@ Status Pipeline::setup() {
            plan.threads_per_worker == 1 ? "" : "s", std::string(layout_name(det.decoder->layout())).c_str(),
            det.decoder->num_classes(), det.input_size.width, det.input_size.height, det.preprocess.str().c_str());
 
+  for (auto& lane : run_.lanes) lane.source->prefer_size(det.input_size);
   contexts_.push_back(std::move(run_.det.first_context));
   for (int w = 1; w < run_.workers; ++w) {
     SD_ASSIGN_OR_RETURN(auto ctx, det.engine->create_context(context_options(model)));
@@ -367,6 +373,8 @@ void Pipeline::finalize() {
   run_.profiler.stop();
   for (auto& lane : run_.lanes)
     for (auto& p : lane.raw->drain()) run_.drop(std::move(p), DropReason::kAborted);
+  for (size_t s = 0; s < run_.lanes.size(); ++s)
+    if (int64_t n = run_.lanes[s].source->dropped_too_old(); n > 0) run_.profiler.count_drop(static_cast<int>(s), DropReason::kMaxAge, n);
   for (auto& p : run_.scheduler->drain()) run_.drop(std::move(p), DropReason::kAborted);
   close_sources();
 }

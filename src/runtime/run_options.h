@@ -39,6 +39,8 @@ struct RunOptions {
   std::string detections;      // JSONL (one file for all sources; each line names its source)
   std::vector<std::string> sinks;  // --sink: more outputs, each a path or URI (sinks/sink_factory.h)
   std::optional<std::string> redis_password;  // REDISCLI_AUTH, for redis:// URIs without one
+  int64_t claim_after_ms = 30000;  // --claim-after: Redis entries pending this long on another consumer are claimed
+  uint64_t max_pixels = uint64_t{8192} * 8192;  // --max-pixels: frames from the wire larger than this are refused
   std::string profile_json;
   std::string trace;           // Chrome trace-event JSON
   int64_t max_frames = -1;     // per source; -1: all

@@ -68,7 +68,9 @@ void JsonlSink::format_line(const FrameResult& result, std::string& out) const {
   out.clear();
   out += "{\"source\": ";
   const int sid = result.frame.source_id;
-  if (sid >= 0 && static_cast<size_t>(sid) < sources_json_.size()) out += sources_json_[static_cast<size_t>(sid)];
+  // A frame from the wire (Redis) is named as its producer named it.
+  if (!result.frame.source_name.empty()) out += json_quote(result.frame.source_name);
+  else if (sid >= 0 && static_cast<size_t>(sid) < sources_json_.size()) out += sources_json_[static_cast<size_t>(sid)];
   else out += "\"" + std::to_string(sid) + "\"";
   out += ", \"frame\": ";
   append_int(out, result.frame.index);

@@ -18,7 +18,8 @@ class JsonlSink final : public Sink {
   // file is written in place, one whole line per frame in one write (no stdio buffer), so that it
   // can be followed while the run goes on and holds only complete lines at every moment, even
   // after kill -9; a write that fails part-way (a full disk) is cut back to the last whole line.
-  // `source_uris[i]` names the source of frames with source_id i.
+  // `source_uris[i]` names the source of frames with source_id i (unless the frame names its
+  // producer's source: frame.source_name).
   static Result<std::unique_ptr<JsonlSink>> open(const std::string& path, const std::vector<std::string>& source_uris,
                                                  const std::vector<std::string>& class_names);
   ~JsonlSink() override;

@@ -3,6 +3,7 @@
 // user named (a path or a URI), and writes every frame's results to each in turn.
 #pragma once
 
+#include <array>
 #include <string>
 
 #include "core/detection.h"
@@ -11,9 +12,15 @@
 
 namespace sd {
 
+struct StageTiming {
+  const char* stage = "";
+  double ms = 0;
+};
+
 struct FrameResult {
   Frame frame;             // the original frame; drawn on first when a sink wants_drawn_frame()
-  Detections detections;   // original-frame pixels
+  Detections detections;   // original-frame pixels (frame.original_size when it was decoded smaller)
+  std::array<StageTiming, 4> timings{};  // read, preprocess, inference (its share of the batch), postprocess
 };
 
 class Sink {

@@ -6,6 +6,7 @@
 
 #include "sinks/jsonl_sink.h"
 #include "sinks/per_source_video_sink.h"
+#include "sinks/redis_sink.h"
 #include "sinks/video_sink.h"
 
 namespace sd {
@@ -38,6 +39,8 @@ std::vector<NamedFile> video_files(const SinkTarget& t, const std::vector<std::s
 
 std::vector<NamedFile> single_file(const SinkTarget& t, const std::vector<std::string>&) { return {{t.option, t.target}}; }
 
+std::vector<NamedFile> no_file(const SinkTarget&, const std::vector<std::string>&) { return {}; }
+
 struct SinkKindRow {
   const char* name;
   SinkTarget::Kind forced;                       // the option that always means this kind
@@ -50,13 +53,17 @@ const std::array kSinkKinds{
     SinkKindRow{"video", SinkTarget::Kind::kVideo, &VideoSink::is_video_path, &open_video, &video_files},
     SinkKindRow{"jsonl", SinkTarget::Kind::kJsonl,
                 [](const std::string& t) { return has_extension(t, {".jsonl", ".ndjson"}); }, &open_jsonl, &single_file},
+    SinkKindRow{"redis", SinkTarget::Kind::kByName, &is_redis_sink_target,
+                [](const SinkTarget& t, const SinkContext& c) { return open_redis_sink(t.target, c); }, &no_file},
 };
 
 Result<const SinkKindRow*> kind_of(const SinkTarget& t) {
   for (const auto& row : kSinkKinds)
-    if (t.kind == row.forced || (t.kind == SinkTarget::Kind::kByName && row.named_by(t.target))) return &row;
+    if ((t.kind != SinkTarget::Kind::kByName && t.kind == row.forced) ||
+        (t.kind == SinkTarget::Kind::kByName && row.named_by(t.target)))
+      return &row;
   return fail(ErrorCode::kUsage, t.option + " " + t.target + ": not a kind of output streamdet writes (a video file " +
-                                     VideoSink::supported_extensions() + ", a .jsonl file)");
+                                     VideoSink::supported_extensions() + ", a .jsonl file, a redis:// URI)");
 }
 
 }  // namespace

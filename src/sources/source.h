@@ -2,6 +2,7 @@
 // RTSP/HTTP streams. open_source() picks the kind from the spec string.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,7 +13,7 @@
 
 namespace sd {
 
-enum class SourceKind { kVideoFile, kImages, kCamera, kGStreamer, kStream };
+enum class SourceKind { kVideoFile, kImages, kCamera, kGStreamer, kStream, kRedis };
 
 const char* source_kind_name(SourceKind kind);
 
@@ -45,6 +46,12 @@ class Source {
   // Called once after the last settle(), before the source is destroyed: a source that batches
   // its acknowledgements sends what is left. Its error fails the run (the outputs are finalized).
   virtual Status close() { return ok(); }
+  // The network input's size, told once the model is loaded: a source that can decode at a
+  // reduced scale (JPEG over the wire) decodes no more pixels than that needs.
+  virtual void prefer_size(cv::Size network_input) {}
+  // Frames the source took in and dropped itself, by the pipeline's drop reason names (a Redis
+  // source: entries too old for --max-age, acknowledged unread), added to the profile at the end.
+  virtual int64_t dropped_too_old() const { return 0; }
 };
 
 struct SourceOptions {
@@ -52,6 +59,17 @@ struct SourceOptions {
   // Threads of a video file's decoder (FFmpeg frame + slice threading); 0: as many as cores.
   // The pipeline passes the cores its inference leaves free (runtime/pipeline.cpp).
   int decode_threads = 0;
+  // Frames older than this are not worth processing (--max-age; 0: off). A source that can tell
+  // a frame's age before decoding it (Redis) drops such frames itself.
+  double max_age_ms = 0;
+  // Whether the run is stopping: a source that waits (a Redis stream that is empty for now) asks
+  // this between waits, so that Ctrl-C or an error elsewhere never waits on it for long.
+  std::function<bool()> should_stop;
+  // Redis streams (sources/redis_source.h): the password when the URI has none (REDISCLI_AUTH),
+  // and defaults for what the URI's query does not say.
+  std::optional<std::string> redis_password;
+  int64_t claim_after_ms = 30000;              // --claim-after
+  uint64_t max_pixels = uint64_t{8192} * 8192;  // --max-pixels: larger frames are refused unread
 };
 
 Result<std::unique_ptr<Source>> open_source(const std::string& spec, const SourceOptions& options = {});

@@ -10,6 +10,7 @@
 #include "sources/ffmpeg_video_source.h"
 #include "sources/gstreamer_source.h"
 #include "sources/image_source.h"
+#include "sources/redis_source.h"
 #include "sources/source.h"
 #include "sources/synthetic_source.h"
 #include "sources/video_capture_source.h"
@@ -24,6 +25,7 @@ const char* source_kind_name(SourceKind kind) {
     case SourceKind::kCamera: return "camera";
     case SourceKind::kGStreamer: return "GStreamer pipeline";
     case SourceKind::kStream: return "stream";
+    case SourceKind::kRedis: return "Redis stream";
   }
   return "source";
 }
@@ -52,6 +54,7 @@ std::vector<std::string> expand_glob(const std::string& pattern) {
 Result<std::unique_ptr<Source>> open_source(const std::string& spec, const SourceOptions& options) {
   if (spec.empty()) return fail(ErrorCode::kSource, "empty --source");
   if (is_synthetic_spec(spec)) return SyntheticSource::open(spec, options);
+  if (is_redis_spec(spec)) return open_redis_source(spec, options);
   if (spec.find_first_not_of("0123456789") == std::string::npos || spec.rfind("/dev/video", 0) == 0)
     return VideoCaptureSource::open(spec, SourceKind::kCamera, cv::CAP_V4L2, options);
   if (spec.find('!') != std::string::npos && spec.find("appsink") != std::string::npos) return GStreamerSource::open(spec, options);

@@ -6,6 +6,23 @@
 #include "runtime/nvtx.h"
 
 namespace sd {
+namespace {
+
+// A frame decoded at a reduced scale reports its detections in the pixels of the original picture.
+void scale_to_original(const Frame& frame, Detections& detections) {
+  const cv::Size decoded = frame.size();
+  if (frame.original_size.empty() || frame.original_size == decoded || decoded.empty()) return;
+  const float sx = static_cast<float>(frame.original_size.width) / static_cast<float>(decoded.width);
+  const float sy = static_cast<float>(frame.original_size.height) / static_cast<float>(decoded.height);
+  for (Detection& d : detections) {
+    d.x1 *= sx;
+    d.x2 *= sx;
+    d.y1 *= sy;
+    d.y2 *= sy;
+  }
+}
+
+}  // namespace
 
 void InferenceStage::run() {
   const std::string name = "worker " + std::to_string(w_);
@@ -47,6 +64,8 @@ void InferenceStage::run() {
       ScopedStage s(rec, Stage::kInference, n, batch[0]->frame.source_id, n == 1 ? batch[0]->frame.index : -1);
       for (auto& p : batch) p->entered[static_cast<size_t>(Stage::kInference)] = Clock::now();
       st = context_->infer(input, outputs);
+      const Clock::time_point done = Clock::now();
+      for (auto& p : batch) p->left[static_cast<size_t>(Stage::kInference)] = done;
     }
     if (!st) {
       for (auto& p : batch) run_.drop(std::move(p), DropReason::kAborted);
@@ -58,8 +77,10 @@ void InferenceStage::run() {
     for (int i = 0; i < n; ++i) {
       FramePacket& p = *batch[static_cast<size_t>(i)];
       ScopedStage s(rec, Stage::kPostprocess, 1, p.frame.source_id, p.frame.index);
+      p.entered[static_cast<size_t>(Stage::kPostprocess)] = Clock::now();
       post.run(views, i, p.detections);
       for (Detection& d : p.detections) p.transform.map_back(d);
+      scale_to_original(p.frame, p.detections);
       p.left[static_cast<size_t>(Stage::kPostprocess)] = Clock::now();
     }
     for (auto& p : batch) {

@@ -5,16 +5,48 @@
 #include "sinks/annotate.h"
 
 namespace sd {
+namespace {
+
+double stage_ms(const FramePacket& p, Stage stage) {
+  const auto i = static_cast<size_t>(stage);
+  if (p.entered[i] == Clock::time_point{} || p.left[i] < p.entered[i]) return 0;
+  return std::chrono::duration<double, std::milli>(p.left[i] - p.entered[i]).count();
+}
+
+std::array<StageTiming, 4> stage_timings(const FramePacket& p) {
+  return {StageTiming{"read", stage_ms(p, Stage::kRead)}, StageTiming{"preprocess", stage_ms(p, Stage::kPreprocess)},
+          StageTiming{"inference", stage_ms(p, Stage::kInference)}, StageTiming{"postprocess", stage_ms(p, Stage::kPostprocess)}};
+}
+
+// Detections are in the original picture's pixels; a frame decoded smaller is drawn at its scale.
+const Detections& drawn_at_decoded_scale(const Frame& frame, const Detections& detections) {
+  thread_local Detections scaled;
+  const cv::Size decoded = frame.size();
+  if (frame.original_size.empty() || frame.original_size == decoded) return detections;
+  const float sx = static_cast<float>(decoded.width) / static_cast<float>(frame.original_size.width);
+  const float sy = static_cast<float>(decoded.height) / static_cast<float>(frame.original_size.height);
+  scaled = detections;
+  for (Detection& d : scaled) {
+    d.x1 *= sx;
+    d.x2 *= sx;
+    d.y1 *= sy;
+    d.y2 *= sy;
+  }
+  return scaled;
+}
+
+}  // namespace
 
 Status OutputStage::write(FramePacket& p, StageRecorder& rec) {
   if (run_.view) run_.view->post_detections(s_, p.detections);
   if (run_.draw) {
     ScopedStage st(rec, Stage::kDraw, 1, s_, p.frame.index);
-    draw_detections(p.frame.bgr(), p.detections, run_.det.class_names);
+    draw_detections(p.frame.bgr(), drawn_at_decoded_scale(p.frame, p.detections), run_.det.class_names);
   }
   ScopedStage st(rec, Stage::kWrite, 1, s_, p.frame.index);
   // FrameResult holds the frame by value; swap the packet's in and out to avoid copying pixels.
   FrameResult result;
+  result.timings = stage_timings(p);
   std::swap(result.frame, p.frame);
   std::swap(result.detections, p.detections);
   // In the order they were named (the JSON lines before the video by default: when the video's

@@ -18,12 +18,17 @@ void ReadStage::run() {
     PacketPtr p = run_.pool->acquire();
     if (!p) break;
     rec.add_blocked(Stage::kRead, ms_since(t_acquire));  // every packet in flight: back-pressure
+    // What only some sources set, cleared from the packet's last frame.
     p->frame.origin.clear();
+    p->frame.source_name.clear();
+    p->frame.capture_wall_us = 0;
+    p->frame.original_size = {};
     Result<bool> got;
     {
       NvtxRange range("read");
       auto t0 = Clock::now();
       got = lane.source->read(p->frame);
+      p->entered[static_cast<size_t>(Stage::kRead)] = t0;
       // The end-of-stream read is not a frame: not counted as a hit.
       if (!got || *got) rec.add(Stage::kRead, t0, Clock::now(), 1, s_, p->frame.index);
     }

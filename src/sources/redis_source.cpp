@@ -1,0 +1,306 @@
+#include "sources/redis_source.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <deque>
+#include <mutex>
+#include <unordered_set>
+
+#include "core/log.h"
+#include "transport/frame_codec.h"
+#include "transport/redis_client.h"
+#include "transport/redis_reconnect.h"
+#include "transport/redis_uri.h"
+
+namespace sd {
+
+using transport::BadFrame;
+using transport::RedisClient;
+using transport::StreamEntry;
+
+bool is_redis_spec(const std::string& spec) { return spec.rfind("redis://", 0) == 0; }
+
+namespace {
+
+constexpr const char* kFrameField = "frame";
+constexpr int kBadFrameKinds = 6;
+
+int64_t wall_now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string default_consumer_name() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "host");
+  return std::string(host) + "-" + std::to_string(::getpid());
+}
+
+struct RedisSourceConfig {
+  transport::RedisUri uri;
+  std::string group, consumer, dead_stream;
+  int64_t claim_after_ms = 30000, count = 8, block_ms = 100, reconnect_for_ms = 60000;
+  bool drain = false;
+  uint64_t max_pixels = 0;
+  double max_age_ms = 0;
+};
+
+class RedisSource final : public Source {
+ public:
+  RedisSource(RedisSourceConfig config, RedisClient client, std::function<bool()> should_stop)
+      : config_(std::move(config)), client_(std::move(client)), should_stop_(std::move(should_stop)) {
+    info_.uri = config_.uri.redacted();
+    info_.kind = SourceKind::kRedis;
+    // Not live for the queue policy: entries wait in Redis (for this worker or another), so the
+    // pipeline blocks on a full queue instead of dropping; --max-age keeps the work fresh.
+    info_.live = false;
+  }
+
+  const SourceInfo& info() const override { return info_; }
+
+  Result<bool> read(Frame& frame) override {
+    while (true) {
+      if (should_stop_ && should_stop_()) return false;
+      if (!buffer_.empty()) {
+        StreamEntry entry = std::move(buffer_.front());
+        buffer_.pop_front();
+        if (take(entry, frame)) return true;
+        continue;
+      }
+      SD_TRY(flush_acks());
+      SD_ASSIGN_OR_RETURN(bool more, fetch());
+      if (!more) return false;
+    }
+  }
+
+  void settle(const Frame& frame, FrameOutcome outcome) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    in_flight_.erase(frame.origin);
+    if (frame_outcome_is_final(outcome)) to_ack_.push_back(frame.origin);
+  }
+
+  Status close() override {
+    Status st = flush_acks();
+    int64_t bad = 0;
+    for (int64_t n : bad_counts_) bad += n;
+    if (bad > 0 || too_old_ > 0 || claimed_ > 0)
+      log_info("%s: %lld entries moved to %s, %lld too old for --max-age, %lld claimed from other consumers", info_.uri.c_str(),
+               static_cast<long long>(bad), config_.dead_stream.c_str(), static_cast<long long>(too_old_),
+               static_cast<long long>(claimed_));
+    return st;
+  }
+
+  void prefer_size(cv::Size network_input) override { decode_min_ = network_input; }
+  int64_t dropped_too_old() const override { return too_old_; }
+
+ private:
+  // A command's failure: a lost connection is reconnected (and the command's work redone by the
+  // caller's next round); an error reply fails the run.
+  Status recover(const Error& e) {
+    if (!client_.connection_lost()) return tl::unexpected(e);
+    SD_TRY(transport::reconnect_with_backoff(client_, std::chrono::milliseconds(config_.reconnect_for_ms), should_stop_));
+    // What was delivered to us before is still ours: read it again, minus what is in flight.
+    own_pending_done_ = false;
+    own_pending_cursor_ = "0";
+    return ok();
+  }
+
+  Status flush_acks() {
+    std::vector<std::string> ids;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ids.swap(to_ack_);
+    }
+    if (ids.empty()) return ok();
+    while (true) {
+      auto r = client_.xack(config_.uri.stream, config_.group, ids);
+      if (r) return ok();
+      SD_TRY(recover(r.error()));
+    }
+  }
+
+  // Fills buffer_: this consumer's own pending entries first (delivered before a restart or a
+  // reconnect), then entries idle too long on other consumers, then new ones. false: drained.
+  Result<bool> fetch() {
+    const auto now = std::chrono::steady_clock::now();
+    Result<std::vector<StreamEntry>> got = std::vector<StreamEntry>{};
+    if (!own_pending_done_) {
+      got = client_.xreadgroup(config_.group, config_.consumer, config_.uri.stream, config_.count, 0, own_pending_cursor_);
+      if (got) {
+        if (got->empty()) own_pending_done_ = true;
+        else own_pending_cursor_ = got->back().id;
+      }
+    } else if (now >= next_claim_) {
+      auto claimed = client_.xautoclaim(config_.uri.stream, config_.group, config_.consumer, config_.claim_after_ms,
+                                        claim_cursor_, config_.count);
+      if (claimed) {
+        claim_cursor_ = claimed->next_start_id;
+        // A whole pass over the pending list: the next one when entries may have grown idle again.
+        if (claim_cursor_ == "0-0")
+          next_claim_ = now + std::chrono::milliseconds(std::max<int64_t>(1, std::min<int64_t>(config_.claim_after_ms / 2, 1000)));
+        for (auto& e : claimed->entries)
+          if (!is_in_flight(e.id)) ++claimed_;
+        got = std::move(claimed->entries);
+      } else {
+        got = tl::unexpected(claimed.error());
+      }
+    } else {
+      got = client_.xreadgroup(config_.group, config_.consumer, config_.uri.stream, config_.count, config_.block_ms, ">");
+      if (got && got->empty() && config_.drain) {
+        SD_ASSIGN_OR_RETURN(bool drained, is_drained());
+        if (drained) return false;
+      }
+    }
+    if (!got) {
+      SD_TRY(recover(got.error()));
+      return true;
+    }
+    for (auto& e : *got)
+      if (!is_in_flight(e.id)) buffer_.push_back(std::move(e));
+    return true;
+  }
+
+  // Nothing undelivered came, nothing of ours is in flight or unacknowledged, and the group has
+  // nothing pending anywhere (a dead worker's entries are claimed first).
+  Result<bool> is_drained() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!in_flight_.empty() || !to_ack_.empty()) return false;
+    }
+    auto pending = client_.xpending_count(config_.uri.stream, config_.group);
+    if (!pending) {
+      SD_TRY(recover(pending.error()));
+      return false;
+    }
+    return *pending == 0;
+  }
+
+  bool is_in_flight(const std::string& id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return in_flight_.count(id) > 0;
+  }
+
+  // Turns an entry into a frame; false when it was refused (dead-lettered) or too old (both
+  // acknowledged with the next batch).
+  bool take(const StreamEntry& entry, Frame& frame) {
+    const std::string* payload = nullptr;
+    for (const auto& [k, v] : entry.fields)
+      if (k == kFrameField) payload = &v;
+    if (!payload) {
+      refuse(entry, BadFrame::kMissingField,
+             entry.fields.empty() ? "the entry was deleted from the stream" : "the entry has no 'frame' field", nullptr);
+      return false;
+    }
+    transport::ParsedFrame parsed = transport::parse_frame_message(*payload, config_.max_pixels);
+    if (parsed.bad != BadFrame::kNone) {
+      refuse(entry, parsed.bad, parsed.why, payload);
+      return false;
+    }
+    const transport::FrameHeader& h = parsed.header;
+    const int64_t now_us = wall_now_us();
+    if (config_.max_age_ms > 0 && h.capture_time_us > 0 &&
+        static_cast<double>(now_us - h.capture_time_us) > config_.max_age_ms * 1000) {
+      ++too_old_;
+      std::lock_guard<std::mutex> lock(mutex_);
+      to_ack_.push_back(entry.id);
+      return false;
+    }
+    if (h.jpeg) {
+      Status st = jpeg_.decode(h.data, {h.width, h.height}, decode_min_.width, decode_min_.height, frame.image);
+      if (!st) {
+        refuse(entry, BadFrame::kCorruptImage, st.error().message, payload);
+        return false;
+      }
+    } else {
+      frame.image.create(h.height, h.width, CV_8UC3);
+      std::memcpy(frame.image.data, h.data.data(), h.data.size());
+    }
+    frame.set_bgr();
+    frame.index = h.frame_index;
+    frame.origin = entry.id;
+    frame.source_name = h.source_id;
+    frame.capture_wall_us = h.capture_time_us;
+    frame.original_size = cv::Size(h.width, h.height);
+    if (first_capture_us_ == 0) first_capture_us_ = h.capture_time_us;
+    frame.timestamp_ms = static_cast<double>(h.capture_time_us - first_capture_us_) / 1000.0;
+    // The pipeline's clock: the capture as seen from here, so latency includes the transport.
+    const auto age = std::chrono::microseconds(h.capture_time_us > 0 ? std::max<int64_t>(0, now_us - h.capture_time_us) : 0);
+    frame.capture_time = Clock::now() - age;
+    if (info_.width == 0) {
+      info_.width = h.width;
+      info_.height = h.height;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    in_flight_.insert(entry.id);
+    return true;
+  }
+
+  // Moves a bad entry to the dead-letter stream with the reason, and acknowledges it.
+  void refuse(const StreamEntry& entry, BadFrame kind, const std::string& why, const std::string* payload) {
+    auto& count = bad_counts_[static_cast<size_t>(kind) % kBadFrameKinds];
+    if (count++ == 0)
+      log_warn("%s: entry %s refused (%s: %s); moved to %s (logged once per kind)", info_.uri.c_str(), entry.id.c_str(),
+               transport::bad_frame_name(kind), why.c_str(), config_.dead_stream.c_str());
+    std::vector<std::pair<std::string_view, std::string_view>> fields = {
+        {"reason", transport::bad_frame_name(kind)}, {"why", why}, {"entry", entry.id},
+        {"stream", config_.uri.stream}, {"group", config_.group}, {"consumer", config_.consumer}};
+    if (payload) fields.emplace_back(kFrameField, *payload);
+    while (true) {
+      auto r = client_.xadd(config_.dead_stream, 10000, fields);
+      if (r) break;
+      // The dead-letter entry must exist before the acknowledgement; without a connection, the
+      // entry stays pending here and is read again after the reconnect.
+      if (!recover(r.error())) return;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    to_ack_.push_back(entry.id);
+  }
+
+  RedisSourceConfig config_;
+  RedisClient client_;  // used by the reader thread only (read, close)
+  std::function<bool()> should_stop_;
+  SourceInfo info_;
+  transport::JpegDecoder jpeg_;
+  cv::Size decode_min_;
+  std::deque<StreamEntry> buffer_;
+  bool own_pending_done_ = false;
+  std::string own_pending_cursor_ = "0";
+  std::string claim_cursor_ = "0-0";
+  std::chrono::steady_clock::time_point next_claim_{};
+  int64_t first_capture_us_ = 0;
+  int64_t too_old_ = 0, claimed_ = 0;
+  std::array<int64_t, kBadFrameKinds> bad_counts_{};
+  // Shared with settle(), which any pipeline thread may call.
+  std::mutex mutex_;
+  std::unordered_set<std::string> in_flight_;  // delivered to the pipeline, not yet settled
+  std::vector<std::string> to_ack_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Source>> open_redis_source(const std::string& spec, const SourceOptions& options) {
+  SD_ASSIGN_OR_RETURN(transport::RedisUri uri, transport::parse_redis_uri(spec, options.redis_password));
+  SD_TRY(transport::check_query_keys(
+      uri, {"group", "consumer", "claim-after", "count", "block", "drain", "max-pixels", "dead", "reconnect-for"}));
+  RedisSourceConfig c;
+  c.group = transport::query_str(uri, "group", "streamdet");
+  c.consumer = transport::query_str(uri, "consumer", default_consumer_name());
+  c.dead_stream = transport::query_str(uri, "dead", uri.stream + ":dead");
+  SD_ASSIGN_OR_RETURN(c.claim_after_ms, transport::query_int(uri, "claim-after", options.claim_after_ms, 1, int64_t{1} << 40));
+  SD_ASSIGN_OR_RETURN(c.count, transport::query_int(uri, "count", 8, 1, 10000));
+  SD_ASSIGN_OR_RETURN(c.block_ms, transport::query_int(uri, "block", 100, 1, 60000));
+  SD_ASSIGN_OR_RETURN(int64_t drain, transport::query_int(uri, "drain", 0, 0, 1));
+  SD_ASSIGN_OR_RETURN(int64_t max_pixels, transport::query_int(uri, "max-pixels", static_cast<int64_t>(options.max_pixels), 1,
+                                                                int64_t{1} << 40));
+  SD_ASSIGN_OR_RETURN(c.reconnect_for_ms, transport::query_int(uri, "reconnect-for", 60000, 0, int64_t{1} << 40));
+  c.drain = drain == 1;
+  c.max_pixels = static_cast<uint64_t>(max_pixels);
+  c.max_age_ms = options.max_age_ms;
+  c.uri = std::move(uri);
+  SD_ASSIGN_OR_RETURN(RedisClient client, RedisClient::connect(c.uri, std::chrono::milliseconds(2000)));
+  SD_TRY(client.xgroup_create(c.uri.stream, c.group, "0"));
+  return std::unique_ptr<Source>(std::make_unique<RedisSource>(std::move(c), std::move(client), options.should_stop));
+}
+
+}  // namespace sd
