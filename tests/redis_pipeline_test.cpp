@@ -1,0 +1,290 @@
+// Redis streams end to end, with a real redis-server and the streamdet executable as users run
+// it: a published clip comes back as one detections entry per frame, as a file run gives them;
+// workers share a group, and a killed worker's entries are claimed by the others; a Redis restart
+// loses nothing; bad entries go to the dead-letter stream; --max-age; passwords.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <stdlib.h>
+
+#include <map>
+#include <set>
+#include <thread>
+
+#include <hiredis/hiredis.h>
+#include <nlohmann/json.hpp>
+#include <opencv2/imgcodecs.hpp>
+
+#include "cli_util.h"
+#include "redis_server.h"
+#include "transport/frame_codec.h"
+#include "transport/messages.pb.h"
+#include "transport/redis_client.h"
+
+namespace sd {
+namespace {
+
+using transport::RedisClient;
+
+const std::string kClip = std::string(STREAMDET_SOURCE_DIR) + "/samples/shapes_640x360.mp4";
+
+float iou(const streamdet::wire::Box& a, const std::vector<float>& b) {
+  const float iw = std::max(0.f, std::min(a.x2(), b[2]) - std::max(a.x1(), b[0]));
+  const float ih = std::max(0.f, std::min(a.y2(), b[3]) - std::max(a.y1(), b[1]));
+  const float inter = iw * ih;
+  const float uni = (a.x2() - a.x1()) * (a.y2() - a.y1()) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
+  return uni > 0 ? inter / uni : 0.f;
+}
+
+class RedisPipeline : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!test::redis_server_available()) GTEST_SKIP() << "no " << test::kRedisServerPath << " here (scripts/install-deps.sh installs it)";
+  }
+  void start(test::RedisServerOptions o = {}) {
+    server = std::make_unique<test::RedisServer>(o);
+    ASSERT_TRUE(server->start());
+    connect_client();
+  }
+  void connect_client() {
+    auto uri = transport::parse_redis_uri(server->uri("x"), std::nullopt);
+    ASSERT_TRUE(uri);
+    auto c = RedisClient::connect(*uri, std::chrono::milliseconds(5000));
+    ASSERT_TRUE(c) << c.error().message;
+    client = std::make_unique<RedisClient>(std::move(*c));
+  }
+  // Publishes the first `frames` frames of the bundled clip; quality 0: raw BGR.
+  void publish(const std::string& stream, int frames, int quality) {
+    auto r = test::run_cli(dir, {"publish", "-s", kClip, "--sink", server->uri(stream), "--fps", "max", "--jpeg-quality",
+                                 std::to_string(quality), "--maxlen", "0", "--max-frames", std::to_string(frames), "-q"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    ASSERT_EQ(xlen(stream), frames);
+  }
+  std::vector<std::string> worker_args(const std::string& query, const std::vector<std::string>& more = {}, bool drain = true) {
+    std::vector<std::string> args = {"run", "-m", test::kTinyModel, "--threads", "1", "-q", "-s",
+                                     server->uri("frames") + (drain ? "?drain=1" : "?count=8") + query, "--sink", server->uri("dets")};
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  }
+  int64_t xlen(const std::string& stream) {
+    auto n = client->xlen(stream);
+    EXPECT_TRUE(n) << n.error().message;
+    return n ? *n : -1;
+  }
+  int64_t pending(const std::string& stream = "frames", const std::string& group = "streamdet") {
+    auto n = client->xpending_count(stream, group);
+    EXPECT_TRUE(n) << n.error().message;
+    return n ? *n : -1;
+  }
+  // Every entry of a stream: its fields.
+  std::vector<std::map<std::string, std::string>> entries(const std::string& stream) {
+    std::vector<std::map<std::string, std::string>> out;
+    auto r = client->command({"XRANGE", stream, "-", "+"});
+    EXPECT_TRUE(r) << r.error().message;
+    if (!r) return out;
+    for (size_t i = 0; i < (*r)->elements; ++i) {
+      const redisReply* fields = (*r)->element[i]->element[1];
+      std::map<std::string, std::string> m;
+      for (size_t k = 0; k + 1 < fields->elements; k += 2)
+        m[std::string(fields->element[k]->str, fields->element[k]->len)] =
+            std::string(fields->element[k + 1]->str, fields->element[k + 1]->len);
+      out.push_back(std::move(m));
+    }
+    return out;
+  }
+  std::vector<streamdet::wire::Detections> detections() {
+    std::vector<streamdet::wire::Detections> out;
+    for (auto& e : entries("dets")) {
+      streamdet::wire::Detections d;
+      EXPECT_TRUE(d.ParseFromString(e["detections"]));
+      out.push_back(std::move(d));
+    }
+    return out;
+  }
+  // How many detections entries each frame index got.
+  std::map<int64_t, int> per_frame() {
+    std::map<int64_t, int> n;
+    for (auto& d : detections()) ++n[d.frame_index()];
+    return n;
+  }
+  // Polls (bounded by a count, not a clock) until the stream has at least `n` entries.
+  bool wait_for_entries(const std::string& stream, int64_t n) {
+    for (int i = 0; i < 60000; ++i) {
+      if (xlen(stream) >= n) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+  }
+
+  test::TempDir dir;
+  std::unique_ptr<test::RedisServer> server;
+  std::unique_ptr<RedisClient> client;
+};
+
+TEST_F(RedisPipeline, APublishedClipComesBackAsOneEntryPerFrameWithTheFileRunsDetections) {
+  start();
+  const int frames = 30;
+  publish("frames", frames, 0);
+  auto r = test::run_cli(dir, worker_args("", {"-d", dir.file("redis.jsonl")}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto f = test::run_cli(dir, {"run", "-m", test::kTinyModel, "--threads", "1", "-q", "-s", kClip, "--max-frames",
+                               std::to_string(frames), "-d", dir.file("file.jsonl")});
+  ASSERT_EQ(f.code, 0) << f.err;
+  EXPECT_EQ(pending(), 0);
+
+  auto dets = detections();
+  ASSERT_EQ(dets.size(), static_cast<size_t>(frames));
+  std::istringstream file_lines(test::read_file(dir.file("file.jsonl")));
+  for (int i = 0; i < frames; ++i) {
+    const auto& d = dets[static_cast<size_t>(i)];
+    EXPECT_EQ(d.frame_index(), i);
+    EXPECT_EQ(d.source_id(), kClip);
+    EXPECT_EQ(d.width(), 640u);
+    EXPECT_EQ(d.height(), 360u);
+    EXPECT_EQ(d.model(), "tiny_synth_v8.onnx");
+    EXPECT_GT(d.class_names_size(), 0);
+    std::string line;
+    ASSERT_TRUE(std::getline(file_lines, line));
+    auto want = nlohmann::json::parse(line)["detections"];
+    ASSERT_EQ(static_cast<size_t>(d.detections_size()), want.size()) << "frame " << i;
+    // The same boxes (in any order: near-equal scores may swap), up to the rounding of a different
+    // path: published frames are BGR, the file's I420 is converted by the letterbox itself.
+    for (const auto& w : want) {
+      bool found = false;
+      for (const auto& got : d.detections())
+        found = found || (got.class_id() == w["class_id"].get<int>() &&
+                          iou(got.box(), w["box"].get<std::vector<float>>()) > 0.9f &&
+                          std::abs(got.box_normalized().x2() - got.box().x2() / 640.f) < 1e-5f);
+      EXPECT_TRUE(found) << "frame " << i << ": " << w.dump() << " not in the stream's entry";
+    }
+  }
+  // The JSON Lines written beside the stream name the producer's source.
+  std::istringstream redis_lines(test::read_file(dir.file("redis.jsonl")));
+  std::string first;
+  ASSERT_TRUE(std::getline(redis_lines, first));
+  EXPECT_EQ(nlohmann::json::parse(first)["source"], kClip);
+}
+
+TEST_F(RedisPipeline, WorkersShareAGroupAndAKilledWorkersEntriesAreClaimed) {
+  start();
+  const int frames = 150;
+  publish("frames", frames, 90);
+  // Worker a takes 50 entries at once and is killed after its first result: the entries it holds
+  // stay pending on it, unacknowledged.
+  test::Process a = test::spawn_streamdet(worker_args("&consumer=a&count=50"), dir.file("a.txt"));
+  ASSERT_TRUE(wait_for_entries("dets", 1)) << test::read_file(dir.file("a.txt"));
+  ::kill(a.pid, SIGKILL);
+  test::wait_exit_code(a);
+  const int64_t written_by_a = xlen("dets");
+  ASSERT_GT(pending(), 0) << "worker a was killed holding nothing: the test proves nothing";
+
+  // Two workers in the group share the rest and claim what a held.
+  test::Process b = test::spawn_streamdet(worker_args("&consumer=b", {"--claim-after", "200"}), dir.file("b.txt"));
+  test::Process c = test::spawn_streamdet(worker_args("&consumer=c", {"--claim-after", "200"}), dir.file("c.txt"));
+  EXPECT_EQ(test::wait_exit_code(b), 0) << test::read_file(dir.file("b.txt"));
+  EXPECT_EQ(test::wait_exit_code(c), 0) << test::read_file(dir.file("c.txt"));
+
+  EXPECT_EQ(pending(), 0);
+  auto n = per_frame();
+  ASSERT_EQ(n.size(), static_cast<size_t>(frames)) << "some frames never got their detections";
+  int64_t duplicates = 0;
+  for (auto& [index, count] : n) duplicates += count - 1;
+  // Only what a wrote before it died (and never acknowledged) may be there twice.
+  EXPECT_LE(duplicates, written_by_a);
+}
+
+TEST_F(RedisPipeline, ARedisRestartMidRunLosesNothing) {
+  start({.persistent = true});
+  // No drain: the worker is surely running when Redis goes away, whatever the machine's speed;
+  // half the frames come before the restart, half after; Ctrl-C (SIGTERM) ends the worker.
+  publish("frames", 75, 90);
+  test::Process w = test::spawn_streamdet(worker_args("", {}, /*drain=*/false), dir.file("w.txt"));
+  ASSERT_TRUE(wait_for_entries("dets", 20)) << test::read_file(dir.file("w.txt"));
+  client.reset();
+  ASSERT_TRUE(server->restart());
+  connect_client();
+  auto r = test::run_cli(dir, {"publish", "-s", kClip, "--sink", server->uri("frames"), "--fps", "max", "--max-frames", "75",
+                               "--source-id", "second", "-q"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(wait_for_entries("dets", 150)) << test::read_file(dir.file("w.txt"));
+  ::kill(w.pid, SIGTERM);
+  EXPECT_EQ(test::wait_exit_code(w), exit_code::kInterrupted) << test::read_file(dir.file("w.txt"));
+  EXPECT_EQ(pending(), 0) << "acknowledgements left unsent";
+  std::set<std::pair<std::string, int64_t>> frames;
+  for (auto& d : detections()) frames.insert({d.source_id(), d.frame_index()});
+  EXPECT_EQ(frames.size(), 150u) << test::read_file(dir.file("w.txt"));
+  EXPECT_NE(test::read_file(dir.file("w.txt")).find("connection lost; reconnecting"), std::string::npos) << test::read_file(dir.file("w.txt"));
+}
+
+std::string frame_message(int width, int height, streamdet::wire::Frame::Encoding encoding, std::string data) {
+  streamdet::wire::Frame f;
+  f.set_source_id("cam");
+  f.set_width(static_cast<uint32_t>(width));
+  f.set_height(static_cast<uint32_t>(height));
+  f.set_encoding(encoding);
+  f.set_data(std::move(data));
+  return f.SerializeAsString();
+}
+
+TEST_F(RedisPipeline, EachKindOfBadEntryGoesToTheDeadLetterStreamAndTheRunGoesOn) {
+  start();
+  auto good = transport::encode_frame_message(cv::Mat(48, 64, CV_8UC3, cv::Scalar(40, 80, 120)), "cam", 0, 0, 90);
+  ASSERT_TRUE(good);
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"frame", "\x08\xff\xff not protobuf"},
+      {"other", *good},
+      {"frame", frame_message(100000, 50000, streamdet::wire::Frame::RAW_BGR, "xyz")},
+      {"frame", frame_message(64, 48, streamdet::wire::Frame::JPEG, "\xff\xd8\xff\xe0 not a jpeg at all")},
+      {"frame", frame_message(64, 48, streamdet::wire::Frame::RAW_BGR, std::string(100, '\0'))},
+  };
+  ASSERT_TRUE(client->xadd("frames", 0, {{"frame", *good}}));
+  for (const auto& [field, value] : bad) ASSERT_TRUE(client->xadd("frames", 0, {{field, value}}));
+  ASSERT_TRUE(client->xadd("frames", 0, {{"frame", *good}}));
+
+  auto r = test::run_cli(dir, worker_args(""));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(xlen("dets"), 2);
+  EXPECT_EQ(pending(), 0);
+  auto dead = entries("frames:dead");
+  ASSERT_EQ(dead.size(), bad.size());
+  const std::vector<std::string> reasons = {"malformed", "missing-field", "too-large", "corrupt-image", "size-mismatch"};
+  for (size_t i = 0; i < dead.size(); ++i) {
+    EXPECT_EQ(dead[i]["reason"], reasons[i]);
+    EXPECT_FALSE(dead[i]["why"].empty());
+    EXPECT_FALSE(dead[i]["entry"].empty());
+    EXPECT_EQ(dead[i]["group"], "streamdet");
+  }
+  for (const auto& reason : reasons) EXPECT_NE(r.err.find("(" + reason + ":"), std::string::npos) << reason << "\n" << r.err;
+}
+
+TEST_F(RedisPipeline, EntriesOlderThanMaxAgeAreAcknowledgedUnreadAndCounted) {
+  start();
+  publish("frames", 10, 90);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // older than --max-age 5, whatever the machine
+  auto r = test::run_cli(dir, worker_args("", {"--max-age", "5", "--profile-json", dir.file("p.json")}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(xlen("dets"), 0);
+  EXPECT_EQ(pending(), 0);
+  auto profile = nlohmann::json::parse(test::read_file(dir.file("p.json")));
+  EXPECT_EQ(profile["drops"]["max-age"], 10) << profile.dump();
+}
+
+TEST_F(RedisPipeline, ThePasswordComesFromTheUriOrRedisCliAuthAndIsNeverPrinted) {
+  start({.requirepass = "s3cret-pw"});
+  publish("frames", 3, 90);  // server->uri carries the password
+  const std::string bare = "redis://127.0.0.1:" + std::to_string(server->port());
+  ::setenv("REDISCLI_AUTH", "s3cret-pw", 1);
+  auto ok = test::run_cli(dir, {"run", "-m", test::kTinyModel, "--threads", "1", "-q", "-s", bare + "/frames?drain=1", "--sink", bare + "/dets"});
+  ::unsetenv("REDISCLI_AUTH");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_EQ(xlen("dets"), 3);
+
+  auto wrong = test::run_cli(dir, {"run", "-m", test::kTinyModel, "-q", "-s",
+                                   "redis://:wrong-pw@127.0.0.1:" + std::to_string(server->port()) + "/frames"});
+  EXPECT_EQ(wrong.code, exit_code::kSource) << wrong.err;
+  EXPECT_EQ(wrong.err.find("wrong-pw"), std::string::npos) << wrong.err;
+  EXPECT_NE(wrong.err.find("***"), std::string::npos) << wrong.err;
+}
+
+}  // namespace
+}  // namespace sd
