@@ -179,8 +179,8 @@ TEST_F(RedisPipeline, WorkersShareAGroupAndAKilledWorkersEntriesAreClaimed) {
   ASSERT_GT(pending(), 0) << "worker a was killed holding nothing: the test proves nothing";
 
   // Two workers in the group share the rest and claim what a held.
-  test::Process b = test::spawn_streamdet(worker_args("&consumer=b", {"--claim-after", "200"}), dir.file("b.txt"));
-  test::Process c = test::spawn_streamdet(worker_args("&consumer=c", {"--claim-after", "200"}), dir.file("c.txt"));
+  test::Process b = test::spawn_streamdet(worker_args("&consumer=b", {"--claim-after", "1000"}), dir.file("b.txt"));
+  test::Process c = test::spawn_streamdet(worker_args("&consumer=c", {"--claim-after", "1000"}), dir.file("c.txt"));
   EXPECT_EQ(test::wait_exit_code(b), 0) << test::read_file(dir.file("b.txt"));
   EXPECT_EQ(test::wait_exit_code(c), 0) << test::read_file(dir.file("c.txt"));
 
@@ -189,7 +189,8 @@ TEST_F(RedisPipeline, WorkersShareAGroupAndAKilledWorkersEntriesAreClaimed) {
   ASSERT_EQ(n.size(), static_cast<size_t>(frames)) << "some frames never got their detections";
   int64_t duplicates = 0;
   for (auto& [index, count] : n) duplicates += count - 1;
-  // Only what a wrote before it died (and never acknowledged) may be there twice.
+  // Only what a wrote before it died (and never acknowledged) may be there twice: b and c keep
+  // the entries they hold fresh, so neither takes the other's however slow the machine.
   EXPECT_LE(duplicates, written_by_a);
 }
 

@@ -4,8 +4,10 @@
 
 #include <array>
 #include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <thread>
 #include <unordered_set>
 
 #include "core/log.h"
@@ -48,14 +50,17 @@ struct RedisSourceConfig {
 
 class RedisSource final : public Source {
  public:
-  RedisSource(RedisSourceConfig config, RedisClient client, std::function<bool()> should_stop)
-      : config_(std::move(config)), client_(std::move(client)), should_stop_(std::move(should_stop)) {
+  RedisSource(RedisSourceConfig config, RedisClient client, RedisClient keeper_client, std::function<bool()> should_stop)
+      : config_(std::move(config)), client_(std::move(client)), keeper_client_(std::move(keeper_client)),
+        should_stop_(std::move(should_stop)) {
     info_.uri = config_.uri.redacted();
     info_.kind = SourceKind::kRedis;
     // Not live for the queue policy: entries wait in Redis (for this worker or another), so the
     // pipeline blocks on a full queue instead of dropping; --max-age keeps the work fresh.
     info_.live = false;
+    keeper_ = std::thread([this] { keep_held_entries(); });
   }
+  ~RedisSource() override { stop_keeper(); }
 
   const SourceInfo& info() const override { return info_; }
 
@@ -76,11 +81,12 @@ class RedisSource final : public Source {
 
   void settle(const Frame& frame, FrameOutcome outcome) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    in_flight_.erase(frame.origin);
+    held_.erase(frame.origin);
     if (frame_outcome_is_final(outcome)) to_ack_.push_back(frame.origin);
   }
 
   Status close() override {
+    stop_keeper();
     Status st = flush_acks();
     int64_t bad = 0;
     for (int64_t n : bad_counts_) bad += n;
@@ -140,7 +146,7 @@ class RedisSource final : public Source {
         if (claim_cursor_ == "0-0")
           next_claim_ = now + std::chrono::milliseconds(std::max<int64_t>(1, std::min<int64_t>(config_.claim_after_ms / 2, 1000)));
         for (auto& e : claimed->entries)
-          if (!is_in_flight(e.id)) ++claimed_;
+          if (!is_held(e.id)) ++claimed_;  // not our own, refreshed by the keeper
         got = std::move(claimed->entries);
       } else {
         got = tl::unexpected(claimed.error());
@@ -156,8 +162,9 @@ class RedisSource final : public Source {
       SD_TRY(recover(got.error()));
       return true;
     }
+    std::lock_guard<std::mutex> lock(mutex_);
     for (auto& e : *got)
-      if (!is_in_flight(e.id)) buffer_.push_back(std::move(e));
+      if (held_.insert(e.id).second) buffer_.push_back(std::move(e));
     return true;
   }
 
@@ -166,7 +173,7 @@ class RedisSource final : public Source {
   Result<bool> is_drained() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (!in_flight_.empty() || !to_ack_.empty()) return false;
+      if (!held_.empty() || !to_ack_.empty()) return false;
     }
     auto pending = client_.xpending_count(config_.uri.stream, config_.group);
     if (!pending) {
@@ -176,9 +183,49 @@ class RedisSource final : public Source {
     return *pending == 0;
   }
 
-  bool is_in_flight(const std::string& id) {
+  bool is_held(const std::string& id) {
     std::lock_guard<std::mutex> lock(mutex_);
-    return in_flight_.count(id) > 0;
+    return held_.count(id) > 0;
+  }
+
+  // The keeper: while this worker lives, the entries it holds (buffered, in the pipeline) have
+  // their idle time reset every claim-after/3 (XCLAIM ... JUSTID to this same consumer), so that
+  // other workers claim only a dead worker's entries, never those of a live but busy one. Its own
+  // connection: the reader thread may wait on the pipeline for long.
+  void keep_held_entries() {
+    const auto interval = std::chrono::milliseconds(std::max<int64_t>(10, config_.claim_after_ms / 3));
+    std::unique_lock<std::mutex> lock(keeper_mutex_);
+    while (!keeper_cv_.wait_for(lock, interval, [&] { return keeper_stop_; })) {
+      std::vector<std::string> ids;
+      {
+        std::lock_guard<std::mutex> held_lock(mutex_);
+        ids.assign(held_.begin(), held_.end());
+      }
+      if (ids.empty()) continue;
+      lock.unlock();
+      refresh(ids);
+      lock.lock();
+    }
+  }
+
+  void refresh(const std::vector<std::string>& ids) {
+    if (keeper_client_.connection_lost() && !keeper_client_.reconnect()) return;  // tried again next round
+    constexpr size_t kChunk = 512;
+    for (size_t i = 0; i < ids.size(); i += kChunk) {
+      std::vector<std::string_view> args = {"XCLAIM", config_.uri.stream, config_.group, config_.consumer, "0"};
+      for (size_t k = i; k < std::min(ids.size(), i + kChunk); ++k) args.emplace_back(ids[k]);
+      args.emplace_back("JUSTID");
+      if (!keeper_client_.command(args)) return;  // a failed refresh only risks a duplicate
+    }
+  }
+
+  void stop_keeper() {
+    {
+      std::lock_guard<std::mutex> lock(keeper_mutex_);
+      keeper_stop_ = true;
+    }
+    keeper_cv_.notify_all();
+    if (keeper_.joinable()) keeper_.join();
   }
 
   // Turns an entry into a frame; false when it was refused (dead-lettered) or too old (both
@@ -203,6 +250,7 @@ class RedisSource final : public Source {
         static_cast<double>(now_us - h.capture_time_us) > config_.max_age_ms * 1000) {
       ++too_old_;
       std::lock_guard<std::mutex> lock(mutex_);
+      held_.erase(entry.id);
       to_ack_.push_back(entry.id);
       return false;
     }
@@ -231,8 +279,6 @@ class RedisSource final : public Source {
       info_.width = h.width;
       info_.height = h.height;
     }
-    std::lock_guard<std::mutex> lock(mutex_);
-    in_flight_.insert(entry.id);
     return true;
   }
 
@@ -254,11 +300,17 @@ class RedisSource final : public Source {
       if (!recover(r.error())) return;
     }
     std::lock_guard<std::mutex> lock(mutex_);
+    held_.erase(entry.id);
     to_ack_.push_back(entry.id);
   }
 
   RedisSourceConfig config_;
   RedisClient client_;  // used by the reader thread only (read, close)
+  RedisClient keeper_client_;  // the keeper thread's
+  std::thread keeper_;
+  std::mutex keeper_mutex_;
+  std::condition_variable keeper_cv_;
+  bool keeper_stop_ = false;
   std::function<bool()> should_stop_;
   SourceInfo info_;
   transport::JpegDecoder jpeg_;
@@ -273,7 +325,7 @@ class RedisSource final : public Source {
   std::array<int64_t, kBadFrameKinds> bad_counts_{};
   // Shared with settle(), which any pipeline thread may call.
   std::mutex mutex_;
-  std::unordered_set<std::string> in_flight_;  // delivered to the pipeline, not yet settled
+  std::unordered_set<std::string> held_;  // read from Redis and not yet acknowledged or given up
   std::vector<std::string> to_ack_;
 };
 
@@ -300,7 +352,9 @@ Result<std::unique_ptr<Source>> open_redis_source(const std::string& spec, const
   c.uri = std::move(uri);
   SD_ASSIGN_OR_RETURN(RedisClient client, RedisClient::connect(c.uri, std::chrono::milliseconds(2000)));
   SD_TRY(client.xgroup_create(c.uri.stream, c.group, "0"));
-  return std::unique_ptr<Source>(std::make_unique<RedisSource>(std::move(c), std::move(client), options.should_stop));
+  SD_ASSIGN_OR_RETURN(RedisClient keeper, RedisClient::connect(c.uri, std::chrono::milliseconds(2000)));
+  return std::unique_ptr<Source>(
+      std::make_unique<RedisSource>(std::move(c), std::move(client), std::move(keeper), options.should_stop));
 }
 
 }  // namespace sd

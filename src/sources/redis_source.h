@@ -3,7 +3,9 @@
 //   --source 'redis://[user:pass@]host:port/STREAM?group=streamdet&consumer=NAME'
 // At-least-once: an entry is acknowledged (XACK) only when the pipeline settles its frame as done
 // (written, or dropped by a rule the user chose); a worker first re-reads its own pending entries,
-// and claims (XAUTOCLAIM) those left pending on a dead worker longer than claim-after. Entries too
+// and claims (XAUTOCLAIM) those left pending on a dead worker longer than claim-after. A live
+// worker keeps the entries it holds fresh (their idle time reset every claim-after/3), so a busy
+// worker's entries are not taken from it. Entries too
 // old for --max-age are acknowledged unread and counted. Bad entries (malformed, missing fields,
 // over max-pixels, corrupt JPEG, wrong raw size) go to the dead-letter stream STREAM:dead with the
 // reason, are acknowledged, and logged once per kind; they never stop the worker. A lost server is
