@@ -258,6 +258,44 @@ TEST_F(RedisPipeline, EachKindOfBadEntryGoesToTheDeadLetterStreamAndTheRunGoesOn
   for (const auto& reason : reasons) EXPECT_NE(r.err.find("(" + reason + ":"), std::string::npos) << reason << "\n" << r.err;
 }
 
+// A dead-letter stream that refuses the entry (here: the key holds a string) fails the run, the
+// entry left pending; it used to be neither moved nor acknowledged, and drain=1 never ended.
+TEST_F(RedisPipeline, ADeadLetterStreamThatRefusesTheEntryFailsTheRunAndLeavesItPending) {
+  start();
+  ASSERT_TRUE(client->command({"SET", "frames:dead", "not a stream"}));
+  ASSERT_TRUE(client->xadd("frames", 0, {{"frame", "garbage"}}));
+  auto r = test::run_cli(dir, worker_args("&claim-after=100"));
+  EXPECT_EQ(r.code, exit_code::kSource) << r.err;
+  EXPECT_NE(r.err.find("could not be moved to the dead-letter stream frames:dead"), std::string::npos) << r.err;
+  EXPECT_EQ(pending(), 1);
+}
+
+// A server restarted without persistence has forgotten the group: the worker makes it again
+// (it used to stop with NOGROUP).
+TEST_F(RedisPipeline, AWorkerGoesOnAfterARestartThatLostTheGroup) {
+  start();
+  publish("frames", 10, 90);
+  test::Process w = test::spawn_streamdet(worker_args("", {}, /*drain=*/false), dir.file("w.txt"));
+  ASSERT_TRUE(wait_for_entries("dets", 10)) << test::read_file(dir.file("w.txt"));
+  client.reset();
+  ASSERT_TRUE(server->restart());  // no persistence: streams and group gone
+  connect_client();
+  auto r = test::run_cli(dir, {"publish", "-s", kClip, "--sink", server->uri("frames"), "--fps", "max", "--max-frames", "10", "-q"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(wait_for_entries("dets", 10)) << test::read_file(dir.file("w.txt"));
+  ::kill(w.pid, SIGTERM);
+  EXPECT_EQ(test::wait_exit_code(w), exit_code::kInterrupted) << test::read_file(dir.file("w.txt"));
+  EXPECT_EQ(pending(), 0);
+}
+
+TEST_F(RedisPipeline, ATlsUriIsRefusedWithItsReasonWhateverItsCase) {
+  for (const char* uri : {"rediss://127.0.0.1:1/frames", "REDISS://127.0.0.1:1/frames"}) {
+    auto r = test::run_cli(dir, {"run", "-m", test::kTinyModel, "-q", "-s", uri});
+    EXPECT_EQ(r.code, exit_code::kUsage) << r.err;
+    EXPECT_NE(r.err.find("TLS"), std::string::npos) << r.err;
+  }
+}
+
 TEST_F(RedisPipeline, EntriesOlderThanMaxAgeAreAcknowledgedUnreadAndCounted) {
   start();
   publish("frames", 10, 90);

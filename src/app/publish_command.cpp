@@ -81,6 +81,9 @@ Status run_publish(const PublishOptions& o) {
              s > 0 ? static_cast<double>(sent) / s : 0.0, o.source.c_str(), uri.redacted().c_str(),
              skipped ? (", " + std::to_string(skipped) + " undecodable frames skipped").c_str() : "");
   if (interrupt_requested()) return fail(ErrorCode::kInterrupted, "interrupted after " + std::to_string(sent) + " frames");
+  // What was sent is in Redis; say what of the source was lost (exit 7, as `run` does).
+  if (auto damage = source->damage()) return fail(ErrorCode::kDamagedSource, *damage);
+  if (skipped > 0) return fail(ErrorCode::kDamagedSource, o.source + ": " + std::to_string(skipped) + " frames could not be decoded");
   return ok();
 }
 

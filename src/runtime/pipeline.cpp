@@ -168,6 +168,7 @@ Status Pipeline::open_sinks() {
   context.class_names = run_.det.class_names;
   context.model_name = std::filesystem::path(options_.model.model).filename().string();
   context.redis_password = options_.redis_password;
+  context.should_stop = [this] { return run_.stopping(); };
   const std::vector<SinkTarget> targets = sink_targets(options_);
   std::vector<size_t> open_order(targets.size());
   std::iota(open_order.begin(), open_order.end(), size_t{0});

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "sinks/sink_factory.h"
+#include "sources/redis_source.h"
 #include "transport/messages.pb.h"
 #include "transport/redis_client.h"
 #include "transport/redis_reconnect.h"
@@ -11,7 +12,7 @@
 
 namespace sd {
 
-bool is_redis_sink_target(const std::string& target) { return target.rfind("redis://", 0) == 0; }
+bool is_redis_sink_target(const std::string& target) { return is_redis_spec(target); }
 
 namespace {
 
@@ -41,7 +42,7 @@ class RedisSink final : public Sink {
       if (r) return ok();
       if (!client_.connection_lost()) return fail(ErrorCode::kOutput, r.error().message);
       // Sent again after a reconnect: if the first XADD was stored, the entry is there twice.
-      auto st = transport::reconnect_with_backoff(client_, std::chrono::milliseconds(reconnect_for_ms_), nullptr);
+      auto st = transport::reconnect_with_backoff(client_, std::chrono::milliseconds(reconnect_for_ms_), context_.should_stop);
       if (!st) return fail(ErrorCode::kOutput, st.error().message);
     }
   }

@@ -4,6 +4,7 @@
 // the table of sink_factory.cpp.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +27,7 @@ struct SinkContext {
   std::vector<std::string> class_names;
   std::string model_name;            // the model's file name, for sinks that record it
   std::optional<std::string> redis_password;  // REDISCLI_AUTH, when the URI has none
+  std::function<bool()> should_stop;  // the run is stopping: a sink waiting for a server gives up
 };
 
 // An output as named on the command line.

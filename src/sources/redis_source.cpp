@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <condition_variable>
@@ -22,7 +23,12 @@ using transport::BadFrame;
 using transport::RedisClient;
 using transport::StreamEntry;
 
-bool is_redis_spec(const std::string& spec) { return spec.rfind("redis://", 0) == 0; }
+// Any case, and rediss:// too, so that the parser says what it thinks of them (TLS: unsupported).
+bool is_redis_spec(const std::string& spec) {
+  std::string scheme = spec.substr(0, std::min<size_t>(spec.size(), 9));
+  std::transform(scheme.begin(), scheme.end(), scheme.begin(), [](unsigned char c) { return std::tolower(c); });
+  return scheme.rfind("redis://", 0) == 0 || scheme.rfind("rediss://", 0) == 0;
+}
 
 namespace {
 
@@ -42,7 +48,7 @@ std::string default_consumer_name() {
 struct RedisSourceConfig {
   transport::RedisUri uri;
   std::string group, consumer, dead_stream;
-  int64_t claim_after_ms = 30000, count = 8, block_ms = 100, reconnect_for_ms = 60000;
+  int64_t claim_after_ms = 30000, count = 8, block_ms = 100, reconnect_for_ms = 60000, dead_maxlen = 10000;
   bool drain = false;
   uint64_t max_pixels = 0;
   double max_age_ms = 0;
@@ -70,7 +76,8 @@ class RedisSource final : public Source {
       if (!buffer_.empty()) {
         StreamEntry entry = std::move(buffer_.front());
         buffer_.pop_front();
-        if (take(entry, frame)) return true;
+        SD_ASSIGN_OR_RETURN(bool taken, take(entry, frame));
+        if (taken) return true;
         continue;
       }
       SD_TRY(flush_acks());
@@ -90,10 +97,10 @@ class RedisSource final : public Source {
     Status st = flush_acks();
     int64_t bad = 0;
     for (int64_t n : bad_counts_) bad += n;
-    if (bad > 0 || too_old_ > 0 || claimed_ > 0)
-      log_info("%s: %lld entries moved to %s, %lld too old for --max-age, %lld claimed from other consumers", info_.uri.c_str(),
-               static_cast<long long>(bad), config_.dead_stream.c_str(), static_cast<long long>(too_old_),
-               static_cast<long long>(claimed_));
+    if (bad > 0 || too_old_ > 0 || claimed_ > 0 || trimmed_ > 0)
+      log_info("%s: %lld entries moved to %s, %lld too old for --max-age, %lld claimed from other consumers, %lld trimmed "
+               "before they were processed", info_.uri.c_str(), static_cast<long long>(bad), config_.dead_stream.c_str(),
+               static_cast<long long>(too_old_), static_cast<long long>(claimed_), static_cast<long long>(trimmed_));
     return st;
   }
 
@@ -106,6 +113,8 @@ class RedisSource final : public Source {
   Status recover(const Error& e) {
     if (!client_.connection_lost()) return tl::unexpected(e);
     SD_TRY(transport::reconnect_with_backoff(client_, std::chrono::milliseconds(config_.reconnect_for_ms), should_stop_));
+    // A server restarted without persistence has lost the group (and the stream): made again.
+    SD_TRY(client_.xgroup_create(config_.uri.stream, config_.group, "0"));
     // What was delivered to us before is still ours: read it again, minus what is in flight.
     own_pending_done_ = false;
     own_pending_cursor_ = "0";
@@ -146,7 +155,13 @@ class RedisSource final : public Source {
         if (claim_cursor_ == "0-0")
           next_claim_ = now + std::chrono::milliseconds(std::max<int64_t>(1, std::min<int64_t>(config_.claim_after_ms / 2, 1000)));
         for (auto& e : claimed->entries)
-          if (!is_held(e.id)) ++claimed_;  // not our own, refreshed by the keeper
+          if (!is_held(e.id)) ++claimed_;
+        if (!claimed->deleted_ids.empty()) {
+          if (trimmed_ == 0)
+            log_warn("%s: pending entries were trimmed from the stream before anyone processed them (their frames are lost: "
+                     "raise the producer's MAXLEN, or add workers)", info_.uri.c_str());
+          trimmed_ += static_cast<int64_t>(claimed->deleted_ids.size());
+        }
         got = std::move(claimed->entries);
       } else {
         got = tl::unexpected(claimed.error());
@@ -230,18 +245,18 @@ class RedisSource final : public Source {
 
   // Turns an entry into a frame; false when it was refused (dead-lettered) or too old (both
   // acknowledged with the next batch).
-  bool take(const StreamEntry& entry, Frame& frame) {
+  Result<bool> take(const StreamEntry& entry, Frame& frame) {
     const std::string* payload = nullptr;
     for (const auto& [k, v] : entry.fields)
       if (k == kFrameField) payload = &v;
     if (!payload) {
-      refuse(entry, BadFrame::kMissingField,
-             entry.fields.empty() ? "the entry was deleted from the stream" : "the entry has no 'frame' field", nullptr);
+      SD_TRY(refuse(entry, BadFrame::kMissingField,
+                    entry.fields.empty() ? "the entry was deleted from the stream" : "the entry has no 'frame' field", nullptr));
       return false;
     }
     transport::ParsedFrame parsed = transport::parse_frame_message(*payload, config_.max_pixels);
     if (parsed.bad != BadFrame::kNone) {
-      refuse(entry, parsed.bad, parsed.why, payload);
+      SD_TRY(refuse(entry, parsed.bad, parsed.why, payload));
       return false;
     }
     const transport::FrameHeader& h = parsed.header;
@@ -257,7 +272,7 @@ class RedisSource final : public Source {
     if (h.jpeg) {
       Status st = jpeg_.decode(h.data, {h.width, h.height}, decode_min_.width, decode_min_.height, frame.image);
       if (!st) {
-        refuse(entry, BadFrame::kCorruptImage, st.error().message, payload);
+        SD_TRY(refuse(entry, BadFrame::kCorruptImage, st.error().message, payload));
         return false;
       }
     } else {
@@ -282,26 +297,31 @@ class RedisSource final : public Source {
     return true;
   }
 
-  // Moves a bad entry to the dead-letter stream with the reason, and acknowledges it.
-  void refuse(const StreamEntry& entry, BadFrame kind, const std::string& why, const std::string* payload) {
-    auto& count = bad_counts_[static_cast<size_t>(kind) % kBadFrameKinds];
-    if (count++ == 0)
-      log_warn("%s: entry %s refused (%s: %s); moved to %s (logged once per kind)", info_.uri.c_str(), entry.id.c_str(),
-               transport::bad_frame_name(kind), why.c_str(), config_.dead_stream.c_str());
+  // Moves a bad entry to the dead-letter stream with the reason, and acknowledges it. When the
+  // dead-letter stream refuses it (a wrong type, no memory, no permission), the run fails: the
+  // entry stays pending, for a worker that can keep it.
+  Status refuse(const StreamEntry& entry, BadFrame kind, const std::string& why, const std::string* payload) {
     std::vector<std::pair<std::string_view, std::string_view>> fields = {
         {"reason", transport::bad_frame_name(kind)}, {"why", why}, {"entry", entry.id},
         {"stream", config_.uri.stream}, {"group", config_.group}, {"consumer", config_.consumer}};
     if (payload) fields.emplace_back(kFrameField, *payload);
     while (true) {
-      auto r = client_.xadd(config_.dead_stream, 10000, fields);
+      auto r = client_.xadd(config_.dead_stream, config_.dead_maxlen, fields);
       if (r) break;
-      // The dead-letter entry must exist before the acknowledgement; without a connection, the
-      // entry stays pending here and is read again after the reconnect.
-      if (!recover(r.error())) return;
+      if (!client_.connection_lost())
+        return fail(ErrorCode::kSource, info_.uri + ": entry " + entry.id + " (" + transport::bad_frame_name(kind) +
+                                            ") could not be moved to the dead-letter stream " + config_.dead_stream + ": " +
+                                            r.error().message);
+      SD_TRY(recover(r.error()));
     }
+    auto& count = bad_counts_[static_cast<size_t>(kind) % kBadFrameKinds];
+    if (count++ == 0)
+      log_warn("%s: entry %s refused (%s: %s); moved to %s (logged once per kind)", info_.uri.c_str(), entry.id.c_str(),
+               transport::bad_frame_name(kind), why.c_str(), config_.dead_stream.c_str());
     std::lock_guard<std::mutex> lock(mutex_);
     held_.erase(entry.id);
     to_ack_.push_back(entry.id);
+    return ok();
   }
 
   RedisSourceConfig config_;
@@ -321,7 +341,7 @@ class RedisSource final : public Source {
   std::string claim_cursor_ = "0-0";
   std::chrono::steady_clock::time_point next_claim_{};
   int64_t first_capture_us_ = 0;
-  int64_t too_old_ = 0, claimed_ = 0;
+  int64_t too_old_ = 0, claimed_ = 0, trimmed_ = 0;
   std::array<int64_t, kBadFrameKinds> bad_counts_{};
   // Shared with settle(), which any pipeline thread may call.
   std::mutex mutex_;
@@ -334,7 +354,7 @@ class RedisSource final : public Source {
 Result<std::unique_ptr<Source>> open_redis_source(const std::string& spec, const SourceOptions& options) {
   SD_ASSIGN_OR_RETURN(transport::RedisUri uri, transport::parse_redis_uri(spec, options.redis_password));
   SD_TRY(transport::check_query_keys(
-      uri, {"group", "consumer", "claim-after", "count", "block", "drain", "max-pixels", "dead", "reconnect-for"}));
+      uri, {"group", "consumer", "claim-after", "count", "block", "drain", "max-pixels", "dead", "dead-maxlen", "reconnect-for"}));
   RedisSourceConfig c;
   c.group = transport::query_str(uri, "group", "streamdet");
   c.consumer = transport::query_str(uri, "consumer", default_consumer_name());
@@ -345,6 +365,7 @@ Result<std::unique_ptr<Source>> open_redis_source(const std::string& spec, const
   SD_ASSIGN_OR_RETURN(int64_t drain, transport::query_int(uri, "drain", 0, 0, 1));
   SD_ASSIGN_OR_RETURN(int64_t max_pixels, transport::query_int(uri, "max-pixels", static_cast<int64_t>(options.max_pixels), 1,
                                                                 int64_t{1} << 40));
+  SD_ASSIGN_OR_RETURN(c.dead_maxlen, transport::query_int(uri, "dead-maxlen", 10000, 0, int64_t{1} << 40));
   SD_ASSIGN_OR_RETURN(c.reconnect_for_ms, transport::query_int(uri, "reconnect-for", 60000, 0, int64_t{1} << 40));
   c.drain = drain == 1;
   c.max_pixels = static_cast<uint64_t>(max_pixels);

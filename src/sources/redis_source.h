@@ -11,7 +11,8 @@
 // reason, are acknowledged, and logged once per kind; they never stop the worker. A lost server is
 // reconnected with backoff for up to reconnect-for ms. The stream has no end: a worker runs until
 // stopped, or with drain=1 until nothing is left for its group (none undelivered, none pending).
-// Query keys: group, consumer, claim-after, count, block, drain, max-pixels, dead, reconnect-for.
+// Query keys: group, consumer, claim-after, count, block, drain, max-pixels, dead, dead-maxlen,
+// reconnect-for (docs/scale-out.md).
 #pragma once
 
 #include <memory>
@@ -22,6 +23,7 @@
 
 namespace sd {
 
+// redis:// (or rediss://, refused with its reason), in any case.
 bool is_redis_spec(const std::string& spec);
 
 Result<std::unique_ptr<Source>> open_redis_source(const std::string& spec, const SourceOptions& options);
