@@ -71,6 +71,7 @@ class RedisSource final : public Source {
   const SourceInfo& info() const override { return info_; }
 
   Result<bool> read(Frame& frame) override {
+    idle_ms_ = 0;
     while (true) {
       if (should_stop_ && should_stop_()) return false;
       if (!buffer_.empty()) {
@@ -106,6 +107,7 @@ class RedisSource final : public Source {
 
   void prefer_size(cv::Size network_input) override { decode_min_ = network_input; }
   int64_t dropped_too_old() const override { return too_old_; }
+  double last_read_idle_ms() const override { return idle_ms_; }
 
  private:
   // A command's failure: a lost connection is reconnected (and the command's work redone by the
@@ -167,7 +169,10 @@ class RedisSource final : public Source {
         got = tl::unexpected(claimed.error());
       }
     } else {
+      const auto t0 = std::chrono::steady_clock::now();
       got = client_.xreadgroup(config_.group, config_.consumer, config_.uri.stream, config_.count, config_.block_ms, ">");
+      // Waiting for entries to arrive, mostly (when some are there already, the call is short).
+      idle_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       if (got && got->empty() && config_.drain) {
         SD_ASSIGN_OR_RETURN(bool drained, is_drained());
         if (drained) return false;
@@ -342,6 +347,7 @@ class RedisSource final : public Source {
   std::chrono::steady_clock::time_point next_claim_{};
   int64_t first_capture_us_ = 0;
   int64_t too_old_ = 0, claimed_ = 0, trimmed_ = 0;
+  double idle_ms_ = 0;  // of the current read(): waiting on an empty stream
   std::array<int64_t, kBadFrameKinds> bad_counts_{};
   // Shared with settle(), which any pipeline thread may call.
   std::mutex mutex_;

@@ -52,6 +52,9 @@ class Source {
   // Frames the source took in and dropped itself, by the pipeline's drop reason names (a Redis
   // source: entries too old for --max-age, acknowledged unread), added to the profile at the end.
   virtual int64_t dropped_too_old() const { return 0; }
+  // How long the last read() waited for a frame to arrive at all (a Redis stream that was empty
+  // for now), in ms: the profile counts it as waiting for input, not as the read stage's work.
+  virtual double last_read_idle_ms() const { return 0; }
 };
 
 struct SourceOptions {

@@ -28,9 +28,13 @@ void ReadStage::run() {
       NvtxRange range("read");
       auto t0 = Clock::now();
       got = lane.source->read(p->frame);
-      p->entered[static_cast<size_t>(Stage::kRead)] = t0;
+      // Time spent waiting for a frame to arrive (an empty Redis stream) is waiting, not work.
+      const double idle_ms = lane.source->last_read_idle_ms();
+      const Clock::time_point begin = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(idle_ms));
+      rec.add_wait(Stage::kRead, idle_ms);
+      p->entered[static_cast<size_t>(Stage::kRead)] = begin;
       // The end-of-stream read is not a frame: not counted as a hit.
-      if (!got || *got) rec.add(Stage::kRead, t0, Clock::now(), 1, s_, p->frame.index);
+      if (!got || *got) rec.add(Stage::kRead, begin, std::max(begin, Clock::now()), 1, s_, p->frame.index);
     }
     if (!got) {
       run_.pool->release(std::move(p));  // no frame in it: nothing to settle
