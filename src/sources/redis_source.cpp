@@ -89,8 +89,10 @@ class RedisSource final : public Source {
 
   void settle(const Frame& frame, FrameOutcome outcome) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    held_.erase(frame.origin);
+    // Done with: held until its XACK is sent (so that a re-read of our pending entries after a
+    // reconnect cannot take it for undone); not done: let go, to be delivered again.
     if (frame_outcome_is_final(outcome)) to_ack_.push_back(frame.origin);
+    else held_.erase(frame.origin);
   }
 
   Status close() override {
@@ -132,9 +134,12 @@ class RedisSource final : public Source {
     if (ids.empty()) return ok();
     while (true) {
       auto r = client_.xack(config_.uri.stream, config_.group, ids);
-      if (r) return ok();
+      if (r) break;
       SD_TRY(recover(r.error()));
     }
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& id : ids) held_.erase(id);
+    return ok();
   }
 
   // Fills buffer_: this consumer's own pending entries first (delivered before a restart or a
@@ -270,7 +275,6 @@ class RedisSource final : public Source {
         static_cast<double>(now_us - h.capture_time_us) > config_.max_age_ms * 1000) {
       ++too_old_;
       std::lock_guard<std::mutex> lock(mutex_);
-      held_.erase(entry.id);
       to_ack_.push_back(entry.id);
       return false;
     }
@@ -324,7 +328,6 @@ class RedisSource final : public Source {
       log_warn("%s: entry %s refused (%s: %s); moved to %s (logged once per kind)", info_.uri.c_str(), entry.id.c_str(),
                transport::bad_frame_name(kind), why.c_str(), config_.dead_stream.c_str());
     std::lock_guard<std::mutex> lock(mutex_);
-    held_.erase(entry.id);
     to_ack_.push_back(entry.id);
     return ok();
   }
@@ -351,7 +354,7 @@ class RedisSource final : public Source {
   std::array<int64_t, kBadFrameKinds> bad_counts_{};
   // Shared with settle(), which any pipeline thread may call.
   std::mutex mutex_;
-  std::unordered_set<std::string> held_;  // read from Redis and not yet acknowledged or given up
+  std::unordered_set<std::string> held_;  // read from Redis, and neither acknowledged nor given up
   std::vector<std::string> to_ack_;
 };
 
