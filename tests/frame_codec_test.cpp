@@ -4,6 +4,8 @@
 // before an image buffer is sized from what a message claims.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include <opencv2/imgproc.hpp>
 
 #include "transport/frame_codec.h"
@@ -144,6 +146,35 @@ TEST(FrameCodec, CorruptTruncatedAndLyingJpegsAreRefusedBeforeDecoding) {
     broken[at] = static_cast<char>(broken[at] ^ 0x5a);
     (void)dec.decode(broken, {}, 0, 0, out);
   }
+}
+
+// Found with the fuzz target (fuzz/fuzz_frame_message.cpp, which moves and copies frames as a
+// pipeline does): header.data still viewed the storage of the frame it was copied from (always)
+// or moved from (bytes short enough to live inside the string object: a 2x2 raw frame), a
+// use after free once that frame was gone. tests/data/fuzz_frames/raw_bgr_2x2.bin is the short one.
+TEST(FrameCodec, ACopiedOrMovedFrameViewsItsOwnBytes) {
+  for (int w : {2, 64}) {
+    auto msg = encode_frame_message(test_picture(w, 2), "c", 0, 0, 0);
+    ASSERT_TRUE(msg);
+    std::vector<ParsedFrame> frames;
+    frames.push_back(parse_frame_message(*msg, kMaxPixels));  // moved from the returned frame
+    ASSERT_EQ(frames[0].bad, BadFrame::kNone) << frames[0].why;
+    frames.push_back(frames[0]);  // a copy; the vector grows and moves the first
+    ParsedFrame assigned;
+    assigned = frames[1];
+    ParsedFrame moved_into;
+    moved_into = std::move(frames[0]);
+    EXPECT_TRUE(frames[0].header.data.empty()) << "a moved-from frame views nothing";
+    for (const ParsedFrame* f : {&frames[1], &assigned, &moved_into}) {
+      EXPECT_EQ(static_cast<const void*>(f->header.data.data()), static_cast<const void*>(f->storage.data())) << w;
+      EXPECT_EQ(f->header.data.size(), size_t(w) * 2 * 3);
+      EXPECT_EQ(f->header.data, std::string_view(msg->data(), msg->size()).substr(msg->size() - size_t(w) * 2 * 3)) << w;
+    }
+  }
+  ParsedFrame refused = parse_frame_message("not a frame", kMaxPixels);
+  ParsedFrame copy = refused;
+  EXPECT_EQ(copy.bad, BadFrame::kMalformed);
+  EXPECT_TRUE(copy.header.data.empty());
 }
 
 }  // namespace

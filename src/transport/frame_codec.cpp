@@ -18,7 +18,42 @@ ParsedFrame refuse(BadFrame kind, std::string why) {
 
 std::string size_text(int64_t w, int64_t h) { return std::to_string(w) + "x" + std::to_string(h); }
 
+// Where `view` lies within `bytes`: its offset, or npos when it views something else.
+size_t offset_in(std::string_view view, const std::string& bytes) {
+  const auto v = reinterpret_cast<uintptr_t>(view.data()), b = reinterpret_cast<uintptr_t>(bytes.data());
+  return view.data() && v >= b && v + view.size() <= b + bytes.size() ? v - b : std::string::npos;
+}
+
 }  // namespace
+
+ParsedFrame::ParsedFrame(const ParsedFrame& other) { *this = other; }
+
+ParsedFrame::ParsedFrame(ParsedFrame&& other) noexcept { *this = std::move(other); }
+
+ParsedFrame& ParsedFrame::operator=(const ParsedFrame& other) {
+  if (this == &other) return *this;
+  const size_t at = offset_in(other.header.data, other.storage);
+  header = other.header;
+  bad = other.bad;
+  why = other.why;
+  storage = other.storage;
+  if (at != std::string::npos) header.data = std::string_view(storage).substr(at, other.header.data.size());
+  return *this;
+}
+
+ParsedFrame& ParsedFrame::operator=(ParsedFrame&& other) noexcept {
+  if (this == &other) return *this;
+  const size_t at = offset_in(other.header.data, other.storage), size = other.header.data.size();
+  header = std::move(other.header);
+  bad = other.bad;
+  why = std::move(other.why);
+  storage = std::move(other.storage);
+  if (at != std::string::npos) {
+    header.data = std::string_view(storage).substr(at, size);
+    other.header.data = {};  // no view into bytes the moved-from frame no longer holds
+  }
+  return *this;
+}
 
 const char* bad_frame_name(BadFrame kind) {
   switch (kind) {

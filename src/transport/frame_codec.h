@@ -35,6 +35,14 @@ struct ParsedFrame {
   BadFrame bad = BadFrame::kNone;
   std::string why;              // one line, when bad
   std::string storage;          // the message's image bytes
+
+  ParsedFrame() = default;
+  // A copy, or the frame moved to, has header.data view its own storage (a copy's bytes are its
+  // own; a move keeps short bytes inside the string object, not on the heap).
+  ParsedFrame(const ParsedFrame& other);
+  ParsedFrame(ParsedFrame&& other) noexcept;
+  ParsedFrame& operator=(const ParsedFrame& other);
+  ParsedFrame& operator=(ParsedFrame&& other) noexcept;
 };
 ParsedFrame parse_frame_message(std::string_view bytes, uint64_t max_pixels);
 
