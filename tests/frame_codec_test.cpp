@@ -4,6 +4,9 @@
 // before an image buffer is sized from what a message claims.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <vector>
 
 #include <opencv2/imgproc.hpp>
@@ -175,6 +178,49 @@ TEST(FrameCodec, ACopiedOrMovedFrameViewsItsOwnBytes) {
   ParsedFrame copy = refused;
   EXPECT_EQ(copy.bad, BadFrame::kMalformed);
   EXPECT_TRUE(copy.header.data.empty());
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Found by the fuzz target (tests/data/fuzz_frames/found_jpeg_unreadable_header.bin, an 8-byte
+// JPEG whose second marker has a bogus length): after a header libjpeg-turbo could not read, the
+// decoder's reused handle refused every later JPEG, good ones included ("Bogus marker length"):
+// one bad frame stopped a worker decoding for good. Every kind of refusal leaves it working.
+TEST(FrameCodec, ABadJpegDoesNotSpoilTheDecoderForTheFramesAfterIt) {
+  const cv::Mat pic = test_picture(64, 48);
+  auto msg = encode_frame_message(pic, "c", 0, 0, 95);
+  ASSERT_TRUE(msg);
+  const ParsedFrame good = parse_frame_message(*msg, kMaxPixels);
+  const std::string jpeg(good.header.data);
+  const ParsedFrame found =
+      parse_frame_message(read_file(std::filesystem::path(STREAMDET_SOURCE_DIR) / "tests/data/fuzz_frames/found_jpeg_unreadable_header.bin"),
+                          kMaxPixels);
+  ASSERT_EQ(found.bad, BadFrame::kNone) << found.why;
+  std::string flipped = jpeg;
+  for (size_t at = jpeg.size() / 2; at < jpeg.size() - 2; at += 7) flipped[at] = static_cast<char>(flipped[at] ^ 0x5a);
+  const std::pair<const char*, std::string> bad[] = {
+      {"the fuzzer's finding", std::string(found.header.data)},
+      {"not a JPEG", "not a jpeg at all"},
+      {"cut in its header", jpeg.substr(0, 100)},
+      {"cut in its scan", jpeg.substr(0, jpeg.size() / 2)},
+      {"a damaged scan", flipped},
+  };
+  JpegDecoder dec;
+  cv::Mat out;
+  for (const auto& [what, bytes] : bad) {
+    (void)dec.decode(bytes, {}, 0, 0, out);
+    auto st = dec.decode(jpeg, {64, 48}, 0, 0, out);
+    ASSERT_TRUE(st) << "after " << what << ": " << st.error().message;
+    EXPECT_LT(mean_abs_diff(out, pic), 3.0) << what;
+    ASSERT_TRUE(dec.decode(jpeg, {64, 48}, 32, 24, out)) << what;
+    EXPECT_EQ(out.size(), cv::Size(32, 24));
+  }
+  // A size that disagrees with the message is refused after a header that did read.
+  ASSERT_FALSE(dec.decode(jpeg, {32, 24}, 0, 0, out));
+  EXPECT_TRUE(dec.decode(jpeg, {64, 48}, 0, 0, out));
 }
 
 }  // namespace

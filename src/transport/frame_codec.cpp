@@ -116,13 +116,24 @@ cv::Size JpegDecoder::scaled_size(int width, int height, int min_width, int min_
   return best;
 }
 
+void JpegDecoder::replace_handle() {
+  if (handle_) tjDestroy(static_cast<tjhandle>(handle_));
+  handle_ = tjInitDecompress();
+}
+
 Status JpegDecoder::decode(std::string_view jpeg, cv::Size expected, int min_width, int min_height, cv::Mat& out) {
+  if (!handle_) replace_handle();
   auto* h = static_cast<tjhandle>(handle_);
   if (!h) return fail(ErrorCode::kInternal, "libjpeg-turbo: no decompressor");
   const auto* buf = reinterpret_cast<const unsigned char*>(jpeg.data());
   int width = 0, height = 0, subsamp = 0, colorspace = 0;
-  if (tjDecompressHeader3(h, buf, static_cast<unsigned long>(jpeg.size()), &width, &height, &subsamp, &colorspace) != 0)
-    return fail(ErrorCode::kSource, std::string("not a JPEG image: ") + tjGetErrorStr2(h));
+  if (tjDecompressHeader3(h, buf, static_cast<unsigned long>(jpeg.size()), &width, &height, &subsamp, &colorspace) != 0) {
+    auto refused = fail(ErrorCode::kSource, std::string("not a JPEG image: ") + tjGetErrorStr2(h));
+    // libjpeg-turbo 2.1's tjDecompressHeader3 does not reset the handle after an error: the next
+    // header read would go on from the state this one failed in, and fail, for every later frame.
+    replace_handle();
+    return refused;
+  }
   if (expected.width > 0 && (width != expected.width || height != expected.height))
     return fail(ErrorCode::kSource, "size mismatch: the JPEG is " + size_text(width, height) + ", the message says " +
                                         size_text(expected.width, expected.height));

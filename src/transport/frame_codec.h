@@ -47,7 +47,8 @@ struct ParsedFrame {
 ParsedFrame parse_frame_message(std::string_view bytes, uint64_t max_pixels);
 
 // Decodes JPEG frames into BGR. Reuses its handle and output buffer: no allocation per frame once
-// the largest frame has been seen.
+// the largest frame has been seen (a new handle after a JPEG whose header does not read, as
+// libjpeg-turbo leaves that one unusable).
 class JpegDecoder {
  public:
   JpegDecoder();
@@ -65,6 +66,7 @@ class JpegDecoder {
   Status decode(std::string_view jpeg, cv::Size expected, int min_width, int min_height, cv::Mat& out);
 
  private:
+  void replace_handle();
   void* handle_;
 };
 
