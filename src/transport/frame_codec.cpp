@@ -18,6 +18,26 @@ ParsedFrame refuse(BadFrame kind, std::string why) {
 
 std::string size_text(int64_t w, int64_t h) { return std::to_string(w) + "x" + std::to_string(h); }
 
+// Well-formed UTF-8, as protobuf checks a string field: no overlong forms, surrogates or code
+// points past U+10FFFF.
+bool is_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    const size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return false;
+    const auto c1 = static_cast<unsigned char>(s[i + 1]);
+    if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 > 0x9f) || (c == 0xf0 && c1 < 0x90) || (c == 0xf4 && c1 > 0x8f)) return false;
+    i += n;
+  }
+  return true;
+}
+
 // Where `view` lies within `bytes`: its offset, or npos when it views something else.
 size_t offset_in(std::string_view view, const std::string& bytes) {
   const auto v = reinterpret_cast<uintptr_t>(view.data()), b = reinterpret_cast<uintptr_t>(bytes.data());
@@ -71,6 +91,7 @@ ParsedFrame parse_frame_message(std::string_view bytes, uint64_t max_pixels) {
   streamdet::wire::Frame msg;
   if (bytes.size() > static_cast<size_t>(INT32_MAX) || !msg.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return refuse(BadFrame::kMalformed, "not a frame message (" + std::to_string(bytes.size()) + " bytes that do not parse)");
+  if (!is_utf8(msg.source_id())) return refuse(BadFrame::kMalformed, "the frame's source id is not UTF-8");
   if (msg.width() == 0 || msg.height() == 0) return refuse(BadFrame::kMissingField, "the frame has no width or height");
   if (msg.encoding() != streamdet::wire::Frame::JPEG && msg.encoding() != streamdet::wire::Frame::RAW_BGR)
     return refuse(BadFrame::kMissingField, "the frame's encoding is missing or unknown (" + std::to_string(msg.encoding()) + ")");
