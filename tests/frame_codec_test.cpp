@@ -250,5 +250,41 @@ TEST(FrameCodec, ABadJpegDoesNotSpoilTheDecoderForTheFramesAfterIt) {
   EXPECT_TRUE(dec.decode(jpeg, {64, 48}, 0, 0, out));
 }
 
+// Every input committed for the frame fuzz target (tests/data/fuzz_frames/: its seeds and what it
+// found) is replayed as the target runs it: parsed, and a JPEG decoded at full size and at a
+// reduced scale. Any refusal is fine; a crash is not, and what parses keeps the codec's promises.
+TEST(FrameCodec, FuzzerFindingsStayFixed) {
+  const std::filesystem::path dir = std::filesystem::path(STREAMDET_SOURCE_DIR) / "tests" / "data" / "fuzz_frames";
+  JpegDecoder dec;
+  cv::Mat out;
+  int cases = 0, decoded = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string bytes = read_file(e.path());
+    ++cases;
+    const ParsedFrame p = parse_frame_message(bytes, 1024 * 1024);  // the fuzz target's max_pixels
+    if (p.bad != BadFrame::kNone) {
+      EXPECT_FALSE(p.why.empty()) << e.path();
+      continue;
+    }
+    const FrameHeader& h = p.header;
+    if (!h.jpeg) {
+      EXPECT_EQ(h.data.size(), size_t(h.width) * h.height * 3) << e.path();
+      continue;
+    }
+    for (int shift : {0, 1, 2, 3}) {
+      const int min_w = shift ? (h.width + (1 << shift) - 1) >> shift : 0, min_h = shift ? (h.height + (1 << shift) - 1) >> shift : 0;
+      auto st = dec.decode(h.data, {h.width, h.height}, min_w, min_h, out);
+      if (!st) {
+        EXPECT_NE(st.error().message.find("JPEG"), std::string::npos) << e.path() << ": " << st.error().message;
+        continue;
+      }
+      EXPECT_EQ(out.size(), dec.scaled_size(h.width, h.height, min_w, min_h)) << e.path();
+      ++decoded;
+    }
+  }
+  EXPECT_GT(cases, 0);
+  EXPECT_GT(decoded, 0);
+}
+
 }  // namespace
 }  // namespace sd::transport
