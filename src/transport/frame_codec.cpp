@@ -18,7 +18,62 @@ ParsedFrame refuse(BadFrame kind, std::string why) {
 
 std::string size_text(int64_t w, int64_t h) { return std::to_string(w) + "x" + std::to_string(h); }
 
+// Well-formed UTF-8, as protobuf checks a string field: no overlong forms, surrogates or code
+// points past U+10FFFF.
+bool is_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    const size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return false;
+    const auto c1 = static_cast<unsigned char>(s[i + 1]);
+    if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 > 0x9f) || (c == 0xf0 && c1 < 0x90) || (c == 0xf4 && c1 > 0x8f)) return false;
+    i += n;
+  }
+  return true;
+}
+
+// Where `view` lies within `bytes`: its offset, or npos when it views something else.
+size_t offset_in(std::string_view view, const std::string& bytes) {
+  const auto v = reinterpret_cast<uintptr_t>(view.data()), b = reinterpret_cast<uintptr_t>(bytes.data());
+  return view.data() && v >= b && v + view.size() <= b + bytes.size() ? v - b : std::string::npos;
+}
+
 }  // namespace
+
+ParsedFrame::ParsedFrame(const ParsedFrame& other) { *this = other; }
+
+ParsedFrame::ParsedFrame(ParsedFrame&& other) noexcept { *this = std::move(other); }
+
+ParsedFrame& ParsedFrame::operator=(const ParsedFrame& other) {
+  if (this == &other) return *this;
+  const size_t at = offset_in(other.header.data, other.storage);
+  header = other.header;
+  bad = other.bad;
+  why = other.why;
+  storage = other.storage;
+  if (at != std::string::npos) header.data = std::string_view(storage).substr(at, other.header.data.size());
+  return *this;
+}
+
+ParsedFrame& ParsedFrame::operator=(ParsedFrame&& other) noexcept {
+  if (this == &other) return *this;
+  const size_t at = offset_in(other.header.data, other.storage), size = other.header.data.size();
+  header = std::move(other.header);
+  bad = other.bad;
+  why = std::move(other.why);
+  storage = std::move(other.storage);
+  if (at != std::string::npos) {
+    header.data = std::string_view(storage).substr(at, size);
+    other.header.data = {};  // no view into bytes the moved-from frame no longer holds
+  }
+  return *this;
+}
 
 const char* bad_frame_name(BadFrame kind) {
   switch (kind) {
@@ -36,6 +91,7 @@ ParsedFrame parse_frame_message(std::string_view bytes, uint64_t max_pixels) {
   streamdet::wire::Frame msg;
   if (bytes.size() > static_cast<size_t>(INT32_MAX) || !msg.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return refuse(BadFrame::kMalformed, "not a frame message (" + std::to_string(bytes.size()) + " bytes that do not parse)");
+  if (!is_utf8(msg.source_id())) return refuse(BadFrame::kMalformed, "the frame's source id is not UTF-8");
   if (msg.width() == 0 || msg.height() == 0) return refuse(BadFrame::kMissingField, "the frame has no width or height");
   if (msg.encoding() != streamdet::wire::Frame::JPEG && msg.encoding() != streamdet::wire::Frame::RAW_BGR)
     return refuse(BadFrame::kMissingField, "the frame's encoding is missing or unknown (" + std::to_string(msg.encoding()) + ")");
@@ -81,13 +137,24 @@ cv::Size JpegDecoder::scaled_size(int width, int height, int min_width, int min_
   return best;
 }
 
+void JpegDecoder::replace_handle() {
+  if (handle_) tjDestroy(static_cast<tjhandle>(handle_));
+  handle_ = tjInitDecompress();
+}
+
 Status JpegDecoder::decode(std::string_view jpeg, cv::Size expected, int min_width, int min_height, cv::Mat& out) {
+  if (!handle_) replace_handle();
   auto* h = static_cast<tjhandle>(handle_);
   if (!h) return fail(ErrorCode::kInternal, "libjpeg-turbo: no decompressor");
   const auto* buf = reinterpret_cast<const unsigned char*>(jpeg.data());
   int width = 0, height = 0, subsamp = 0, colorspace = 0;
-  if (tjDecompressHeader3(h, buf, static_cast<unsigned long>(jpeg.size()), &width, &height, &subsamp, &colorspace) != 0)
-    return fail(ErrorCode::kSource, std::string("not a JPEG image: ") + tjGetErrorStr2(h));
+  if (tjDecompressHeader3(h, buf, static_cast<unsigned long>(jpeg.size()), &width, &height, &subsamp, &colorspace) != 0) {
+    auto refused = fail(ErrorCode::kSource, std::string("not a JPEG image: ") + tjGetErrorStr2(h));
+    // libjpeg-turbo 2.1's tjDecompressHeader3 does not reset the handle after an error: the next
+    // header read would go on from the state this one failed in, and fail, for every later frame.
+    replace_handle();
+    return refused;
+  }
   if (expected.width > 0 && (width != expected.width || height != expected.height))
     return fail(ErrorCode::kSource, "size mismatch: the JPEG is " + size_text(width, height) + ", the message says " +
                                         size_text(expected.width, expected.height));

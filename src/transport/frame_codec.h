@@ -35,11 +35,20 @@ struct ParsedFrame {
   BadFrame bad = BadFrame::kNone;
   std::string why;              // one line, when bad
   std::string storage;          // the message's image bytes
+
+  ParsedFrame() = default;
+  // A copy, or the frame moved to, has header.data view its own storage (a copy's bytes are its
+  // own; a move keeps short bytes inside the string object, not on the heap).
+  ParsedFrame(const ParsedFrame& other);
+  ParsedFrame(ParsedFrame&& other) noexcept;
+  ParsedFrame& operator=(const ParsedFrame& other);
+  ParsedFrame& operator=(ParsedFrame&& other) noexcept;
 };
 ParsedFrame parse_frame_message(std::string_view bytes, uint64_t max_pixels);
 
 // Decodes JPEG frames into BGR. Reuses its handle and output buffer: no allocation per frame once
-// the largest frame has been seen.
+// the largest frame has been seen (a new handle after a JPEG whose header does not read, as
+// libjpeg-turbo leaves that one unusable).
 class JpegDecoder {
  public:
   JpegDecoder();
@@ -57,6 +66,7 @@ class JpegDecoder {
   Status decode(std::string_view jpeg, cv::Size expected, int min_width, int min_height, cv::Mat& out);
 
  private:
+  void replace_handle();
   void* handle_;
 };
 
