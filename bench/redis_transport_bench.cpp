@@ -20,8 +20,8 @@
 #include <optional>
 #include <thread>
 
-#include <opencv2/imgproc.hpp>
 
+#include "bench_frames.h"
 #include "sinks/redis_sink.h"
 #include "transport/frame_codec.h"
 #include "transport/redis_client.h"
@@ -76,17 +76,6 @@ struct BenchRedis {
   }
 };
 
-std::string frame_720p() {
-  cv::Mat img(720, 1280, CV_8UC3);
-  for (int y = 0; y < img.rows; ++y)
-    for (int x = 0; x < img.cols; ++x)
-      img.at<cv::Vec3b>(y, x) = cv::Vec3b(static_cast<uchar>((x * 7 + y * 3) % 256), static_cast<uchar>(y * 255 / 720), 90);
-  for (int i = 0; i < 12; ++i)
-    cv::rectangle(img, {80 + i * 95, 100 + (i % 4) * 120, 70, 90}, cv::Scalar(30 + i * 18, 200 - i * 10, 60 + i * 12), -1);
-  cv::GaussianBlur(img, img, {5, 5}, 1.5);
-  return *transport::encode_frame_message(img, "cam", 0, 0, 90);
-}
-
 // arg: the model input width (0: decode at full size).
 void BM_RedisTransportPerFrame720p(benchmark::State& state) {
   BenchRedis server;
@@ -96,7 +85,7 @@ void BM_RedisTransportPerFrame720p(benchmark::State& state) {
     return;
   }
   const int64_t frames = state.max_iterations;
-  const std::string msg = frame_720p();
+  const std::string& msg = bench::jpeg_frame_message_720p();
   for (int64_t i = 0; i < frames; ++i) client->xadd("frames", 0, {{"frame", msg}});
   if (!client->xgroup_create("frames", "bench", "0")) state.SkipWithError("XGROUP CREATE failed");
   const int min_w = static_cast<int>(state.range(0));

@@ -13,12 +13,12 @@ bool is_unreserved(unsigned char c) {
          c == '_' || c == '~';
 }
 
-// Percent-encodes every byte but the unreserved ones and those in `keep`: what comes out is one
-// printable line that parses back to the same bytes.
-std::string encode(std::string_view s, std::string_view keep) {
+// Percent-encodes every byte for which `keep` is false: what comes out is one printable line.
+template <class Keep>
+std::string percent_encode_unless(std::string_view s, Keep keep) {
   std::string out;
   for (unsigned char c : s) {
-    if (is_unreserved(c) || keep.find(static_cast<char>(c)) != std::string_view::npos) {
+    if (keep(c)) {
       out += static_cast<char>(c);
     } else {
       out += '%';
@@ -29,19 +29,14 @@ std::string encode(std::string_view s, std::string_view keep) {
   return out;
 }
 
+// Every byte but the unreserved ones and those in `keep` encoded: parses back to the same bytes.
+std::string encode(std::string_view s, std::string_view keep) {
+  return percent_encode_unless(s, [&](unsigned char c) { return is_unreserved(c) || keep.find(static_cast<char>(c)) != std::string_view::npos; });
+}
+
 // Printable as typed: only spaces, control and non-ASCII bytes encoded.
 std::string printable(std::string_view s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c > 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
+  return percent_encode_unless(s, [](unsigned char c) { return c > 0x20 && c < 0x7f; });
 }
 
 // The URI as typed with its password replaced, for messages about a URI that did not parse. It
