@@ -70,3 +70,50 @@ TEST(Profiler, ReportsStagesAndFps) {
 
 }  // namespace
 }  // namespace sd
+
+namespace sd {
+namespace {
+
+// A report with these stages (name, busy ms, threads) over one second of wall time.
+ProfileReport report_with(std::vector<std::tuple<const char*, double, int>> stages, double cpu_ms, int cores,
+                          double machine_busy_ms = -1) {
+  ProfileReport r;
+  r.wall_ms = 1000;
+  r.frames = 100;
+  r.cpu_ms = cpu_ms;
+  r.cores = cores;
+  r.machine_busy_ms = machine_busy_ms;
+  for (auto& [name, busy, threads] : stages) {
+    StageReport s;
+    s.name = name;
+    s.threads = threads;
+    s.hits = 100;
+    s.total_ms = busy;
+    s.per_hit_ms = busy / 100;
+    s.utilization = busy / (r.wall_ms * threads);
+    r.stages.push_back(s);
+  }
+  return r;
+}
+
+// The demo's case on two cores: every stage looked under 85% busy, yet the process used both
+// cores; the verdict said "inference" or "waiting for the source" before.
+TEST(BottleneckVerdict, ARunThatUsesEveryCoreIsCpuBoundWhateverStageLooksBusiest) {
+  auto r = report_with({{"read", 450, 1}, {"preprocess", 180, 1}, {"inference", 1150, 2}, {"write", 200, 1}}, 1900, 2);
+  EXPECT_EQ(bottleneck_verdict(r),
+            "CPU-bound: the stages need 1.9 of 2 cores (busy time: inference 58%, read 23%, write 10%); fewer threads or "
+            "workers than cores, or a smaller input, would leave each stage a core");
+}
+
+TEST(BottleneckVerdict, WithCoresToSpareTheSaturatedStageIsTheBottleneck) {
+  auto r = report_with({{"read", 200, 1}, {"inference", 950, 1}}, 1200, 4, 1300);
+  EXPECT_EQ(bottleneck_verdict(r).rfind("bottleneck: inference (1 thread, 95% busy", 0), 0u) << bottleneck_verdict(r);
+}
+
+TEST(BottleneckVerdict, WithNothingSaturatedAndCoresIdleTheSourceIsTheLimit) {
+  auto r = report_with({{"read", 100, 1}, {"inference", 300, 1}}, 450, 2, 500);
+  EXPECT_EQ(bottleneck_verdict(r).rfind("no stage is saturated", 0), 0u) << bottleneck_verdict(r);
+}
+
+}  // namespace
+}  // namespace sd

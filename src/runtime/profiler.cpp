@@ -1,8 +1,16 @@
 #include "runtime/profiler.h"
 
+#include <time.h>
+#include <unistd.h>
+#include <sched.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
+
+#include "core/build_info.h"
 
 namespace sd {
 
@@ -54,11 +62,65 @@ std::vector<const StageRecorder*> Profiler::recorders() const {
   return out;
 }
 
+namespace {
+
+double process_cpu_ms() {
+  timespec ts{};
+  if (::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return 0;
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+// Busy time (all but idle and iowait) of the CPUs this process may run on, by anyone, from
+// /proc/stat; -1 where it cannot be read. The table shows what other processes took of the cores
+// during the run (the verdict does not use it: a stage that sleeps or waits on I/O cannot be told
+// from one starved of CPU by the busy times alone).
+double cores_busy_ms() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) return -1;
+  std::ifstream in("/proc/stat");
+  if (!in) return -1;
+  const double ms_per_tick = 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  double busy = 0;
+  bool any = false;
+  std::string line;
+  while (std::getline(in, line)) {
+    int cpu = -1;
+    unsigned long long v[8] = {};
+    if (std::sscanf(line.c_str(), "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1], &v[2], &v[3], &v[4],
+                    &v[5], &v[6], &v[7]) < 9 || cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed))
+      continue;
+    busy += static_cast<double>(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * ms_per_tick;  // user nice system irq softirq steal
+    any = true;
+  }
+  return any ? busy : -1;
+}
+
+}  // namespace
+
+void Profiler::start() {
+  start_ = Clock::now();
+  start_cpu_ms_ = process_cpu_ms();
+  start_busy_ms_ = cores_busy_ms();
+}
+
+void Profiler::stop() {
+  stop_ = Clock::now();
+  stop_cpu_ms_ = process_cpu_ms();
+  stop_busy_ms_ = cores_busy_ms();
+}
+
 ProfileReport Profiler::report() const {
   std::lock_guard<std::mutex> lock(mutex_);
   ProfileReport r;
   Clock::time_point end = stop_ == Clock::time_point{} ? Clock::now() : stop_;
   r.wall_ms = std::chrono::duration<double, std::milli>(end - start_).count();
+  r.cpu_ms = std::max(0.0, (stop_cpu_ms_ >= 0 ? stop_cpu_ms_ : process_cpu_ms()) - start_cpu_ms_);
+  r.cores = cpu_count();
+  if (start_busy_ms_ >= 0) {
+    const double end_busy = stop_busy_ms_ >= 0 ? stop_busy_ms_ : cores_busy_ms();
+    if (end_busy >= start_busy_ms_) r.machine_busy_ms = end_busy - start_busy_ms_;
+  }
   r.frames = frames_;
   r.workers = workers_;
   for (const auto& c : source_counters_) {
@@ -112,6 +174,9 @@ ProfileReport Profiler::report() const {
   return r;
 }
 
+// A run whose process used this share of its cores or more is CPU-bound.
+constexpr double kCpuBoundShare = 0.9;
+
 std::string bottleneck_verdict(const ProfileReport& r) {
   if (r.frames == 0 || r.wall_ms <= 0) return "no frame was processed";
   const StageReport* busiest = nullptr;
@@ -127,6 +192,24 @@ std::string bottleneck_verdict(const ProfileReport& r) {
   if (!busiest) return "no stage recorded any work";
   char buf[512];
   auto pct = [](double v) { return static_cast<int>(v * 100.0 + 0.5); };
+  // Every core taken: the stages compete for CPU, and the busiest stage is only the largest share.
+  const double cores_used = r.cpu_ms / r.wall_ms;
+  if (r.cores > 0 && cores_used >= kCpuBoundShare * r.cores) {
+    double busy = 0;
+    for (const auto& s : r.stages) busy += s.total_ms;
+    std::vector<const StageReport*> by_share;
+    for (const auto& s : r.stages)
+      if (s.total_ms > 0) by_share.push_back(&s);
+    std::sort(by_share.begin(), by_share.end(), [](const StageReport* a, const StageReport* b) { return a->total_ms > b->total_ms; });
+    std::snprintf(buf, sizeof buf, "CPU-bound: the stages need %.1f of %d core%s (busy time:", cores_used, r.cores,
+                  r.cores == 1 ? "" : "s");
+    std::string line = buf;
+    for (size_t i = 0; i < by_share.size() && i < 3; ++i) {
+      std::snprintf(buf, sizeof buf, "%s %s %d%%", i ? "," : "", by_share[i]->name.c_str(), pct(by_share[i]->total_ms / busy));
+      line += buf;
+    }
+    return line + "); fewer threads or workers than cores, or a smaller input, would leave each stage a core";
+  }
   auto ratio = [&](const StageReport& s, double ms) { return ms / (r.wall_ms * std::max(1, s.threads)); };
   if (busiest->utilization < 0.6) {
     std::snprintf(buf, sizeof buf,
@@ -183,6 +266,14 @@ std::string format_profile(const ProfileReport& r) {
     std::snprintf(line, sizeof line, " (%.2f of inference)", r.e2e_fps / r.inference_fps);
     out += line;
   }
+  if (r.cores > 0 && r.wall_ms > 0) {
+    std::snprintf(line, sizeof line, " | CPU %.2f of %d core%s", r.cpu_ms / r.wall_ms, r.cores, r.cores == 1 ? "" : "s");
+    out += line;
+    if (r.machine_busy_ms > r.cpu_ms) {
+      std::snprintf(line, sizeof line, " (other processes %.2f)", (r.machine_busy_ms - r.cpu_ms) / r.wall_ms);
+      out += line;
+    }
+  }
   out += "\n";
   std::snprintf(line, sizeof line, "latency capture->output ms: p50 %.1f  p90 %.1f  p99 %.1f  max %.1f\n", r.latency_p50_ms,
                 r.latency_p90_ms, r.latency_p99_ms, r.latency_max_ms);
@@ -219,6 +310,9 @@ nlohmann::json profile_to_json(const ProfileReport& r) {
   j["inference_fps"] = r.inference_fps;
   j["e2e_fps"] = r.e2e_fps;
   j["latency_ms"] = {{"p50", r.latency_p50_ms}, {"p90", r.latency_p90_ms}, {"p99", r.latency_p99_ms}, {"max", r.latency_max_ms}};
+  j["cpu_ms"] = r.cpu_ms;
+  j["cores"] = r.cores;
+  j["machine_busy_ms"] = r.machine_busy_ms;
   j["verdict"] = r.verdict;
   nlohmann::json drops = nlohmann::json::object();
   for (int i = 0; i < kDropReasonCount; ++i) drops[drop_reason_name(static_cast<DropReason>(i))] = r.drops[static_cast<size_t>(i)];

@@ -139,6 +139,9 @@ struct ProfileReport {
   double inference_fps = 0;    // what the inference stage sustains when never starved
   double e2e_fps = 0;          // frames per second of wall time
   double latency_p50_ms = 0, latency_p90_ms = 0, latency_p99_ms = 0, latency_max_ms = 0;  // capture -> sinks
+  double cpu_ms = 0;           // the process's CPU time over the run: every thread (decoders, OpenMP pools too)
+  int cores = 0;               // logical CPUs the process may use (0: unknown)
+  double machine_busy_ms = -1; // CPU time of those cores spent by anyone (this process and others); -1: unknown
   std::string verdict;         // one line: which stage limits throughput, and who waits on whom
 };
 
@@ -148,8 +151,8 @@ class Profiler {
       : trace_(trace), max_spans_(max_spans_per_thread) {}
   // Registers a recorder for the calling thread; the Profiler owns it.
   StageRecorder& make_recorder(const std::string& thread_name);
-  void start() { start_ = Clock::now(); }
-  void stop() { stop_ = Clock::now(); }
+  void start();
+  void stop();
   Clock::time_point start_time() const { return start_; }
   bool tracing() const { return trace_; }
 
@@ -181,6 +184,8 @@ class Profiler {
   std::vector<std::unique_ptr<StageRecorder>> recorders_;
   std::deque<SourceCounters> source_counters_;  // deque: stable addresses, atomics are not movable
   Clock::time_point start_{}, stop_{};
+  double start_cpu_ms_ = 0, stop_cpu_ms_ = -1;  // the process's CPU clock
+  double start_busy_ms_ = -1, stop_busy_ms_ = -1;  // our cores' busy time, everyone's (/proc/stat)
   std::atomic<int64_t> frames_{0};
   int workers_ = 1;
 };
@@ -188,7 +193,9 @@ class Profiler {
 // The table printed at exit (the line-profiler layout of the seeds, for the whole pipeline).
 std::string format_profile(const ProfileReport& report);
 nlohmann::json profile_to_json(const ProfileReport& report);
-// The bottleneck verdict from the stage figures (also stored in ProfileReport::verdict).
+// The bottleneck verdict from the stage figures and the process's CPU time against its cores (also
+// stored in ProfileReport::verdict): a run whose threads together use (nearly) every core is
+// CPU-bound, whatever stage looks busiest (a stage's busy time then includes waiting for a core).
 std::string bottleneck_verdict(const ProfileReport& report);
 
 }  // namespace sd
