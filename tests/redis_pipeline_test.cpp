@@ -16,6 +16,7 @@
 #include <opencv2/imgcodecs.hpp>
 
 #include "cli_util.h"
+#include "core/detection.h"
 #include "redis_server.h"
 #include "transport/frame_codec.h"
 #include "transport/messages.pb.h"
@@ -28,12 +29,8 @@ using transport::RedisClient;
 
 const std::string kClip = std::string(STREAMDET_SOURCE_DIR) + "/samples/shapes_640x360.mp4";
 
-float iou(const streamdet::wire::Box& a, const std::vector<float>& b) {
-  const float iw = std::max(0.f, std::min(a.x2(), b[2]) - std::max(a.x1(), b[0]));
-  const float ih = std::max(0.f, std::min(a.y2(), b[3]) - std::max(a.y1(), b[1]));
-  const float inter = iw * ih;
-  const float uni = (a.x2() - a.x1()) * (a.y2() - a.y1()) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
-  return uni > 0 ? inter / uni : 0.f;
+float box_iou(const streamdet::wire::Box& a, const std::vector<float>& b) {
+  return iou(Detection{a.x1(), a.y1(), a.x2(), a.y2()}, Detection{b[0], b[1], b[2], b[3]});
 }
 
 class RedisPipeline : public ::testing::Test {
@@ -153,7 +150,7 @@ TEST_F(RedisPipeline, APublishedClipComesBackAsOneEntryPerFrameWithTheFileRunsDe
       bool found = false;
       for (const auto& got : d.detections())
         found = found || (got.class_id() == w["class_id"].get<int>() &&
-                          iou(got.box(), w["box"].get<std::vector<float>>()) > 0.9f &&
+                          box_iou(got.box(), w["box"].get<std::vector<float>>()) > 0.9f &&
                           std::abs(got.box_normalized().x2() - got.box().x2() / 640.f) < 1e-5f);
       EXPECT_TRUE(found) << "frame " << i << ": " << w.dump() << " not in the stream's entry";
     }

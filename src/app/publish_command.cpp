@@ -30,14 +30,6 @@ void add_publish_options(CLI::App& cmd, PublishOptions& o) {
   cmd.add_flag("-q,--quiet", o.quiet, "no summary line");
 }
 
-namespace {
-
-int64_t wall_now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-}  // namespace
-
 Status run_publish(const PublishOptions& o) {
   SD_ASSIGN_OR_RETURN(transport::RedisUri uri, transport::parse_redis_uri(o.sink, o.redis_password));
   SD_TRY(transport::check_query_keys(uri, {}));

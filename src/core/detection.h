@@ -14,6 +14,17 @@ struct Detection {
 
 using Detections = std::vector<Detection>;
 
+// Boxes from one picture's pixels to another's of a different size (a frame decoded at a reduced
+// scale and its original).
+inline void scale_boxes(Detections& detections, float sx, float sy) {
+  for (Detection& d : detections) {
+    d.x1 *= sx;
+    d.x2 *= sx;
+    d.y1 *= sy;
+    d.y2 *= sy;
+  }
+}
+
 inline float box_area(const Detection& d) {
   float w = d.x2 - d.x1, h = d.y2 - d.y1;
   return (w > 0 && h > 0) ? w * h : 0.f;

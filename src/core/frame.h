@@ -11,6 +11,11 @@ namespace sd {
 
 using Clock = std::chrono::steady_clock;
 
+// Now on the wall clock, in microseconds since the Unix epoch: capture times on the wire.
+inline int64_t wall_now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 // How a source delivered the pixels. Video decoders produce planar YUV 4:2:0; converting every
 // frame to BGR costs as much as letterboxing it (0.65 ms at 720p), and with JSON output nothing
 // but the network input needs the pixels, so such frames stay I420 until something asks for BGR.

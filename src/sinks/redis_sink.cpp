@@ -19,8 +19,7 @@ namespace {
 int64_t wall_us_of(const Frame& frame) {
   if (frame.capture_wall_us > 0) return frame.capture_wall_us;
   // A local source: its capture on the steady clock, placed on the wall clock.
-  const auto age = Clock::now() - frame.capture_time;
-  return std::chrono::duration_cast<std::chrono::microseconds>((std::chrono::system_clock::now() - age).time_since_epoch()).count();
+  return wall_now_us() - std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - frame.capture_time).count();
 }
 
 class RedisSink final : public Sink {

@@ -35,10 +35,6 @@ namespace {
 constexpr const char* kFrameField = "frame";
 constexpr int kBadFrameKinds = 6;
 
-int64_t wall_now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 std::string default_consumer_name() {
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "host");

@@ -12,14 +12,8 @@ namespace {
 void scale_to_original(const Frame& frame, Detections& detections) {
   const cv::Size decoded = frame.size();
   if (frame.original_size.empty() || frame.original_size == decoded || decoded.empty()) return;
-  const float sx = static_cast<float>(frame.original_size.width) / static_cast<float>(decoded.width);
-  const float sy = static_cast<float>(frame.original_size.height) / static_cast<float>(decoded.height);
-  for (Detection& d : detections) {
-    d.x1 *= sx;
-    d.x2 *= sx;
-    d.y1 *= sy;
-    d.y2 *= sy;
-  }
+  scale_boxes(detections, static_cast<float>(frame.original_size.width) / static_cast<float>(decoded.width),
+              static_cast<float>(frame.original_size.height) / static_cast<float>(decoded.height));
 }
 
 }  // namespace

@@ -23,15 +23,9 @@ const Detections& drawn_at_decoded_scale(const Frame& frame, const Detections& d
   thread_local Detections scaled;
   const cv::Size decoded = frame.size();
   if (frame.original_size.empty() || frame.original_size == decoded) return detections;
-  const float sx = static_cast<float>(decoded.width) / static_cast<float>(frame.original_size.width);
-  const float sy = static_cast<float>(decoded.height) / static_cast<float>(frame.original_size.height);
   scaled = detections;
-  for (Detection& d : scaled) {
-    d.x1 *= sx;
-    d.x2 *= sx;
-    d.y1 *= sy;
-    d.y2 *= sy;
-  }
+  scale_boxes(scaled, static_cast<float>(decoded.width) / static_cast<float>(frame.original_size.width),
+              static_cast<float>(decoded.height) / static_cast<float>(frame.original_size.height));
   return scaled;
 }
 
