@@ -146,6 +146,7 @@ Status Pipeline::open_sources(int decode_threads, cv::Size& largest) {
     so.redis_password = options_.redis_password;
     so.claim_after_ms = options_.claim_after_ms;
     so.max_pixels = options_.max_pixels;
+    so.health = &run_.health.add(options_.sources[static_cast<size_t>(s)]);
     SD_ASSIGN_OR_RETURN(auto source, open_(options_.sources[static_cast<size_t>(s)], so));
     SourceLane lane;
     lane.info = source->info();

@@ -19,6 +19,7 @@
 #include "runtime/live_view.h"
 #include "runtime/profiler.h"
 #include "runtime/run_options.h"
+#include "runtime/source_health.h"
 #include "sinks/sink.h"
 #include "sources/source.h"
 
@@ -40,6 +41,7 @@ class RunContext {
   Profiler profiler;
   Detector det;
   std::vector<SourceLane> lanes;
+  HealthBoard health;  // one slot per source, in source order
   std::vector<std::unique_ptr<Sink>> sinks;
   bool draw = false;  // a sink wants the detections drawn on the frame
   std::unique_ptr<PacketPool> pool;

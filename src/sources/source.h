@@ -13,6 +13,8 @@
 
 namespace sd {
 
+class SourceHealth;  // runtime/source_health.h
+
 enum class SourceKind { kVideoFile, kImages, kCamera, kGStreamer, kStream, kRedis };
 
 const char* source_kind_name(SourceKind kind);
@@ -73,6 +75,10 @@ struct SourceOptions {
   std::optional<std::string> redis_password;
   int64_t claim_after_ms = 30000;              // --claim-after
   uint64_t max_pixels = uint64_t{8192} * 8192;  // --max-pixels: larger frames are refused unread
+  // Where the source's health is reported (the run's HealthBoard; null: nowhere). The reader
+  // marks frames, the end and failure; a supervisor (sources/supervised_source.h) marks outages,
+  // back-off and reconnects.
+  SourceHealth* health = nullptr;
 };
 
 Result<std::unique_ptr<Source>> open_source(const std::string& spec, const SourceOptions& options = {});

@@ -12,6 +12,7 @@ void ReadStage::run() {
   nvtx_name_thread(name.c_str());
   const RunOptions& o = run_.options;
   int64_t read = 0, counter = 0;
+  SourceHealth& health = run_.health.at(static_cast<size_t>(s_));
   while (!run_.stopping()) {
     if (o.max_frames >= 0 && read >= o.max_frames) break;
     auto t_acquire = Clock::now();
@@ -44,6 +45,8 @@ void ReadStage::run() {
         log_warn("%s; skipped", got.error().message.c_str());
         continue;
       }
+      health.outage(SourceState::kFailed, got.error().message);
+      health.set_state(SourceState::kFailed);
       run_.fail_run(got.error());
       break;
     }
@@ -52,6 +55,7 @@ void ReadStage::run() {
       break;
     }
     ++read;
+    health.frame_arrived();
     run_.profiler.count_read(s_);
     p->frame.source_id = s_;
     p->left[static_cast<size_t>(Stage::kRead)] = Clock::now();
@@ -66,6 +70,7 @@ void ReadStage::run() {
     if (r.refused) run_.drop(std::move(*r.refused), DropReason::kAborted);
     if (!r.accepted) break;
   }
+  if (health.snapshot().state != SourceState::kFailed) health.set_state(SourceState::kEnded);
   lane.raw->close();
 }
 
