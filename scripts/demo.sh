@@ -17,10 +17,12 @@ mkdir -p out
   --output out/shapes_annotated.mp4 \
   --detections out/shapes_detections.jsonl \
   --profile-json out/profile.json \
-  --trace out/trace.json
+  --trace out/trace.json \
+  --report out/report.html
 
 echo
 echo "Detections against the sample's ground truth (IoU 0.5):"
 ./build/tools/streamdet_synth eval --truth samples/shapes_640x360.truth.jsonl --detections out/shapes_detections.jsonl
 echo
 echo "Written: out/shapes_annotated.mp4 out/shapes_detections.jsonl out/profile.json out/trace.json (open in https://ui.perfetto.dev)"
+echo "         out/report.html (the profile at a glance: open it in any browser, no network needed)"

@@ -19,6 +19,7 @@ packages=(
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good   # GStreamer sources (videotestsrc, v4l2src, rtsp)
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev  # GStreamer's API (appsink), driven directly
   clang libclang-rt-14-dev # libFuzzer for the model-loader fuzz target
+  chromium                 # headless browser: the tests render the --report page (and the web view) in it
 )
 
 missing=()

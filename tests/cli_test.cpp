@@ -12,9 +12,11 @@
 #include <nlohmann/json.hpp>
 #include <opencv2/videoio.hpp>
 
+#include "core/build_info.h"
 #include "core/error.h"
 #include "engine/native/cuda/cuda_backend.h"
 #include "eval/clip_eval.h"
+#include "runtime/worker_plan.h"
 #include "synthetic/clip_writer.h"
 #include "cli_util.h"
 #include "test_util.h"
@@ -173,6 +175,34 @@ TEST(Cli, BenchJsonSweepPrintsOneRowPerCombinationWithTheDocumentedKeys) {
   }
   EXPECT_EQ(combos, (std::set<std::pair<int, int>>{{1, 1}, {1, 2}, {2, 1}, {2, 2}}));
   EXPECT_EQ(test::count_lines(dir.file("d.jsonl")), 24u);  // the last row's pipeline run wrote every frame
+}
+
+// bench measures what run does: without --workers/--threads it uses run's default worker plan,
+// and its ratio is end-to-end against the engine alone with that plan.
+TEST(Cli, BenchDefaultsAreRunsWorkerPlan) {
+  test::TempDir dir;
+  Process p = spawn_streamdet({"bench", "-m", kTinyModel, "-s", "synth:w=320,h=192,frames=12", "--warmup", "1", "-n", "3", "--json"},
+                              dir.file("stderr.txt"), {.stdout_path = dir.file("stdout.txt")});
+  ASSERT_EQ(wait_exit_code(p), 0) << test::read_file(dir.file("stderr.txt"));
+  auto j = nlohmann::json::parse(test::read_file(dir.file("stdout.txt")));
+  const int cores = std::max(1, cpu_count());
+  const WorkerPlan plan = plan_workers(0, 0, cores, "native", false);
+  EXPECT_EQ(j["workers"].get<int>(), plan.workers);
+  EXPECT_EQ(j["threads"].get<int>(), plan.workers * plan.threads_per_worker);
+  EXPECT_NEAR(j["e2e_over_engine"].get<double>(), j["e2e_fps"].get<double>() / j["engine_fps"].get<double>(), 1e-9);
+  EXPECT_GT(j["inference_ms_in_pipeline"].get<double>(), 0);
+}
+
+// One name per concept: --frames everywhere, --max-frames kept as an alias.
+TEST(Cli, FramesAndMaxFramesAreOneOption) {
+  test::TempDir dir;
+  for (const char* name : {"--frames", "--max-frames"}) {
+    const std::string out = dir.file(std::string("d") + name + ".jsonl");
+    Process p = spawn_streamdet({"run", "-m", kTinyModel, "-s", "synth:w=320,h=192,frames=30", name, "7", "-d", out, "-q"},
+                                dir.file("stderr.txt"));
+    ASSERT_EQ(wait_exit_code(p), 0) << name << ": " << test::read_file(dir.file("stderr.txt"));
+    EXPECT_EQ(test::count_lines(out), 7u) << name;
+  }
 }
 
 TEST(Cli, ModelInfoShowsWhereEachNodeRunsAndTheCopies) {

@@ -107,12 +107,76 @@ TEST(BottleneckVerdict, ARunThatUsesEveryCoreIsCpuBoundWhateverStageLooksBusiest
 
 TEST(BottleneckVerdict, WithCoresToSpareTheSaturatedStageIsTheBottleneck) {
   auto r = report_with({{"read", 200, 1}, {"inference", 950, 1}}, 1200, 4, 1300);
-  EXPECT_EQ(bottleneck_verdict(r).rfind("bottleneck: inference (1 thread, 95% busy", 0), 0u) << bottleneck_verdict(r);
+  EXPECT_EQ(bottleneck_verdict(r), "inference-bound: 9.50 ms a call (1 worker, 95% busy)");
 }
 
-TEST(BottleneckVerdict, WithNothingSaturatedAndCoresIdleTheSourceIsTheLimit) {
+TEST(BottleneckVerdict, WithNothingSaturatedAndCoresIdleTheInputIsTheLimit) {
   auto r = report_with({{"read", 100, 1}, {"inference", 300, 1}}, 450, 2, 500);
-  EXPECT_EQ(bottleneck_verdict(r).rfind("no stage is saturated", 0), 0u) << bottleneck_verdict(r);
+  r.sources.push_back(SourceReport{"slow.mp4", 100, 100});
+  EXPECT_EQ(bottleneck_verdict(r),
+            "input-bound: no stage is saturated (busiest: inference, 30% busy): the pipeline waits for frames, which arrive "
+            "at 100.0 fps");
+}
+
+TEST(BottleneckVerdict, ALiveSourceThePipelineKeepsUpWithSetsThePace) {
+  // Reading a camera is waiting for its clock: 95% "busy", yet the camera is the limit.
+  auto r = report_with({{"read", 950, 1}, {"inference", 400, 2}, {"write", 50, 1}}, 700, 4);
+  SourceReport cam{"rtsp://cam/1", 25, 25};
+  cam.live = true;
+  r.sources.push_back(cam);
+  EXPECT_EQ(bottleneck_verdict(r), "source-bound: the source delivers 25.0 fps and the pipeline keeps up (busiest stage: inference, 20% busy)");
+}
+
+TEST(BottleneckVerdict, ALiveSourceTooFastForInferenceNamesInferenceAndTheDrops) {
+  auto r = report_with({{"read", 990, 1}, {"inference", 1900, 2}}, 2100, 4);
+  SourceReport cam{"rtsp://cam/1", 60, 30};
+  cam.live = true;
+  r.sources.push_back(cam);
+  r.drops[static_cast<size_t>(DropReason::kPolicy)] = 30;
+  EXPECT_EQ(bottleneck_verdict(r),
+            "inference-bound: 19.00 ms a call (2 workers, 95% busy); the source delivers 60.0 fps, 30 frames dropped to keep up");
+}
+
+TEST(BottleneckVerdict, ASaturatedWriterIsWriterBoundAndNamesTheOutputs) {
+  auto r = report_with({{"read", 100, 1}, {"inference", 300, 1}, {"draw", 50, 1}, {"write", 910, 1}}, 1400, 4);
+  r.outputs = {"video out.mp4", "jsonl d.jsonl"};
+  r.stages[0].blocked_ms = 700;
+  EXPECT_EQ(bottleneck_verdict(r),
+            "writer-bound: writing video out.mp4, jsonl d.jsonl takes 9.10 ms a frame (91% busy); read is blocked 70% of the "
+            "time on a full queue");
+}
+
+TEST(BottleneckVerdict, AStageOffTheCpuIsSaidToWait) {
+  auto r = report_with({{"read", 100, 1}, {"write", 900, 1}}, 300, 4);
+  r.stages[1].cpu_ms = 90;  // a disk that cannot keep up
+  EXPECT_EQ(bottleneck_verdict(r),
+            "writer-bound: writing the outputs takes 9.00 ms a frame (90% busy), on the CPU only 10% of that time (waiting on a "
+            "disk, a device or a lock)");
+}
+
+TEST(BottleneckVerdict, CoresTakenByOtherProcessesAreCpuStarvation) {
+  // The stages used 0.7 cores, the machine was 100% busy and our threads waited for a core.
+  auto r = report_with({{"read", 200, 1}, {"inference", 1300, 2}}, 700, 2, 2000);
+  r.run_queue_ms = 650;
+  EXPECT_EQ(bottleneck_verdict(r),
+            "CPU-starved: other processes use 1.3 of 2 cores and the stages' threads waited 650 ms for a core (0.7 cores' "
+            "worth of the run): every stage looks slower than it is");
+  r.run_queue_ms = 100;  // a busy machine whose others did not get in our way: the stage figures stand
+  EXPECT_EQ(bottleneck_verdict(r).rfind("inference-bound", 0), 0u) << bottleneck_verdict(r);
+}
+
+TEST(BottleneckVerdict, AReaderHeldBackByFullQueuesIsNotWaitingForInput) {
+  auto r = report_with({{"read", 50, 1}, {"inference", 1100, 2}}, 1200, 4);
+  r.stages[0].blocked_ms = 800;
+  EXPECT_EQ(bottleneck_verdict(r), "inference-bound: 11.00 ms a call (2 workers, 55% busy); read is blocked 80% of the time on a full queue");
+}
+
+TEST(BottleneckVerdict, ASaturatedReaderIsDecodeBoundAndTheWaitingStageIsNamed) {
+  auto r = report_with({{"read", 970, 1}, {"preprocess", 100, 1}, {"inference", 300, 1}}, 1400, 4);
+  r.stages[1].wait_ms = 850;
+  EXPECT_EQ(bottleneck_verdict(r),
+            "decode-bound: reading and decoding take 9.70 ms a frame (1 reader, 97% busy); preprocess waits 85% of the time "
+            "for input");
 }
 
 }  // namespace

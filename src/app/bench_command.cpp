@@ -28,10 +28,12 @@ void add_bench_options(CLI::App& cmd, BenchOptions& o) {
   cmd.add_option("--warmup", o.warmup, "untimed engine iterations first")->capture_default_str()->check(integer_in(0, 100000));
   cmd.add_option("--iterations,-n", o.iterations, "timed engine iterations")->capture_default_str()->check(integer_in(1, 1000000));
   cmd.add_option("--batch", o.run.batch, "images per inference call")->capture_default_str()->check(integer_in(1, kMaxBatch));
-  // The engine-only run and the pipeline run compare one configuration: workers default to 1 here.
-  if (o.run.workers == 0) o.run.workers = 1;
-  cmd.add_option("--workers", o.run.workers, "inference workers (of the engine-only and the pipeline run)")->capture_default_str()->check(integer_in(1, kMaxWorkers));
-  cmd.add_option("--frames", o.run.max_frames, "frames of the source to run (-1: all)")
+  // The engine-only run and the pipeline run use one worker plan, the one `run` makes by default
+  // (0: auto, runtime/worker_plan.h), so that bench measures what run does.
+  cmd.add_option("--workers", o.run.workers, "inference workers of the engine-only and the pipeline run; 0: auto, as `run` plans them")
+      ->capture_default_str()
+      ->check(integer_in(0, kMaxWorkers));
+  cmd.add_option("--frames,--max-frames", o.run.max_frames, "read at most N frames of each source in the pipeline run (-1: all)")
       ->capture_default_str()
       ->check(integer_in(-1, INT64_MAX));
   cmd.add_option("-d,--detections", o.run.detections, "write JSONL in the pipeline run (part of the measured work)");
@@ -71,7 +73,9 @@ struct Row {
   LatencyStats engine_ms;
   double engine_fps = 0;
   double load_ms = 0;  // model load: parse, graph passes, first plan (what a user waits for at start)
+  int workers = 1, threads_per_worker = 1;  // the plan both runs used
   bool has_pipeline = false;
+  double inference_ms_in_pipeline = 0;  // the same calls inside the pipeline, sharing the cores with the other stages
   double e2e_fps = 0, cpu_percent = 0, write_ms_per_frame = 0, draw_ms_per_frame = 0;
   LatencyStats e2e_ms;  // capture -> output (min holds p50 for lack of a min)
   std::string verdict;
@@ -83,9 +87,12 @@ struct Row {
 // FPS is measured against, like for like; latencies are per call.
 Status time_engine(Row& row) {
   const BenchOptions& o = row.options;
-  const WorkerPlan plan = plan_workers(std::max(1, o.run.workers), o.model.threads, std::max(1, cpu_count()), resolved_engine_name(o.model), false);
+  const WorkerPlan plan =
+      plan_workers(o.run.workers, o.model.threads, std::max(1, cpu_count()), resolved_engine_name(o.model), o.live_source);
   SD_TRY(check_thread_budget(plan, std::max(1, cpu_count())));
   const int workers = plan.workers;
+  row.workers = plan.workers;
+  row.threads_per_worker = plan.threads_per_worker;
   ModelOptions model = o.model;
   model.threads = plan.threads_per_worker;
   auto load_start = Clock::now();
@@ -140,9 +147,22 @@ Status time_engine(Row& row) {
   return ok();
 }
 
+// What sharing the cores costs inference: its median call inside the pipeline against alone,
+// said when it is more than 10% slower there ("" otherwise).
+std::string sharing_cost(double alone_ms, double in_pipeline_ms) {
+  if (alone_ms <= 0 || in_pipeline_ms <= 1.1 * alone_ms) return "";
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "; inference takes %.2f ms a call in the pipeline against %.2f ms alone (+%.0f%%): decoding and the other "
+                "stages take CPU from it",
+                in_pipeline_ms, alone_ms, 100.0 * (in_pipeline_ms / alone_ms - 1.0));
+  return buf;
+}
+
 Status run_pipeline(Row& row) {
   RunOptions run = row.options.run;
   run.model = row.options.model;
+  run.workers = row.workers;  // the plan the engine-only run used (auto resolves the same way)
   run.sources = row.options.sources;
   run.quiet = true;
   double cpu0 = cpu_seconds();
@@ -158,7 +178,8 @@ Status run_pipeline(Row& row) {
   const auto& draw = p.stages[static_cast<size_t>(Stage::kDraw)];
   row.write_ms_per_frame = write.per_hit_ms;
   row.draw_ms_per_frame = draw.per_hit_ms;
-  row.verdict = p.verdict;
+  row.inference_ms_in_pipeline = p.stages[static_cast<size_t>(Stage::kInference)].p50_ms;
+  row.verdict = p.verdict + sharing_cost(row.engine_ms.median, row.inference_ms_in_pipeline);
   return ok();
 }
 
@@ -217,8 +238,8 @@ nlohmann::json row_json(const Row& r) {
   nlohmann::json j = {{"model", o.model.model},
                       {"engine", r.engine},
                       {"device", r.device},
-                      {"threads", o.model.threads},
-                      {"workers", o.run.workers},
+                      {"threads", o.model.threads > 0 ? o.model.threads : r.workers * r.threads_per_worker},
+                      {"workers", r.workers},
                       {"batch", o.run.batch},
                       {"input_size", r.input_size},
                       {"engine_latency_ms",
@@ -231,6 +252,7 @@ nlohmann::json row_json(const Row& r) {
     j["source"] = o.sources.size() == 1 ? nlohmann::json(o.sources[0]) : nlohmann::json(o.sources);
     j["e2e_fps"] = r.e2e_fps;
     j["e2e_over_engine"] = r.engine_fps > 0 ? r.e2e_fps / r.engine_fps : 0;
+    j["inference_ms_in_pipeline"] = r.inference_ms_in_pipeline;
     j["e2e_latency_ms"] = {{"median", r.e2e_ms.median}, {"p90", r.e2e_ms.p90}, {"p99", r.e2e_ms.p99}};
     j["cpu_percent"] = r.cpu_percent;
     j["write_ms_per_frame"] = r.write_ms_per_frame;
@@ -244,17 +266,18 @@ void print_table(const std::vector<Row>& rows) {
   std::printf("streamdet bench: %s, engine %s, device %s | commit %s | %s\n\n", rows[0].options.model.model.c_str(),
               rows[0].engine.c_str(), rows[0].device.c_str(), build_commit(), machine_summary().c_str());
   std::printf("| threads | workers | batch | input | load ms | engine ms (min / median / p90 / p99) | engine FPS |");
-  if (pipeline) std::printf(" e2e FPS | e2e / engine | latency ms (p50 / p90 / p99) | CPU %% | write ms/frame |");
+  if (pipeline) std::printf(" e2e FPS | e2e / engine | inference ms in pipeline | latency ms (p50 / p90 / p99) | CPU %% | write ms/frame |");
   std::printf("\n|---|---|---|---|---|---|---|");
-  if (pipeline) std::printf("---|---|---|---|---|");
+  if (pipeline) std::printf("---|---|---|---|---|---|");
   std::printf("\n");
   for (const Row& r : rows) {
     const BenchOptions& o = r.options;
-    std::printf("| %d | %d | %d | %s | %.1f | %.2f / %.2f / %.2f / %.2f | %.2f |", o.model.threads, o.run.workers,
+    std::printf("| %d | %d | %d | %s | %.1f | %.2f / %.2f / %.2f / %.2f | %.2f |",
+                o.model.threads > 0 ? o.model.threads : r.workers * r.threads_per_worker, r.workers,
                 o.run.batch, r.input_size.c_str(), r.load_ms, r.engine_ms.min, r.engine_ms.median, r.engine_ms.p90, r.engine_ms.p99, r.engine_fps);
     if (pipeline)
-      std::printf(" %.2f | %.3f | %.1f / %.1f / %.1f | %.0f | %.2f |", r.e2e_fps, r.engine_fps > 0 ? r.e2e_fps / r.engine_fps : 0,
-                  r.e2e_ms.median, r.e2e_ms.p90, r.e2e_ms.p99, r.cpu_percent, r.write_ms_per_frame);
+      std::printf(" %.2f | %.3f | %.2f | %.1f / %.1f / %.1f | %.0f | %.2f |", r.e2e_fps, r.engine_fps > 0 ? r.e2e_fps / r.engine_fps : 0,
+                  r.inference_ms_in_pipeline, r.e2e_ms.median, r.e2e_ms.p90, r.e2e_ms.p99, r.cpu_percent, r.write_ms_per_frame);
     std::printf("\n");
   }
   if (pipeline && rows.size() == 1) std::printf("\n%s\n", rows[0].verdict.c_str());
@@ -270,12 +293,14 @@ Status run_bench(const BenchOptions& options) {
     row.params = params;
     row.options = options;
     SD_TRY(apply_params(params, row.options));
-    if (!options.sources.empty() && row.options.model.input_size == "auto" && row.options.frame_width == 0) {
-      // Size the engine-only run like the pipeline will: for the source's frames.
+    if (!options.sources.empty() && row.options.frame_width == 0) {
+      // Size and plan the engine-only run like the pipeline will: for the source's frames, and
+      // for a live source as `run` plans one.
       auto src = open_source(options.sources[0]);
       if (!src) return tl::unexpected(src.error());
       row.options.frame_width = (*src)->info().width;
       row.options.frame_height = (*src)->info().height;
+      row.options.live_source = (*src)->info().live;
     }
     SD_TRY(time_engine(row));
     if (!options.sources.empty()) SD_TRY(run_pipeline(row));

@@ -23,6 +23,7 @@ struct BenchOptions {
   int iterations = 50;
   bool json = false;
   int frame_width = 0, frame_height = 0;  // for --input-size auto (from the source)
+  bool live_source = false;               // the source is live: the worker plan is the one `run` makes for it
 };
 
 void add_bench_options(CLI::App& cmd, BenchOptions& options);

@@ -203,7 +203,11 @@ int cli_main(int argc, char** argv) {
                       "redis://[user:pass@]host:port/STREAM (detections into a Redis stream); repeat for several")
       ->take_all();
   run_cmd->add_option("--profile-json", run.profile_json, "save the profile as JSON");
-  run_cmd->add_option("--max-frames", run.max_frames, "stop after N frames (-1: all)")
+  run_cmd->add_option("--report", run.report,
+                      "save the profile as one self-contained HTML page: verdict, stage table, latency histogram, a "
+                      "timeline of the stages per thread");
+  // One name per concept across commands: bench and publish say --frames too (--max-frames stays as an alias).
+  run_cmd->add_option("--frames,--max-frames", run.max_frames, "read at most N frames of each source, then stop (-1: all)")
       ->capture_default_str()
       ->check(integer_in(-1, INT64_MAX));
   run_cmd->add_flag("-q,--quiet", run.quiet, "no progress line, no profile table on stderr");

@@ -25,7 +25,7 @@ void add_publish_options(CLI::App& cmd, PublishOptions& o) {
   cmd.add_option("--maxlen", o.maxlen, "cap the stream at about this many entries (XADD MAXLEN ~; 0: no cap)")
       ->capture_default_str()
       ->check(integer_in(0, INT64_MAX));
-  cmd.add_option("--max-frames", o.max_frames, "stop after N frames (-1: all)")->capture_default_str()->check(integer_in(-1, INT64_MAX));
+  cmd.add_option("--frames,--max-frames", o.max_frames, "publish at most N frames, then stop (-1: all)")->capture_default_str()->check(integer_in(-1, INT64_MAX));
   cmd.add_option("--source-id", o.source_id, "the source id the frames carry (default: --source as given)");
   cmd.add_flag("-q,--quiet", o.quiet, "no summary line");
 }

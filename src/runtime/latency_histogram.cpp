@@ -51,4 +51,26 @@ double LatencyHistogram::percentile(double q) const {
   return max_ms_;
 }
 
+std::vector<HistogramBin> LatencyHistogram::bins(int max_bins) const {
+  std::vector<HistogramBin> out;
+  if (count_ == 0 || max_bins < 1) return out;
+  const double lo = std::max(min_ms(), kMinMs), hi = std::max(max_ms_, lo * 1.0001);
+  const int n = std::max(1, std::min(max_bins, static_cast<int>(std::ceil(std::log(hi / lo) / kLogRatio)) + 1));
+  const double step = std::log(hi / lo) / n;
+  out.resize(static_cast<size_t>(n));
+  for (int b = 0; b < n; ++b) {
+    out[static_cast<size_t>(b)].lo_ms = lo * std::exp(step * b);
+    out[static_cast<size_t>(b)].hi_ms = lo * std::exp(step * (b + 1));
+  }
+  for (int i = 0; i < kBuckets; ++i) {
+    const int64_t c = buckets_[static_cast<size_t>(i)];
+    if (c == 0) continue;
+    // The fine bucket's middle, clamped into [min, max] like percentile() does.
+    const double mid = i == 0 ? lo : std::clamp(kMinMs * std::pow(kRatio, i - 0.5), lo, hi);
+    const int b = std::clamp(static_cast<int>(std::log(mid / lo) / step), 0, n - 1);
+    out[static_cast<size_t>(b)].count += c;
+  }
+  return out;
+}
+
 }  // namespace sd

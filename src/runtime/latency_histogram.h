@@ -4,8 +4,14 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 namespace sd {
+
+struct HistogramBin {
+  double lo_ms = 0, hi_ms = 0;
+  int64_t count = 0;
+};
 
 class LatencyHistogram {
  public:
@@ -22,6 +28,9 @@ class LatencyHistogram {
   double mean_ms() const { return count_ ? total_ms_ / static_cast<double>(count_) : 0; }
   // q in [0, 1]; the geometric middle of the bucket holding the q-th sample, clamped to [min, max].
   double percentile(double q) const;
+  // The distribution in at most `max_bins` bins of equal width on a log scale from min to max
+  // (for a picture; empty when there is no sample).
+  std::vector<HistogramBin> bins(int max_bins) const;
 
  private:
   std::array<int64_t, kBuckets> buckets_{};

@@ -35,6 +35,7 @@
 #include "runtime/trace.h"
 #include "runtime/worker_plan.h"
 #include "model/model_info.h"
+#include "report/html_report.h"
 #include "sinks/atomic_file.h"
 #include "sinks/sink_factory.h"
 
@@ -96,6 +97,13 @@ class Pipeline {
       Status st = write_chrome_trace(run_.profiler, trace_file_.temp_path(), options_.trace);
       keep_first_error(st ? trace_file_.commit() : st);
     }
+    if (!options_.report.empty()) {
+      ReportContext context{options_.model.model, "", run_.health.snapshot()};
+      const std::string html = render_html_report(report_data(run_.profiler, outcome.profile, context));
+      Status st = write_html_report(report_file_.temp_path(), options_.report, html);
+      if (!st) report_file_.discard();
+      keep_first_error(st ? report_file_.commit() : st);
+    }
     return outcome;
   }
 
@@ -114,7 +122,7 @@ class Pipeline {
   const RunOptions& options_;
   const SourceOpener& open_;
   RunContext run_;
-  AtomicFile profile_file_, trace_file_;  // created at set-up: an unwritable path fails before the first frame
+  AtomicFile profile_file_, trace_file_, report_file_;  // created at set-up: an unwritable path fails before the first frame
   std::vector<std::unique_ptr<InferenceContext>> contexts_;
 };
 
@@ -155,7 +163,7 @@ Status Pipeline::open_sources(int decode_threads, cv::Size& largest) {
     largest.width = std::max(largest.width, lane.info.width);
     largest.height = std::max(largest.height, lane.info.height);
     run_.lanes.push_back(std::move(lane));
-    run_.profiler.add_source(options_.sources[static_cast<size_t>(s)]);
+    run_.profiler.add_source(options_.sources[static_cast<size_t>(s)], run_.lanes.back().info.live);
   }
   return ok();
 }
@@ -179,6 +187,9 @@ Status Pipeline::open_sinks() {
     SD_ASSIGN_OR_RETURN(run_.sinks[i], open_sink(targets[i], context));
     run_.draw = run_.draw || run_.sinks[i]->wants_drawn_frame();
   }
+  std::vector<std::string> names;
+  for (const auto& sink : run_.sinks) names.push_back(sink->name());
+  run_.profiler.set_outputs(std::move(names));
   return ok();
 }
 
@@ -235,6 +246,9 @@ Status Pipeline::setup() {
   if (!options_.trace.empty()) {
     SD_ASSIGN_OR_RETURN(trace_file_, AtomicFile::create(options_.trace, "trace"));
   }
+  if (!options_.report.empty()) {
+    SD_ASSIGN_OR_RETURN(report_file_, AtomicFile::create(options_.report, "report"));
+  }
   const size_t in_flight_per_source = 4;
   size_t pool_size = 2 * static_cast<size_t>(run_.workers * run_.batch) + 2;
   std::vector<FrameScheduler::LaneConfig> lane_configs;
@@ -278,6 +292,7 @@ Status Pipeline::check_files() const {
     for (auto& f : sink_files(target, options_.sources)) outputs.push_back(std::move(f));
   if (!options_.profile_json.empty()) outputs.push_back({"--profile-json", options_.profile_json});
   if (!options_.trace.empty()) outputs.push_back({"--trace", options_.trace});
+  if (!options_.report.empty()) outputs.push_back({"--report", options_.report});
   return refuse_overlapping_files(inputs, outputs);
 }
 

@@ -32,6 +32,12 @@ enum class DropReason : int { kPolicy, kEvery, kMaxAge, kCorrupt, kAborted };
 inline constexpr int kDropReasonCount = 5;
 const char* drop_reason_name(DropReason reason);
 
+// The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID), in ms.
+double thread_cpu_ms();
+// How long the calling thread has waited, runnable, for a core (the kernel's run-queue delay,
+// /proc/thread-self/schedstat), in ms; -1 where the kernel does not say.
+double thread_run_queue_ms();
+
 struct TraceSpan {
   Stage stage;
   int source_id;
@@ -61,6 +67,7 @@ class StageRecorder {
     s.busy.add(ms);
     s.items_out += items;
   }
+  void add_cpu(Stage stage, double ms) { stages_[static_cast<size_t>(stage)].cpu_ms += ms; }
   void add_wait(Stage stage, double ms) { stages_[static_cast<size_t>(stage)].wait_ms += ms; }
   void add_blocked(Stage stage, double ms) { stages_[static_cast<size_t>(stage)].blocked_ms += ms; }
   void add_items_in(Stage stage, int64_t n) { stages_[static_cast<size_t>(stage)].items_in += n; }
@@ -68,9 +75,14 @@ class StageRecorder {
   void add_frame_latency(double ms) { frame_latency_.add(ms); }
 
   const std::string& thread_name() const { return thread_name_; }
+  // Called by the thread that owns the most recent recorder it made, when it is done: what it
+  // waited for a core over its life (Profiler::make_recorder marks the start).
+  static void finish_thread();
+  double run_queue_ms() const { return run_queue_ms_; }
 
   struct StageData {
     LatencyHistogram busy;  // one sample per call (a batch counts once)
+    double cpu_ms = 0;      // the recording thread's CPU time within those calls
     double wait_ms = 0;     // waiting for input
     double blocked_ms = 0;  // waiting for room in the output queue
     int64_t items_in = 0;   // frames taken from the input queue
@@ -89,6 +101,8 @@ class StageRecorder {
   std::array<StageData, kStageCount> stages_{};
   LatencyHistogram frame_latency_;
   std::vector<TraceSpan> spans_;
+  double run_queue_start_ms_ = thread_run_queue_ms();  // made on its own thread
+  double run_queue_ms_ = -1;                           // -1: not known (yet)
 };
 
 // Times a scope into a recorder (and an NVTX range of the stage's name).
@@ -96,8 +110,11 @@ class ScopedStage {
  public:
   ScopedStage(StageRecorder& recorder, Stage stage, int64_t items = 1, int source_id = 0, int64_t frame = -1)
       : recorder_(recorder), stage_(stage), items_(items), source_id_(source_id), frame_(frame),
-        nvtx_(stage_name(stage)), begin_(Clock::now()) {}
-  ~ScopedStage() { recorder_.add(stage_, begin_, Clock::now(), items_, source_id_, frame_); }
+        nvtx_(stage_name(stage)), cpu_begin_(thread_cpu_ms()), begin_(Clock::now()) {}
+  ~ScopedStage() {
+    recorder_.add(stage_, begin_, Clock::now(), items_, source_id_, frame_);
+    recorder_.add_cpu(stage_, thread_cpu_ms() - cpu_begin_);
+  }
   ScopedStage(const ScopedStage&) = delete;
   ScopedStage& operator=(const ScopedStage&) = delete;
 
@@ -108,6 +125,7 @@ class ScopedStage {
   int source_id_;
   int64_t frame_;
   NvtxRange nvtx_;
+  double cpu_begin_;
   Clock::time_point begin_;
 };
 
@@ -119,6 +137,10 @@ struct StageReport {
   double total_ms = 0, per_hit_ms = 0, percent_of_wall = 0, p50_ms = 0, p99_ms = 0, max_ms = 0;
   double wait_ms = 0, blocked_ms = 0;
   double utilization = 0;  // busy / (wall * threads)
+  // CPU time of the stage's own threads within its calls (-1: not measured). Far below total_ms:
+  // the stage waits on something else (a disk, a device, a lock, a core). Work the stage hands to
+  // other threads (an engine's thread pool beyond the worker's own thread) is not in it.
+  double cpu_ms = -1;
 };
 
 struct SourceReport {
@@ -126,6 +148,7 @@ struct SourceReport {
   int64_t frames_read = 0;
   int64_t frames_done = 0;
   std::array<int64_t, kDropReasonCount> drops{};
+  bool live = false;  // frames arrive on the source's clock (camera, stream)
 };
 
 struct ProfileReport {
@@ -139,9 +162,12 @@ struct ProfileReport {
   double inference_fps = 0;    // what the inference stage sustains when never starved
   double e2e_fps = 0;          // frames per second of wall time
   double latency_p50_ms = 0, latency_p90_ms = 0, latency_p99_ms = 0, latency_max_ms = 0;  // capture -> sinks
+  std::vector<HistogramBin> latency_bins;  // the same distribution, for the report's picture
   double cpu_ms = 0;           // the process's CPU time over the run: every thread (decoders, OpenMP pools too)
   int cores = 0;               // logical CPUs the process may use (0: unknown)
   double machine_busy_ms = -1; // CPU time of those cores spent by anyone (this process and others); -1: unknown
+  double run_queue_ms = -1;    // the stage threads' time runnable but waiting for a core, summed; -1: unknown
+  std::vector<std::string> outputs;  // the sinks, by kind ("video", "jsonl", ...), for the verdict
   std::string verdict;         // one line: which stage limits throughput, and who waits on whom
 };
 
@@ -157,7 +183,8 @@ class Profiler {
   bool tracing() const { return trace_; }
 
   // Sources are registered before the run; counters are atomic (written from several threads).
-  int add_source(const std::string& uri);
+  int add_source(const std::string& uri, bool live = false);
+  void set_outputs(std::vector<std::string> names) { outputs_ = std::move(names); }
   void count_read(int source) { source_counters_[static_cast<size_t>(source)].read++; }
   void count_frame_done(int source = 0, int64_t n = 1) {
     frames_ += n;
@@ -175,6 +202,7 @@ class Profiler {
  private:
   struct SourceCounters {
     std::string uri;
+    bool live = false;
     std::atomic<int64_t> read{0}, done{0};
     std::array<std::atomic<int64_t>, kDropReasonCount> drops{};
   };
@@ -188,6 +216,7 @@ class Profiler {
   double start_busy_ms_ = -1, stop_busy_ms_ = -1;  // our cores' busy time, everyone's (/proc/stat)
   std::atomic<int64_t> frames_{0};
   int workers_ = 1;
+  std::vector<std::string> outputs_;
 };
 
 // The table printed at exit (the line-profiler layout of the seeds, for the whole pipeline).

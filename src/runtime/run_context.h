@@ -35,7 +35,7 @@ struct SourceLane {
 
 class RunContext {
  public:
-  explicit RunContext(const RunOptions& o) : options(o), profiler(!o.trace.empty()) {}
+  explicit RunContext(const RunOptions& o) : options(o), profiler(!o.trace.empty() || !o.report.empty()) {}
 
   const RunOptions& options;
   Profiler profiler;
@@ -70,6 +70,7 @@ class RunContext {
   void guarded(const char* thread, F&& body) {
     try {
       body();
+      StageRecorder::finish_thread();
     } catch (const std::bad_alloc&) {
       fail_run(Error{ErrorCode::kInternal, std::string("out of memory in the ") + thread + " thread (please report it)"});
     } catch (const std::exception& e) {

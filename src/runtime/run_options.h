@@ -43,6 +43,7 @@ struct RunOptions {
   uint64_t max_pixels = uint64_t{8192} * 8192;  // --max-pixels: frames from the wire larger than this are refused
   std::string profile_json;
   std::string trace;           // Chrome trace-event JSON
+  std::string report;          // the profile as a self-contained HTML page (report/html_report.h)
   int64_t max_frames = -1;     // per source; -1: all
   bool quiet = false;
   bool verbose = false;        // let FFmpeg, OpenCV and GStreamer print their own messages

@@ -27,6 +27,7 @@ void ReadStage::run() {
     Result<bool> got;
     {
       NvtxRange range("read");
+      const double cpu0 = thread_cpu_ms();
       auto t0 = Clock::now();
       got = lane.source->read(p->frame);
       // Time spent waiting for a frame to arrive (an empty Redis stream) is waiting, not work.
@@ -35,7 +36,10 @@ void ReadStage::run() {
       rec.add_wait(Stage::kRead, idle_ms);
       p->entered[static_cast<size_t>(Stage::kRead)] = begin;
       // The end-of-stream read is not a frame: not counted as a hit.
-      if (!got || *got) rec.add(Stage::kRead, begin, std::max(begin, Clock::now()), 1, s_, p->frame.index);
+      if (!got || *got) {
+        rec.add(Stage::kRead, begin, std::max(begin, Clock::now()), 1, s_, p->frame.index);
+        rec.add_cpu(Stage::kRead, thread_cpu_ms() - cpu0);
+      }
     }
     if (!got) {
       run_.pool->release(std::move(p));  // no frame in it: nothing to settle
