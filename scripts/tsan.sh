@@ -10,4 +10,4 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTREAMDET_
 ninja -C build-tsan -j"$jobs" streamdet_tests
 TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
   ./build-tsan/tests/streamdet_tests \
-  --gtest_filter='PipelineTest.*:LivePipelineTest.*:FrameSettlement.*:Profiler*:LatencyHistogram*:SyntheticSource.*:BoundedQueue.*:FrameScheduler.*:ReorderBuffer.*:PacketPool.*'
+  --gtest_filter='PipelineTest.*:LivePipelineTest.*:FrameSettlement.*:HtmlReport.*:SourceHealth.*:Profiler*:LatencyHistogram*:SyntheticSource.*:BoundedQueue.*:FrameScheduler.*:ReorderBuffer.*:PacketPool.*'
