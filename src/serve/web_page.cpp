@@ -25,7 +25,7 @@ td:first-child,th:first-child{text-align:left}
 .muted{color:#888}
 </style></head><body>
 <header><h1>streamdet live</h1><span id="status" class="badge offline">connecting</span>
-<span class="muted">up <span id="uptime">0</span> s &middot; <span id="workers">?</span> workers, <span id="cores">?</span> cores</span></header>
+<span class="muted">up <span id="uptime">0</span> s &middot; workers <span id="workers">?</span>, cores <span id="cores">?</span></span></header>
 <div id="verdict">measuring...</div>
 <main>
 <section id="stages-card"><b>Stages</b> <span class="muted">(last <span id="window">0</span> s)</span>
