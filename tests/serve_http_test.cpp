@@ -20,6 +20,7 @@
 #include "fake_engine.h"
 #include "runtime/interrupt.h"
 #include "runtime/pipeline.h"
+#include "serve/http_server.h"
 #include "test_util.h"
 
 namespace sd {
@@ -240,6 +241,52 @@ TEST(ServeHttp, InProcessEndpointsUnderLoadAndInterrupt) {
   ASSERT_FALSE(out.status);
   EXPECT_EQ(out.status.error().code, ErrorCode::kInterrupted);
   clear_interrupt();
+}
+
+// The server alone (port 0: any free port): open streams are capped below the server's threads,
+// so /health still answers with every viewer's tab open; stop() ends the open streams.
+TEST(ServeHttp, StreamsAreCappedAndHealthStillAnswers) {
+  auto board = std::make_shared<FrameBoard>(1, 100.0);
+  WebServerConfig config{ServeAddress{"127.0.0.1", 0}, "", board, [] {
+                           LiveStats s;
+                           s.sources.emplace_back();
+                           s.sources[0].health.state = SourceState::kLive;
+                           return s;
+                         }};
+  auto server = WebServer::start(config);
+  ASSERT_TRUE(server) << server.error().message;
+  const int port = (*server)->port();
+  ASSERT_GT(port, 0);
+  std::atomic<bool> stop{false};
+  std::thread poster([&] {  // the pipeline's side: a frame whenever one is wanted
+    while (!stop) {
+      if (board->wants(0, Clock::now())) board->post(0, cv::Mat(32, 32, CV_8UC3, cv::Scalar(20, 40, 60)));
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  std::vector<std::thread> viewers;
+  for (int i = 0; i < 8; ++i)
+    viewers.emplace_back([&] {
+      httplib::Client c("127.0.0.1", port);
+      c.set_read_timeout(30);
+      c.Get("/stream/0", [&](const char*, size_t) { return !stop; });
+    });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (board->viewers(0) < 8 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(board->viewers(0), 8);
+  httplib::Client client("127.0.0.1", port);
+  client.set_read_timeout(30);
+  auto ninth = client.Get("/stream/0");
+  ASSERT_TRUE(ninth);
+  EXPECT_EQ(ninth->status, 503);
+  auto health = client.Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  (*server)->stop();  // with eight streams open
+  stop = true;
+  for (auto& v : viewers) v.join();
+  poster.join();
 }
 
 }  // namespace

@@ -51,6 +51,7 @@ class FrameBoard {
   // The JPEG of the latest frame of source s newer than `after`, waiting up to `timeout` for one;
   // nullopt on timeout, once closed, or when it cannot be encoded.
   std::optional<Jpeg> next(int s, uint64_t after, std::chrono::milliseconds timeout);
+  int viewers(int s) const { return slots_[static_cast<size_t>(s)].watchers.load(); }
   // Wakes every viewer; next() returns nullopt from then on (the run is ending).
   void close();
   bool closed() const { return closed_; }

@@ -18,6 +18,11 @@ namespace sd {
 namespace {
 
 constexpr const char* kBoundary = "streamdetframe";
+// Each open stream holds one of the server's threads for as long as it is watched; capping the
+// streams below the threads keeps /health and /metrics answering however many tabs are open.
+constexpr size_t kServerThreads = 12;
+constexpr int kMaxStreams = 8;
+constexpr auto kResendAfter = std::chrono::seconds(2);
 
 // Compares without stopping at the first difference, so the time taken does not tell how much of
 // a guessed token was right.
@@ -45,6 +50,7 @@ struct WebServer::Impl {
   std::thread thread;
   std::atomic<bool> stopping{false};
   std::atomic<bool> listen_returned{false};
+  std::atomic<int> streams{0};
   LiveWindow window;
   int port = 0;
 
@@ -59,6 +65,7 @@ void WebServer::Impl::routes() {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
+  server.new_task_queue = [] { return new httplib::ThreadPool(kServerThreads); };
   server.set_keep_alive_timeout(1);  // an idle keep-alive connection holds stop() up to this long
   server.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (authorized(req, config.token)) return httplib::Server::HandlerResponse::Unhandled;
@@ -100,27 +107,45 @@ void WebServer::Impl::routes() {
 // MJPEG: one JPEG per part of a multipart/x-mixed-replace response, each the latest frame; the
 // board copies frames only while a Watch lives, i.e. while this response is being sent.
 void WebServer::Impl::stream(int source, httplib::Response& res) {
-  auto watch = std::make_shared<FrameBoard::Watch>(*config.board, source);
-  auto last = std::make_shared<uint64_t>(0);
+  if (streams.fetch_add(1) >= kMaxStreams) {
+    streams.fetch_sub(1);
+    res.status = 503;
+    res.set_content("503: " + std::to_string(kMaxStreams) + " streams are open already\n", "text/plain");
+    return;
+  }
+  // The stream's state, kept by httplib with the provider: it counts the stream and the viewer.
+  struct Open {
+    Open(std::atomic<int>& count, FrameBoard& board, int s) : streams(count), watch(board, s) {}
+    ~Open() { streams.fetch_sub(1); }
+    std::atomic<int>& streams;
+    FrameBoard::Watch watch;
+    uint64_t sequence = 0;
+    std::shared_ptr<const std::string> jpeg;  // the last one sent
+    Clock::time_point sent{};
+  };
+  auto open = std::make_shared<Open>(streams, *config.board, source);
   res.set_header("Cache-Control", "no-store");
-  res.set_content_provider(std::string("multipart/x-mixed-replace; boundary=") + kBoundary,
-                           [this, source, watch, last](size_t, httplib::DataSink& sink) {
-                             while (!stopping && !config.board->closed()) {
-                               auto jpeg = config.board->next(source, *last, std::chrono::milliseconds(250));
-                               if (!jpeg) {
-                                 if (!sink.is_writable()) return false;  // the viewer left
-                                 continue;
-                               }
-                               *last = jpeg->sequence;
-                               const std::string head = std::string("--") + kBoundary +
-                                                        "\r\nContent-Type: image/jpeg\r\nContent-Length: " +
-                                                        std::to_string(jpeg->data->size()) + "\r\n\r\n";
-                               return sink.write(head.data(), head.size()) &&
-                                      sink.write(jpeg->data->data(), jpeg->data->size()) && sink.write("\r\n", 2);
-                             }
-                             sink.done();
-                             return true;
-                           });
+  res.set_content_provider(
+      std::string("multipart/x-mixed-replace; boundary=") + kBoundary, [this, source, open](size_t, httplib::DataSink& sink) {
+        while (!stopping && !config.board->closed()) {
+          auto next = config.board->next(source, open->sequence, std::chrono::milliseconds(250));
+          if (next) {
+            open->sequence = next->sequence;
+            open->jpeg = next->data;
+          } else if (!open->jpeg || Clock::now() - open->sent < kResendAfter) {
+            continue;
+          }
+          // No new frame for a while (a stalled source): the last one again. A viewer who left is
+          // only noticed by a failed write, and this frees their thread.
+          open->sent = Clock::now();
+          const std::string head = std::string("--") + kBoundary + "\r\nContent-Type: image/jpeg\r\nContent-Length: " +
+                                   std::to_string(open->jpeg->size()) + "\r\n\r\n";
+          return sink.write(head.data(), head.size()) && sink.write(open->jpeg->data(), open->jpeg->size()) &&
+                 sink.write("\r\n", 2);
+        }
+        sink.done();
+        return true;
+      });
 }
 
 WebServer::WebServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
