@@ -11,4 +11,4 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTREAMDET_
 ninja -C build-tsan -j"$jobs" streamdet_tests
 TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
   ./build-tsan/tests/streamdet_tests \
-  --gtest_filter='PipelineTest.*:LivePipelineTest.*:FrameSettlement.*:Profiler*:LatencyHistogram*:SyntheticSource.*:BoundedQueue.*:FrameScheduler.*:ReorderBuffer.*:PacketPool.*:FrameBoard.*:LiveMetrics.*:ServeHttp.InProcess*'
+  --gtest_filter='PipelineTest.*:LivePipelineTest.*:FrameSettlement.*:Profiler*:LatencyHistogram*:SyntheticSource.*:BoundedQueue.*:FrameScheduler.*:ReorderBuffer.*:PacketPool.*:FrameBoard.*:LiveMetrics.*:ServeHttp.InProcess*:ServeHttp.Streams*'
