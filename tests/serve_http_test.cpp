@@ -185,6 +185,17 @@ TEST(ServeHttp, APortInUseOrABadValueFailsBeforeTheFirstFrame) {
   EXPECT_NE(test::last_line(r.err).find("--serve 'localhost:http'"), std::string::npos) << r.err;
 }
 
+TEST(ServeHttp, ListeningBeyondThisMachineWithoutATokenWarns) {
+  test::TempDir dir;
+  CliResult r = test::run_cli(dir, {"run", "-m", kTinyModel, "-s", "synth:w=64,h=64,frames=2", "-d", dir.file("d.jsonl"),
+                                    "--serve", "0.0.0.0:0"});
+  EXPECT_EQ(r.code, exit_code::kOk) << r.err;
+  EXPECT_NE(r.err.find("--serve 0.0.0.0:0: listening beyond this machine without --serve-token"), std::string::npos) << r.err;
+  r = test::run_cli(dir, {"run", "-m", kTinyModel, "-s", "synth:w=64,h=64,frames=2", "-d", dir.file("d.jsonl"), "--serve", "0"});
+  EXPECT_EQ(r.code, exit_code::kOk) << r.err;
+  EXPECT_EQ(r.err.find("without --serve-token"), std::string::npos) << r.err;  // loopback: no warning
+}
+
 // In process (for ThreadSanitizer): readers poll every endpoint and watch the stream while the
 // pipeline writes the figures, then the run is interrupted.
 TEST(ServeHttp, InProcessEndpointsUnderLoadAndInterrupt) {
