@@ -19,7 +19,9 @@ packages=(
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good   # GStreamer sources (videotestsrc, v4l2src, rtsp)
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev  # GStreamer's API (appsink), driven directly
   clang libclang-rt-14-dev # libFuzzer for the model-loader fuzz target
-  chromium                 # headless browser: the tests render the --report page (and the web view) in it
+  libcpp-httplib-dev       # cpp-httplib: the --serve web view, /metrics and /health (serve/http_server.cpp)
+  python3-prometheus-client  # Prometheus' own text parser, checking /metrics in the tests (Debian's /usr/bin/python3)
+  chromium chromium-driver python3-selenium  # headless Chromium renders the --report page and loads the web view in tests (skipped without)
 )
 
 missing=()

@@ -113,6 +113,14 @@ void add_runtime_options(CLI::App& cmd, RunOptions& r, std::string& policy) {
       ->check(integer_in(1, INT64_MAX));
   cmd.add_option("--trace", r.trace, "write a Chrome trace-event file (open in Perfetto or chrome://tracing)");
   cmd.add_flag("--show", r.show, "show every captured frame with the latest detections in a window; q quits");
+  cmd.add_option("--serve", r.serve,
+                 "serve a live web view of the annotated streams and figures, Prometheus /metrics and /health at "
+                 "[host:]port while the run goes (host 127.0.0.1 unless given; port 0: any free port); see docs/observe.md");
+  cmd.add_option("--serve-fps", r.serve_fps, "frames per second per source sent to the web view, at most")
+      ->capture_default_str()
+      ->check(real_in(0.1, 120, Interval::kClosed, "fps"));
+  cmd.add_option("--serve-token", r.serve_token,
+                 "a secret every --serve endpoint then needs (Authorization: Bearer TOKEN, or ?token=TOKEN in the page's URL)");
 }
 
 Status resolve_policy(const std::string& text, RunOptions& r) {

@@ -104,4 +104,11 @@ std::vector<PacketPtr> FrameScheduler::drain() {
   return out;
 }
 
+std::vector<size_t> FrameScheduler::depths() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<size_t> out;
+  for (const auto& lane : lanes_) out.push_back(lane.items.size());
+  return out;
+}
+
 }  // namespace sd

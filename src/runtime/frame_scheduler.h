@@ -39,6 +39,8 @@ class FrameScheduler {
   void finish_lane(int lane);  // its producer is done; workers drain what is left
   void abort();                // stop everything now; drain() returns what was left
   std::vector<PacketPtr> drain();
+  // Packets waiting in each lane now (for the live figures; any thread).
+  std::vector<size_t> depths() const;
 
  private:
   // Index of the lane whose front packet was captured first, or -1.

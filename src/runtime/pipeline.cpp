@@ -26,6 +26,7 @@
 #include "core/memory_budget.h"
 #include "core/log.h"
 #include "runtime/interrupt.h"
+#include "runtime/live_stats.h"
 #include "runtime/progress.h"
 #include "runtime/run_context.h"
 #include "runtime/stages/inference_stage.h"
@@ -37,7 +38,9 @@
 #include "model/model_info.h"
 #include "report/html_report.h"
 #include "sinks/atomic_file.h"
+#include "serve/http_server.h"
 #include "sinks/sink_factory.h"
+#include "sinks/web_view_sink.h"
 
 namespace sd {
 
@@ -86,6 +89,7 @@ class Pipeline {
     }
     outcome.started = true;
     execute();
+    if (server_) server_->stop();  // served until the outputs were finalized; its threads end here
     outcome.profile = run_.profiler.report();
     outcome.status = final_status();
     // The profile and the trace, written under their temporary names, go in place complete.
@@ -111,6 +115,7 @@ class Pipeline {
   Status setup();
   Status open_sources(int decode_threads, cv::Size& largest);
   Status open_sinks();
+  Status start_server(const ServeAddress& address);
   Status check_files() const;
   Status check_memory_in_flight(size_t packets, cv::Size largest_frame) const;
   Status write_profile_json(const ProfileReport& profile);
@@ -124,6 +129,7 @@ class Pipeline {
   RunContext run_;
   AtomicFile profile_file_, trace_file_, report_file_;  // created at set-up: an unwritable path fails before the first frame
   std::vector<std::unique_ptr<InferenceContext>> contexts_;
+  std::unique_ptr<WebServer> server_;  // after run_: stopped before what it reads goes away
 };
 
 Status Pipeline::final_status() {
@@ -200,6 +206,10 @@ Status Pipeline::setup() {
   if (options_.batch < 1) return fail(ErrorCode::kUsage, "--batch must be at least 1");
   if (options_.every < 1) return fail(ErrorCode::kUsage, "--every must be at least 1");
   SD_TRY(check_sink_targets(sink_targets(options_)));
+  std::optional<ServeAddress> serve;
+  if (!options_.serve.empty()) {
+    SD_ASSIGN_OR_RETURN(serve, parse_serve_address(options_.serve));
+  }
   if (options_.show) SD_TRY(LiveView::check_display_available());
   SD_TRY(check_files());
 
@@ -274,6 +284,25 @@ Status Pipeline::setup() {
     for (const auto& l : run_.lanes) names.push_back("streamdet: " + l.info.uri);
     run_.view = std::make_unique<LiveView>(names, det.class_names);
   }
+  if (serve) SD_TRY(start_server(*serve));
+  return ok();
+}
+
+// The web view's sink joins the outputs (last: it never fails), and the server starts listening
+// before the first frame, so that a port in use fails the run before it begins.
+Status Pipeline::start_server(const ServeAddress& address) {
+  auto board = std::make_shared<FrameBoard>(run_.lanes.size(), options_.serve_fps);
+  run_.sinks.push_back(std::make_unique<WebViewSink>(board, run_.det.class_names, run_.draw));
+  const Clock::time_point since = Clock::now();
+  WebServerConfig config{address, options_.serve_token, board, [this, since] { return collect_live_stats(run_, since); }};
+  SD_ASSIGN_OR_RETURN(server_, WebServer::start(std::move(config)));
+  const std::string host = address.host.find(':') != std::string::npos ? "[" + address.host + "]" : address.host;
+  log_info("web view: http://%s:%d/ (also /metrics, /health)%s", host.c_str(), server_->port(),
+           options_.serve_token.empty() ? "" : "; the page needs ?token=...");
+  if (!is_loopback_host(address.host) && options_.serve_token.empty())
+    log_warn("--serve %s: listening beyond this machine without --serve-token: anyone who can reach port %d sees the "
+             "video and the figures",
+             options_.serve.c_str(), server_->port());
   return ok();
 }
 

@@ -43,7 +43,7 @@ thread_local StageRecorder* this_threads_recorder = nullptr;
 
 StageRecorder& Profiler::make_recorder(const std::string& thread_name) {
   std::lock_guard<std::mutex> lock(mutex_);
-  recorders_.push_back(std::make_unique<StageRecorder>(thread_name, trace_, max_spans_));
+  recorders_.push_back(std::make_unique<StageRecorder>(thread_name, trace_, max_spans_, &live_));
   this_threads_recorder = recorders_.back().get();
   return *recorders_.back();
 }
@@ -69,6 +69,26 @@ void Profiler::count_drop(int source, DropReason reason, int64_t n) {
   source_counters_[static_cast<size_t>(source)].drops[static_cast<size_t>(reason)] += n;
 }
 
+std::vector<SourceReport> Profiler::live_sources() const {
+  std::lock_guard<std::mutex> lock(mutex_);  // sources are added before the run; the counters are atomics
+  std::vector<SourceReport> out;
+  for (const auto& c : source_counters_) {
+    SourceReport s;
+    s.uri = c.uri;
+    s.frames_read = c.read;
+    s.frames_done = c.done;
+    for (size_t i = 0; i < s.drops.size(); ++i) s.drops[i] = c.drops[i];
+    out.push_back(s);
+  }
+  return out;
+}
+
+double process_cpu_ms() {
+  timespec ts{};
+  if (::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return 0;
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
 std::vector<const StageRecorder*> Profiler::recorders() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<const StageRecorder*> out;
@@ -90,12 +110,6 @@ double thread_run_queue_ms() {
 }
 
 namespace {
-
-double process_cpu_ms() {
-  timespec ts{};
-  if (::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return 0;
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
 
 // Busy time (all but idle and iowait) of the CPUs this process may run on, by anyone, from
 // /proc/stat; -1 where it cannot be read. The table shows what other processes took of the cores

@@ -19,12 +19,14 @@
 
 #include "core/frame.h"
 #include "runtime/latency_histogram.h"
+#include "runtime/live_metrics.h"
 #include "runtime/nvtx.h"
 
 namespace sd {
 
 enum class Stage : int { kRead, kPreprocess, kInference, kPostprocess, kDraw, kWrite };
 inline constexpr int kStageCount = 6;
+static_assert(kStageCount == kLiveStageCount);
 const char* stage_name(Stage stage);
 
 // Why a frame was not processed; each is counted.
@@ -46,30 +48,39 @@ struct TraceSpan {
   Clock::time_point begin, end;
 };
 
-// Per-thread recorder. Only its owning thread writes to it while the run is going.
+// Per-thread recorder. Only its owning thread writes to it while the run is going. With `live`,
+// every figure also goes to the run's LiveMetrics (atomics other threads read during the run).
 class StageRecorder {
  public:
-  StageRecorder(std::string thread_name, bool trace, size_t max_spans)
-      : thread_name_(std::move(thread_name)), trace_(trace), max_spans_(max_spans) {
+  StageRecorder(std::string thread_name, bool trace, size_t max_spans, LiveMetrics* live = nullptr)
+      : thread_name_(std::move(thread_name)), trace_(trace), max_spans_(max_spans), live_(live) {
     if (trace_) spans_.reserve(std::min<size_t>(max_spans_, 1 << 16));
   }
 
   void add(Stage stage, Clock::time_point begin, Clock::time_point end, int64_t items = 1, int source_id = 0,
            int64_t frame = -1) {
-    auto& s = stages_[static_cast<size_t>(stage)];
-    s.busy.add(std::chrono::duration<double, std::milli>(end - begin).count());
-    s.items_out += items;
+    add(stage, std::chrono::duration<double, std::milli>(end - begin).count(), items);
     if (trace_ && spans_.size() < max_spans_)
       spans_.push_back(TraceSpan{stage, source_id, frame, static_cast<int>(items), begin, end});
   }
   void add(Stage stage, double ms, int64_t items = 1) {  // for callers that timed it themselves
     auto& s = stages_[static_cast<size_t>(stage)];
+    if (live_) {
+      if (s.busy.count() == 0) live_->add_thread(stage);
+      live_->add(stage, ms, items);
+    }
     s.busy.add(ms);
     s.items_out += items;
   }
   void add_cpu(Stage stage, double ms) { stages_[static_cast<size_t>(stage)].cpu_ms += ms; }
-  void add_wait(Stage stage, double ms) { stages_[static_cast<size_t>(stage)].wait_ms += ms; }
-  void add_blocked(Stage stage, double ms) { stages_[static_cast<size_t>(stage)].blocked_ms += ms; }
+  void add_wait(Stage stage, double ms) {
+    stages_[static_cast<size_t>(stage)].wait_ms += ms;
+    if (live_) live_->add_wait(stage, ms);
+  }
+  void add_blocked(Stage stage, double ms) {
+    stages_[static_cast<size_t>(stage)].blocked_ms += ms;
+    if (live_) live_->add_blocked(stage, ms);
+  }
   void add_items_in(Stage stage, int64_t n) { stages_[static_cast<size_t>(stage)].items_in += n; }
   void add_drop(Stage stage, int64_t n = 1) { stages_[static_cast<size_t>(stage)].drops += n; }
   void add_frame_latency(double ms) { frame_latency_.add(ms); }
@@ -103,6 +114,7 @@ class StageRecorder {
   std::vector<TraceSpan> spans_;
   double run_queue_start_ms_ = thread_run_queue_ms();  // made on its own thread
   double run_queue_ms_ = -1;                           // -1: not known (yet)
+  LiveMetrics* live_;
 };
 
 // Times a scope into a recorder (and an NVTX range of the stage's name).
@@ -194,6 +206,12 @@ class Profiler {
   void count_corrupt_frame(int source = 0) { count_drop(source, DropReason::kCorrupt); }
   void set_workers(int n) { workers_ = n; }
 
+  // While the run goes, from any thread: the stages' live figures, and the per-source counters
+  // (frames_read, frames_done, drops; the other fields of SourceReport are left empty).
+  const LiveMetrics& live() const { return live_; }
+  std::vector<SourceReport> live_sources() const;
+  int workers() const { return workers_; }
+
   // Merges all recorders; call after the threads that write them have stopped.
   ProfileReport report() const;
   // For the trace writer: every recorder, in registration order.
@@ -217,6 +235,7 @@ class Profiler {
   std::atomic<int64_t> frames_{0};
   int workers_ = 1;
   std::vector<std::string> outputs_;
+  LiveMetrics live_;
 };
 
 // The table printed at exit (the line-profiler layout of the seeds, for the whole pipeline).
@@ -226,5 +245,8 @@ nlohmann::json profile_to_json(const ProfileReport& report);
 // stored in ProfileReport::verdict): a run whose threads together use (nearly) every core is
 // CPU-bound, whatever stage looks busiest (a stage's busy time then includes waiting for a core).
 std::string bottleneck_verdict(const ProfileReport& report);
+
+// The process's CPU time so far, every thread (CLOCK_PROCESS_CPUTIME_ID), in ms.
+double process_cpu_ms();
 
 }  // namespace sd

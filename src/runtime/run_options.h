@@ -48,6 +48,9 @@ struct RunOptions {
   bool quiet = false;
   bool verbose = false;        // let FFmpeg, OpenCV and GStreamer print their own messages
   bool show = false;           // live view window
+  std::string serve;           // --serve [host:]port: live web view, /metrics, /health (serve/http_server.h); empty: off
+  double serve_fps = 10;       // --serve-fps: frames per second per source sent to the web view, at most
+  std::string serve_token;     // --serve-token: every endpoint needs it (never logged)
 
   int workers = 0;             // inference workers, each with its own execution context (0: auto, worker_plan.h)
   int decode_threads = 0;      // per video file; 0: the cores inference leaves free, at least 1

@@ -1,0 +1,58 @@
+#include "runtime/live_stats.h"
+
+#include "core/build_info.h"
+#include "runtime/run_context.h"
+
+namespace sd {
+
+const char* live_queue_name(LiveQueue q) {
+  switch (q) {
+    case LiveQueue::kPreprocess: return "preprocess";
+    case LiveQueue::kInference: return "inference";
+    case LiveQueue::kSink: return "sink";
+  }
+  return "?";
+}
+
+std::string without_password(const std::string& uri) {
+  const size_t scheme = uri.find("://");
+  if (scheme == std::string::npos) return uri;
+  const size_t host_start = scheme + 3;
+  const size_t at = uri.find('@', host_start);
+  const size_t slash = uri.find('/', host_start);
+  if (at == std::string::npos || (slash != std::string::npos && slash < at)) return uri;
+  const size_t colon = uri.find(':', host_start);
+  const size_t password = colon != std::string::npos && colon < at ? colon + 1 : host_start;  // "user@": the password alone
+  return uri.substr(0, password) + "***" + uri.substr(at);
+}
+
+LiveStats collect_live_stats(RunContext& run, Clock::time_point since) {
+  LiveStats out;
+  out.taken = Clock::now();
+  out.uptime_s = std::chrono::duration<double>(out.taken - since).count();
+  out.cpu_ms = process_cpu_ms();
+  out.cores = cpu_count();
+  out.workers = run.workers;
+  out.stages = run.profiler.live().snapshot();
+  const std::vector<SourceReport> counts = run.profiler.live_sources();
+  const std::vector<SourceHealthSnapshot> health = run.health.snapshot();
+  const std::vector<size_t> scheduled = run.scheduler ? run.scheduler->depths() : std::vector<size_t>{};
+  for (size_t s = 0; s < run.lanes.size(); ++s) {
+    LiveSourceStats src;
+    const SourceLane& lane = run.lanes[s];
+    src.name = without_password(lane.info.uri);
+    if (s < health.size()) src.health = health[s];
+    if (s < counts.size()) {
+      src.frames_read = counts[s].frames_read;
+      src.frames_done = counts[s].frames_done;
+      src.drops = counts[s].drops;
+    }
+    src.queues[static_cast<size_t>(LiveQueue::kPreprocess)] = lane.raw ? static_cast<int64_t>(lane.raw->size()) : 0;
+    src.queues[static_cast<size_t>(LiveQueue::kInference)] = s < scheduled.size() ? static_cast<int64_t>(scheduled[s]) : 0;
+    src.queues[static_cast<size_t>(LiveQueue::kSink)] = lane.done ? static_cast<int64_t>(lane.done->size()) : 0;
+    out.sources.push_back(std::move(src));
+  }
+  return out;
+}
+
+}  // namespace sd

@@ -1,0 +1,153 @@
+#include "serve/metrics_text.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+namespace sd {
+namespace {
+
+// Writes one metric family: its HELP and TYPE lines, then samples added with sample().
+class Family {
+ public:
+  Family(std::string& out, const char* name, const char* type, const char* help) : out_(out), name_(name) {
+    out_ += "# HELP ";
+    out_ += name;
+    out_ += ' ';
+    out_ += help;
+    out_ += "\n# TYPE ";
+    out_ += name;
+    out_ += ' ';
+    out_ += type;
+    out_ += '\n';
+  }
+  // `labels` already formatted (`a="x",b="y"`), or empty.
+  void sample(const std::string& labels, double value, const char* suffix = "") {
+    out_ += name_;
+    out_ += suffix;
+    if (!labels.empty()) out_ += "{" + labels + "}";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " %.17g\n", value);
+    out_ += buf;
+  }
+  void sample(const std::string& labels, int64_t value, const char* suffix = "") {
+    out_ += name_;
+    out_ += suffix;
+    if (!labels.empty()) out_ += "{" + labels + "}";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " %" PRId64 "\n", value);
+    out_ += buf;
+  }
+
+ private:
+  std::string& out_;
+  const char* name_;
+};
+
+std::string label(const char* name, const std::string& value) {
+  return std::string(name) + "=\"" + prometheus_label_value(value) + "\"";
+}
+
+std::string source_label(const LiveSourceStats& s) { return label("source", s.name); }
+
+void stage_histograms(std::string& out, const LiveStats& stats) {
+  Family h(out, "streamdet_stage_duration_seconds", "histogram",
+           "Time of one call of a stage (a batch of frames counts once).");
+  for (int i = 0; i < kStageCount; ++i) {
+    const auto& s = stats.stages[static_cast<size_t>(i)];
+    const std::string stage = label("stage", stage_name(static_cast<Stage>(i)));
+    int64_t cumulative = 0;
+    for (size_t b = 0; b < LiveMetrics::kBuckets; ++b) {
+      cumulative += s.buckets[b];
+      char le[32];
+      if (b < LiveMetrics::kBucketSeconds.size()) std::snprintf(le, sizeof le, "%g", LiveMetrics::kBucketSeconds[b]);
+      else std::snprintf(le, sizeof le, "+Inf");
+      h.sample(stage + "," + label("le", le), cumulative, "_bucket");
+    }
+    h.sample(stage, s.busy_ms / 1000.0, "_sum");
+    h.sample(stage, s.calls, "_count");
+  }
+  Family items(out, "streamdet_stage_frames_total", "counter", "Frames a stage handled.");
+  for (int i = 0; i < kStageCount; ++i)
+    items.sample(label("stage", stage_name(static_cast<Stage>(i))), stats.stages[static_cast<size_t>(i)].items);
+  Family threads(out, "streamdet_stage_threads", "gauge", "Threads that have run a stage.");
+  for (int i = 0; i < kStageCount; ++i)
+    threads.sample(label("stage", stage_name(static_cast<Stage>(i))),
+                   static_cast<int64_t>(stats.stages[static_cast<size_t>(i)].threads));
+  Family wait(out, "streamdet_stage_wait_seconds_total", "counter", "Time a stage's threads waited for input.");
+  for (int i = 0; i < kStageCount; ++i)
+    wait.sample(label("stage", stage_name(static_cast<Stage>(i))), stats.stages[static_cast<size_t>(i)].wait_ms / 1000.0);
+  Family blocked(out, "streamdet_stage_blocked_seconds_total", "counter",
+                 "Time a stage's threads waited for room in a full output queue.");
+  for (int i = 0; i < kStageCount; ++i)
+    blocked.sample(label("stage", stage_name(static_cast<Stage>(i))),
+                   stats.stages[static_cast<size_t>(i)].blocked_ms / 1000.0);
+}
+
+void source_counters(std::string& out, const LiveStats& stats) {
+  Family read(out, "streamdet_frames_read_total", "counter", "Frames read from a source.");
+  for (const auto& s : stats.sources) read.sample(source_label(s), s.frames_read);
+  Family done(out, "streamdet_frames_done_total", "counter", "Frames that reached every output.");
+  for (const auto& s : stats.sources) done.sample(source_label(s), s.frames_done);
+  Family dropped(out, "streamdet_frames_dropped_total", "counter", "Frames not processed, by reason.");
+  for (const auto& s : stats.sources)
+    for (int r = 0; r < kDropReasonCount; ++r)
+      dropped.sample(source_label(s) + "," + label("reason", drop_reason_name(static_cast<DropReason>(r))),
+                     s.drops[static_cast<size_t>(r)]);
+  Family queue(out, "streamdet_queue_depth", "gauge", "Frames waiting in front of a stage.");
+  for (const auto& s : stats.sources)
+    for (int q = 0; q < kLiveQueueCount; ++q)
+      queue.sample(source_label(s) + "," + label("queue", live_queue_name(static_cast<LiveQueue>(q))),
+                   s.queues[static_cast<size_t>(q)]);
+}
+
+void source_health(std::string& out, const LiveStats& stats) {
+  Family up(out, "streamdet_source_up", "gauge",
+            "1 while a source is connecting, live or ended as expected; 0 while it is stalled, in backoff or failed.");
+  for (const auto& s : stats.sources) up.sample(source_label(s), static_cast<int64_t>(source_state_is_up(s.health.state)));
+  Family state(out, "streamdet_source_state", "gauge", "1 for a source's current state, 0 for the others.");
+  constexpr SourceState kStates[] = {SourceState::kConnecting, SourceState::kLive,  SourceState::kStalled,
+                                     SourceState::kBackoff,    SourceState::kEnded, SourceState::kFailed};
+  for (const auto& s : stats.sources)
+    for (SourceState st : kStates)
+      state.sample(source_label(s) + "," + label("state", source_state_name(st)), static_cast<int64_t>(s.health.state == st));
+  Family reconnects(out, "streamdet_source_reconnects_total", "counter", "Successful re-openings after an outage.");
+  for (const auto& s : stats.sources) reconnects.sample(source_label(s), s.health.reconnects);
+  Family outages(out, "streamdet_source_outages_total", "counter", "Times a source went down (stall, error, early end).");
+  for (const auto& s : stats.sources) outages.sample(source_label(s), s.health.outages);
+  Family outage_seconds(out, "streamdet_source_outage_seconds_total", "counter", "Time a source was down, the current outage included.");
+  for (const auto& s : stats.sources) outage_seconds.sample(source_label(s), s.health.outage_ms / 1000.0);
+  Family lost(out, "streamdet_source_frames_lost_total", "counter",
+              "Frames lost to outages, estimated from the source's frame rate.");
+  for (const auto& s : stats.sources) lost.sample(source_label(s), s.health.frames_lost_to_outages);
+}
+
+}  // namespace
+
+std::string prometheus_label_value(const std::string& value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+std::string prometheus_text(const LiveStats& stats) {
+  std::string out;
+  out.reserve(16384);
+  source_counters(out, stats);
+  source_health(out, stats);
+  stage_histograms(out, stats);
+  Family cpu(out, "streamdet_cpu_seconds_total", "counter", "CPU time of the process, every thread.");
+  cpu.sample("", stats.cpu_ms / 1000.0);
+  Family workers(out, "streamdet_workers", "gauge", "Inference workers.");
+  workers.sample("", static_cast<int64_t>(stats.workers));
+  Family uptime(out, "streamdet_uptime_seconds", "gauge", "Time since the web server started.");
+  uptime.sample("", stats.uptime_s);
+  return out;
+}
+
+}  // namespace sd

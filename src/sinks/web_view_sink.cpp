@@ -1,0 +1,26 @@
+#include "sinks/web_view_sink.h"
+
+#include "sinks/annotate.h"
+
+namespace sd {
+
+Status WebViewSink::write(const FrameResult& result) {
+  const Frame& frame = result.frame;
+  if (!board_->wants(frame.source_id, Clock::now())) return ok();
+  cv::Mat scratch;
+  const cv::Mat& bgr = frame.bgr(scratch);
+  cv::Mat copy = &bgr == &scratch ? scratch : bgr.clone();  // a converted frame is already our own
+  if (!frames_drawn_) {
+    // Detections are in the original picture's pixels; a frame decoded smaller is drawn at its scale.
+    Detections boxes = result.detections;
+    const cv::Size decoded = frame.size();
+    if (!frame.original_size.empty() && frame.original_size != decoded)
+      scale_boxes(boxes, static_cast<float>(decoded.width) / static_cast<float>(frame.original_size.width),
+                  static_cast<float>(decoded.height) / static_cast<float>(frame.original_size.height));
+    draw_detections(copy, boxes, class_names_);
+  }
+  board_->post(frame.source_id, std::move(copy));
+  return ok();
+}
+
+}  // namespace sd
