@@ -86,6 +86,7 @@ class Pipeline {
     outcome.started = true;
     execute();
     outcome.profile = run_.profiler.report();
+    add_health(outcome.profile);
     outcome.status = final_status();
     // The profile and the trace, written under their temporary names, go in place complete.
     auto keep_first_error = [&](Status st) {
@@ -102,6 +103,16 @@ class Pipeline {
  private:
   Status setup();
   Status open_sources(int decode_threads, cv::Size& largest);
+  // The health board's outages into the profile's sources (what the exit profile shows).
+  void add_health(ProfileReport& profile) const {
+    const auto board = run_.health.snapshot();
+    for (size_t s = 0; s < board.size() && s < profile.sources.size(); ++s) {
+      profile.sources[s].outages = board[s].outages;
+      profile.sources[s].reconnects = board[s].reconnects;
+      profile.sources[s].outage_ms = board[s].outage_ms;
+      profile.sources[s].frames_lost = board[s].frames_lost_to_outages;
+    }
+  }
   Status open_sinks();
   Status check_files() const;
   Status check_memory_in_flight(size_t packets, cv::Size largest_frame) const;
@@ -146,6 +157,9 @@ Status Pipeline::open_sources(int decode_threads, cv::Size& largest) {
     so.redis_password = options_.redis_password;
     so.claim_after_ms = options_.claim_after_ms;
     so.max_pixels = options_.max_pixels;
+    so.reconnect = options_.reconnect;
+    so.stall_timeout_ms = options_.stall_timeout_ms;
+    so.reconnect_for_ms = options_.reconnect_for_ms;
     so.health = &run_.health.add(options_.sources[static_cast<size_t>(s)]);
     SD_ASSIGN_OR_RETURN(auto source, open_(options_.sources[static_cast<size_t>(s)], so));
     SourceLane lane;
