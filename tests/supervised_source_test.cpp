@@ -213,6 +213,8 @@ TEST_F(SupervisedSourceTest, AStallIsAnOutageAndFramesLostAreEstimated) {
   health.frame_arrived();
   ASSERT_TRUE(s->read(f).value());  // after the stall and the reconnect
   EXPECT_EQ(f.index, 1);
+  // The read waited for the source, it did not work: the profile counts the wait as such.
+  EXPECT_GE(s->last_read_idle_ms(), 190);
   const SourceHealthSnapshot h = health.snapshot();
   EXPECT_EQ(h.state, SourceState::kConnecting);  // reopened; live again when the reader marks the frame
   EXPECT_EQ(h.outages, 1);

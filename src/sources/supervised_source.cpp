@@ -68,10 +68,14 @@ void SupervisedSource::went_down(SourceState state, const std::string& why) {
 }
 
 Result<bool> SupervisedSource::read(Frame& frame) {
+  idle_ms_ = 0;
+  auto ms_since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
   while (true) {
     if (stopping()) return false;
     if (!inner_) {
+      const Clock::time_point reconnecting = Clock::now();
       auto back = reconnect();
+      idle_ms_ += ms_since(reconnecting);
       if (!back || !*back) return back;
     }
     const Clock::time_point began = Clock::now();
@@ -94,6 +98,7 @@ Result<bool> SupervisedSource::read(Frame& frame) {
     // A read that came back empty-handed after the stall timeout is a stall; anything else that
     // ended or broke the stream is an outage of its own kind (the reason says which).
     const bool stalled = Clock::now() - began >= options_.stall_timeout;
+    idle_ms_ += ms_since(began);
     const std::string why = got ? "the stream ended" : got.error().message;
     went_down(stalled ? SourceState::kStalled : SourceState::kBackoff, why);
   }

@@ -45,6 +45,11 @@ class SupervisedSource final : public Source {
   Result<bool> read(Frame& frame) override;
   std::optional<std::string> damage() const override;
   void prefer_size(cv::Size network_input) override;
+  // The time the last read spent down (the read that stalled or broke, the back-off, reopening):
+  // waiting for the source, not the reader's work. settle() and close() are not passed on: the
+  // live sources it wraps acknowledge nothing, and their source may be replaced while a frame is
+  // settled on another thread.
+  double last_read_idle_ms() const override { return idle_ms_; }
 
  private:
   // Down: waits (back-off) and reopens until a source is open again, the run stops (false), or
@@ -70,6 +75,7 @@ class SupervisedSource final : public Source {
   Clock::time_point down_since_{};     // when the current outage began
   std::string last_why_;               // why the current outage began
   bool down_ = false;
+  double idle_ms_ = 0;  // of the last read
 };
 
 // The supervisor as the run's options ask for it (SourceOptions: stall timeout, reconnect-for).
