@@ -123,10 +123,10 @@ void add_live_source_options(CLI::App& cmd, RunOptions& r, std::string& reconnec
       ->capture_default_str();
   cmd.add_option("--stall-timeout", stall_s, "seconds without a frame after which a live source is down")
       ->capture_default_str()
-      ->check(real_in(0.1, 3600, Interval::kClosed, "s"));
+      ->check(real_in(0.1, 3600, Interval::kClosed, "seconds"));
   cmd.add_option("--reconnect-for", reconnect_for_s, "give up on a live source after it has been down this many seconds (0: never)")
       ->capture_default_str()
-      ->check(real_in(0, 31536000, Interval::kClosed, "s"));
+      ->check(real_in(0, 31536000, Interval::kClosed, "seconds"));
 }
 
 Status resolve_policy(const std::string& text, RunOptions& r) {
