@@ -267,6 +267,30 @@ TEST_F(SupervisedSourceTest, ReopenFailuresBackOffGrowingToTheCap) {
   EXPECT_NE(h.last_error.find("Connection refused"), std::string::npos) << h.last_error;
 }
 
+// A source that opens and ends at once, again and again, stays down: the back-off grows, and
+// --reconnect-for counts from the first end, however many times it opened.
+TEST_F(SupervisedSourceTest, ASourceThatOpensAndDropsAtOnceStaysDown) {
+  script.opens = {{Step::kFrame, Step::kEnd}, {Step::kEnd}, {Step::kEnd}, {Step::kEnd}};
+  SupervisorOptions o;
+  o.reconnect_for = 400ms;
+  o.jitter = 0;
+  auto s = make(o);
+  const auto t0 = Clock::now();
+  Result<bool> last;
+  EXPECT_EQ(read_all(*s, &last), (std::vector<int64_t>{0}));
+  EXPECT_LT(Clock::now() - t0, 3s);
+  ASSERT_FALSE(last);
+  EXPECT_NE(last.error().message.find("--reconnect-for"), std::string::npos) << last.error().message;
+  const SourceHealthSnapshot h = health.snapshot();
+  EXPECT_EQ(h.reconnects, 3);  // each opening counted
+  EXPECT_EQ(h.outages, 1);     // one outage throughout
+  EXPECT_EQ(h.frames_lost_to_outages, 0);  // no frame came back: nothing to count from
+  // Waits of 10, 20, 40 ms: the back-off did not start over at each opening.
+  std::lock_guard lock(script.mutex);
+  ASSERT_GE(script.reopen_times.size(), 4u);
+  EXPECT_GE(script.reopen_times[3] - script.reopen_times[2], 39ms);
+}
+
 TEST_F(SupervisedSourceTest, GivesUpAfterReconnectFor) {
   script.opens = {{Step::kFrame, Step::kError}};
   SupervisorOptions o;

@@ -83,6 +83,7 @@ Result<bool> SupervisedSource::read(Frame& frame) {
     if (got && *got) {
       frame.index += index_offset_;
       next_index_ = std::max(next_index_, frame.index + 1);
+      if (down_) back_up();
       last_frame_ = Clock::now();
       if (info_.width == 0) info_ = inner_->info();
       return true;
@@ -118,8 +119,8 @@ Result<bool> SupervisedSource::reconnect() {
   while (true) {
     const Clock::duration down_for = Clock::now() - down_since_;
     if (options_.reconnect_for.count() > 0 && down_for >= options_.reconnect_for)
-      return fail(ErrorCode::kSource, info_.uri + " stayed down for " + seconds_text(down_for) + " (--reconnect-for), " +
-                                          std::to_string(backoff_.failures()) + " reconnect attempts failed; the outage began with: " +
+      return fail(ErrorCode::kSource, info_.uri + " stayed down for " + seconds_text(down_for) + " (--reconnect-for) after " +
+                                          std::to_string(backoff_.failures()) + " attempts to reconnect; the outage began with: " +
                                           last_why_);
     if (health_) health_->set_state(SourceState::kBackoff);
     ms delay = jittered_delay(backoff_, options_.jitter, rng_);
@@ -135,24 +136,26 @@ Result<bool> SupervisedSource::reconnect() {
       if (log_verbose()) log_info("%s: reconnect attempt %d failed: %s", info_.uri.c_str(), backoff_.failures(), reopened.error().message.c_str());
       continue;
     }
+    // Open again; the outage (and its back-off, and --reconnect-for) lasts until a frame comes:
+    // a source that opens and drops at once again and again is down, however often it opens.
     inner_ = std::move(*reopened);
     if (network_input_) inner_->prefer_size(*network_input_);
-    const Clock::time_point now = Clock::now();
-    const double fps = inner_->info().fps > 0 ? inner_->info().fps : info_.fps;
-    // Frames the camera made while we could not see them: its rate over the time since the last
-    // frame we got, less the one interval that would have passed anyway.
-    const int64_t lost = fps > 0 ? std::max<int64_t>(0, std::llround(seconds(now - last_frame_) * fps) - 1) : 0;
-    if (health_) {
-      health_->count_reconnect();
-      if (lost > 0) health_->add_lost_frames(lost);
-    }
-    log_info("%s: reconnected after %s (about %lld frames lost)", info_.uri.c_str(), seconds_text(now - down_since_).c_str(),
-             static_cast<long long>(lost));
-    backoff_.reset();
-    down_ = false;
-    last_frame_ = now;  // a stall of the new connection is timed from here
+    if (health_) health_->count_reconnect();
     return true;
   }
+}
+
+void SupervisedSource::back_up() {
+  const Clock::time_point now = Clock::now();
+  const double fps = inner_->info().fps > 0 ? inner_->info().fps : info_.fps;
+  // Frames the camera made while we could not see them: its rate over the time since the last
+  // frame we got, less the one interval that would have passed anyway.
+  const int64_t lost = fps > 0 ? std::max<int64_t>(0, std::llround(seconds(now - last_frame_) * fps) - 1) : 0;
+  if (health_ && lost > 0) health_->add_lost_frames(lost);
+  log_info("%s: back after %s (about %lld frames lost)", info_.uri.c_str(), seconds_text(now - down_since_).c_str(),
+           static_cast<long long>(lost));
+  backoff_.reset();
+  down_ = false;
 }
 
 std::unique_ptr<Source> supervise(std::unique_ptr<Source> inner, SupervisedSource::Reopen reopen, const SourceOptions& options) {

@@ -59,6 +59,8 @@ class SupervisedSource final : public Source {
   bool wait(std::chrono::milliseconds d);
   bool stopping() const { return should_stop_ && should_stop_(); }
   void went_down(SourceState state, const std::string& why);
+  // The first frame after an outage: the frames lost are counted, the back-off starts over.
+  void back_up();
 
   std::unique_ptr<Source> inner_;
   Reopen reopen_;
@@ -71,7 +73,7 @@ class SupervisedSource final : public Source {
   std::optional<cv::Size> network_input_;
   int64_t index_offset_ = 0;  // added to the inner source's frame index (it counts from 0 on each open)
   int64_t next_index_ = 0;    // one past the last index handed out
-  Clock::time_point last_frame_{};     // when the last frame came (or the source was opened)
+  Clock::time_point last_frame_{};     // when the last frame came (or the source was first opened)
   Clock::time_point down_since_{};     // when the current outage began
   std::string last_why_;               // why the current outage began
   bool down_ = false;
