@@ -144,23 +144,6 @@ class SupervisedSourceTest : public ::testing::Test {
   std::atomic<bool> stop{false};
 };
 
-// The factory supervises live sources only, and none with --reconnect never.
-TEST(SupervisedSourceFactory, OnlyLiveSourcesAreSupervised) {
-  const std::string live = "videotestsrc is-live=true ! video/x-raw,width=32,height=32 ! videoconvert ! appsink";
-  auto supervised = [](const Result<std::unique_ptr<Source>>& s) {
-    return s && dynamic_cast<const SupervisedSource*>(s->get()) != nullptr;
-  };
-  SourceOptions o;
-  EXPECT_TRUE(supervised(open_source(live, o)));
-  o.reconnect = false;
-  EXPECT_FALSE(supervised(open_source(live, o)));
-  o.reconnect = true;
-  auto file = open_source("videotestsrc num-buffers=5 ! video/x-raw,width=32,height=32 ! videoconvert ! appsink", o);
-  ASSERT_TRUE(file) << file.error().message;
-  EXPECT_FALSE(supervised(file)) << "a pipeline that prerolls is read like a file";
-  EXPECT_FALSE(supervised(open_source("synth:w=32,h=32,frames=3,live=1", o)));
-}
-
 TEST(JitteredDelay, DoublesToTheCapAndJitterOnlyShortens) {
   transport::Backoff b(ms(50), ms(400));
   std::mt19937 rng(1);
