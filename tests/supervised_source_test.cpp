@@ -60,6 +60,8 @@ class FakeLive final : public Source {
         if (script_.pace) std::this_thread::sleep_for(1ms);
         frame.image = cv::Mat(8, 8, CV_8UC3, cv::Scalar(1, 2, 3));
         frame.index = index_++;
+        frame.capture_time = Clock::now();
+        frame.timestamp_ms = static_cast<double>(frame.index);  // this opening's own clock: from 0 again
         return true;
       case Step::kCorrupt:
         frame.index = index_++;
@@ -124,11 +126,14 @@ class SupervisedSourceTest : public ::testing::Test {
   std::vector<int64_t> read_all(Source& s, Result<bool>* last = nullptr) {
     std::vector<int64_t> indices;
     Frame f;
+    double last_timestamp = -1;
     while (true) {
       Result<bool> r = s.read(f);
       if (r && *r) {
         health.frame_arrived();  // what the reader does
         indices.push_back(f.index);
+        EXPECT_GE(f.timestamp_ms, last_timestamp) << "timestamps go on across reconnects, frame " << f.index;
+        last_timestamp = f.timestamp_ms;
         continue;
       }
       if (!r && r.error().code == ErrorCode::kCorruptFrame) {

@@ -43,7 +43,8 @@ SupervisedSource::SupervisedSource(std::unique_ptr<Source> inner, Reopen reopen,
       should_stop_(source.should_stop),
       backoff_(options.backoff_initial, options.backoff_cap),
       rng_(options.seed ? options.seed : static_cast<uint32_t>(Clock::now().time_since_epoch().count())),
-      last_frame_(Clock::now()) {}
+      opened_(Clock::now()),
+      last_frame_(opened_) {}
 
 void SupervisedSource::prefer_size(cv::Size network_input) {
   network_input_ = network_input;
@@ -83,6 +84,8 @@ Result<bool> SupervisedSource::read(Frame& frame) {
     if (got && *got) {
       frame.index += index_offset_;
       next_index_ = std::max(next_index_, frame.index + 1);
+      // Each opening times its frames from itself; the run's frames are timed from the first.
+      frame.timestamp_ms = std::chrono::duration<double, std::milli>(frame.capture_time - opened_).count();
       if (down_) back_up();
       last_frame_ = Clock::now();
       if (info_.width == 0) info_ = inner_->info();

@@ -1,7 +1,8 @@
 // A live source that stays up: wraps the source (an RTSP/HTTP stream, a camera, a GStreamer
 // pipeline) and, when it stalls (no frame for --stall-timeout), breaks or ends, reopens it with
 // exponential back-off and jitter until it delivers again, for ever or for --reconnect-for.
-// Frame indices keep counting across reconnects (the output's reorder buffer goes by them).
+// Frame indices and timestamps keep counting across reconnects (outputs and consumers that dedupe
+// on (source, index) see one stream).
 // The health board is told of the outage, the back-off, the reconnect and the frames lost.
 //
 // The wrapped source's read() must come back within about the stall timeout and soon after a
@@ -73,6 +74,7 @@ class SupervisedSource final : public Source {
   std::optional<cv::Size> network_input_;
   int64_t index_offset_ = 0;  // added to the inner source's frame index (it counts from 0 on each open)
   int64_t next_index_ = 0;    // one past the last index handed out
+  Clock::time_point opened_{};         // when the source was first opened: frames' timestamps count from it
   Clock::time_point last_frame_{};     // when the last frame came (or the source was first opened)
   Clock::time_point down_since_{};     // when the current outage began
   std::string last_why_;               // why the current outage began
