@@ -18,6 +18,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good   # GStreamer sources (videotestsrc, v4l2src, rtsp)
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev  # GStreamer's API (appsink), driven directly
+  libgstrtspserver-1.0-dev # the RTSP camera the reconnect test kills and restarts (tests/helpers/rtsp_test_server.cpp)
   clang libclang-rt-14-dev # libFuzzer for the model-loader fuzz target
   libcpp-httplib-dev       # cpp-httplib: the --serve web view, /metrics and /health (serve/http_server.cpp)
   python3-prometheus-client  # Prometheus' own text parser, checking /metrics in the tests (Debian's /usr/bin/python3)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the test binary with ThreadSanitizer into build-tsan/ and runs the concurrent parts
 # (pipeline, frame settlement, queues, scheduler, reorder buffer, packet pool, profiler, live sources,
-# the web view's server, frame board and live metrics). Uninstrumented third-party libraries
+# the live-source supervisor, the web view's server, frame board and live metrics). Uninstrumented third-party libraries
 # (FFmpeg, OpenMP/oneDNN) are suppressed in tests/tsan.supp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,4 +11,4 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTREAMDET_
 ninja -C build-tsan -j"$jobs" streamdet_tests
 TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
   ./build-tsan/tests/streamdet_tests \
-  --gtest_filter='PipelineTest.*:LivePipelineTest.*:FrameSettlement.*:HtmlReport.*:SourceHealth.*:Profiler*:LatencyHistogram*:SyntheticSource.*:BoundedQueue.*:FrameScheduler.*:ReorderBuffer.*:PacketPool.*:FrameBoard.*:LiveMetrics.*:ServeHttp.InProcess*:ServeHttp.Streams*'
+  --gtest_filter='PipelineTest.*:LivePipelineTest.*:FrameSettlement.*:HtmlReport.*:SourceHealth.*:Profiler*:LatencyHistogram*:SyntheticSource.*:BoundedQueue.*:FrameScheduler.*:ReorderBuffer.*:PacketPool.*:FrameBoard.*:LiveMetrics.*:ServeHttp.InProcess*:ServeHttp.Streams*:SupervisedSourceTest.*:EveryState/SupervisedSourceStopTest.*'

@@ -11,6 +11,7 @@
 #include "cli_util.h"
 #include "core/error.h"
 #include "sources/source.h"
+#include "sources/supervised_source.h"
 
 namespace sd {
 namespace {
@@ -58,10 +59,31 @@ TEST(GStreamerSource, APipelineIsReadFrameByFrameLikeAFile) {
 
 TEST(GStreamerSource, ALiveSourceIsMarkedLive) {
   REQUIRE_GST_ELEMENTS("videotestsrc", "videoconvert", "appsink");
-  auto src = open_source("videotestsrc is-live=true num-buffers=3 ! video/x-raw,width=32,height=32 ! videoconvert ! appsink");
+  // Not reopened when it ends (--reconnect never): the test reads its three frames and its end.
+  SourceOptions no_reconnect;
+  no_reconnect.reconnect = false;
+  auto src = open_source("videotestsrc is-live=true num-buffers=3 ! video/x-raw,width=32,height=32 ! videoconvert ! appsink", no_reconnect);
   ASSERT_TRUE(src) << src.error().message;
   EXPECT_TRUE((*src)->info().live);
   EXPECT_EQ(read_all(**src, 32), 3);
+}
+
+// The factory supervises live sources only, and none with --reconnect never.
+TEST(GStreamerSource, OnlyLivePipelinesAreSupervised) {
+  REQUIRE_GST_ELEMENTS("videotestsrc", "videoconvert", "appsink");
+  const std::string live = "videotestsrc is-live=true ! video/x-raw,width=32,height=32 ! videoconvert ! appsink";
+  auto supervised = [](const Result<std::unique_ptr<Source>>& s) {
+    return s && dynamic_cast<const SupervisedSource*>(s->get()) != nullptr;
+  };
+  SourceOptions o;
+  EXPECT_TRUE(supervised(open_source(live, o)));
+  o.reconnect = false;
+  EXPECT_FALSE(supervised(open_source(live, o)));
+  o.reconnect = true;
+  auto file = open_source("videotestsrc num-buffers=5 ! video/x-raw,width=32,height=32 ! videoconvert ! appsink", o);
+  ASSERT_TRUE(file) << file.error().message;
+  EXPECT_FALSE(supervised(file)) << "a pipeline that prerolls is read like a file";
+  EXPECT_FALSE(supervised(open_source("synth:w=32,h=32,frames=3,live=1", o)));
 }
 
 // Each bad pipeline fails at open with GStreamer's own reason, on one line.

@@ -52,6 +52,9 @@ TEST(RobustnessOptions, NanAndOutOfRangeValuesAreRefusedWithAHumanRange) {
       {{"--preprocess", "mean=0:inf:0"}, "--preprocess: token 'mean=0:inf:0'"},
       {{"--preprocess", "std=1:0:1"}, "--preprocess: token 'std=1:0:1'"},
       {{"--engine-profile", "x"}, "--engine-profile: must be a whole number from 0 to 100000"},
+      {{"--stall-timeout", "0"}, "--stall-timeout: must be a number of seconds in [0.1, 3600], got 0"},
+      {{"--reconnect-for", "nan"}, "--reconnect-for: must be a number of seconds in [0, 31536000]"},
+      {{"--reconnect", "sometimes"}, "unknown --reconnect 'sometimes' (auto|never)"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> args = {"run", "-m", kTinyModel, "-s", src, "-q"};

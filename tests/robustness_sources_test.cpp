@@ -133,8 +133,8 @@ bool send_to(int port, const std::string& bytes) {
 }
 
 // A live stream that stops (the sender goes away) is a cut, not an end: every frame that came is
-// read (a live source: those that come while inference is busy may be dropped), then one warning
-// and exit 7.
+// read (a live source: those that come while inference is busy may be dropped), then, with
+// --reconnect never (by default it would wait for the sender to come back), one warning and exit 7.
 TEST(RobustnessSources, ALiveStreamCutShortExitsSeven) {
   test::TempDir dir;
   {
@@ -145,7 +145,7 @@ TEST(RobustnessSources, ALiveStreamCutShortExitsSeven) {
   const int port = free_port();
   ASSERT_GT(port, 0);
   const std::string url = "tcp://127.0.0.1:" + std::to_string(port) + "?listen=1";
-  test::Process p = test::spawn_streamdet({"run", "-m", kTinyModel, "-s", url, "-q", "-d", dir.file("d.jsonl")}, dir.file("stderr.txt"));
+  test::Process p = test::spawn_streamdet({"run", "-m", kTinyModel, "-s", url, "--reconnect", "never", "-q", "-d", dir.file("d.jsonl")}, dir.file("stderr.txt"));
   ASSERT_TRUE(send_to(port, test::read_file(dir.file("clip.ts"))));
   EXPECT_EQ(test::wait_exit_code(p), exit_code::kDamagedSource) << test::read_file(dir.file("stderr.txt"));
   const std::string last = test::last_line(test::read_file(dir.file("stderr.txt")));

@@ -133,6 +133,31 @@ TEST(LiveStats, PasswordsInUrisAreHidden) {
   EXPECT_EQ(without_password("samples/clip.mp4"), "samples/clip.mp4");
 }
 
+// A camera's reader "busy" 95% of the window is waiting for the camera's clock: the live verdict
+// says the camera sets the pace (it said "bottleneck: read" before).
+TEST(LiveWindow, ALiveCameraThePipelineKeepsUpWithIsSourceBound) {
+  LiveStats a, b;
+  a.taken = Clock::time_point{} + std::chrono::seconds(10);
+  b.taken = a.taken + std::chrono::seconds(1);
+  a.cores = b.cores = 4;
+  a.sources.push_back(source("rtsp://cam", SourceState::kLive));
+  b.sources.push_back(source("rtsp://cam", SourceState::kLive));
+  a.sources[0].live = b.sources[0].live = true;
+  b.sources[0].frames_read = b.sources[0].frames_done = 25;
+  auto& read_b = b.stages[static_cast<size_t>(Stage::kRead)];
+  read_b.threads = 1;
+  read_b.items = read_b.calls = 25;
+  read_b.busy_ms = 950;
+  auto& inf_b = b.stages[static_cast<size_t>(Stage::kInference)];
+  inf_b.threads = 1;
+  inf_b.items = inf_b.calls = 25;
+  inf_b.busy_ms = 300;
+  b.cpu_ms = 400;
+  a.stages[static_cast<size_t>(Stage::kRead)].threads = a.stages[static_cast<size_t>(Stage::kInference)].threads = 1;
+  const LiveRates r = rates_between(a, b);
+  EXPECT_EQ(r.verdict, "source-bound: the source delivers 25.0 fps and the pipeline keeps up (busiest stage: inference, 30% busy)");
+}
+
 TEST(LiveWindow, RatesAndVerdictCoverTheWindowOnly) {
   LiveStats a, b;
   a.taken = Clock::time_point{} + std::chrono::seconds(10);

@@ -123,6 +123,20 @@ void add_runtime_options(CLI::App& cmd, RunOptions& r, std::string& policy) {
                  "a secret every --serve endpoint then needs (Authorization: Bearer TOKEN, or ?token=TOKEN in the page's URL)");
 }
 
+// `run` only: what happens when a live source goes down.
+void add_live_source_options(CLI::App& cmd, RunOptions& r, std::string& reconnect, double& stall_s, double& reconnect_for_s) {
+  cmd.add_option("--reconnect", reconnect,
+                 "live sources (streams, cameras, live GStreamer pipelines) that stall, break or end: auto (reconnect "
+                 "with back-off), never (the first outage ends the run)")
+      ->capture_default_str();
+  cmd.add_option("--stall-timeout", stall_s, "seconds without a frame after which a live source is down")
+      ->capture_default_str()
+      ->check(real_in(0.1, 3600, Interval::kClosed, "seconds"));
+  cmd.add_option("--reconnect-for", reconnect_for_s, "give up on a live source after it has been down this many seconds (0: never)")
+      ->capture_default_str()
+      ->check(real_in(0, 31536000, Interval::kClosed, "seconds"));
+}
+
 Status resolve_policy(const std::string& text, RunOptions& r) {
   for (FramePolicy p : {FramePolicy::kAuto, FramePolicy::kBlock, FramePolicy::kLatest, FramePolicy::kDropOldest})
     if (text == frame_policy_name(p)) {
@@ -221,6 +235,9 @@ int cli_main(int argc, char** argv) {
   run_cmd->add_flag("-q,--quiet", run.quiet, "no progress line, no profile table on stderr");
   run_cmd->add_flag("--verbose", run.verbose, "let FFmpeg, OpenCV and GStreamer print their own messages (folded into one line otherwise)");
   add_runtime_options(*run_cmd, run, run_policy);
+  std::string run_reconnect = "auto";
+  double run_stall_s = run.stall_timeout_ms / 1000.0, run_reconnect_for_s = 0;
+  add_live_source_options(*run_cmd, run, run_reconnect, run_stall_s, run_reconnect_for_s);
 
   BenchOptions bench;
   std::string bench_layout = "auto";
@@ -255,6 +272,11 @@ int cli_main(int argc, char** argv) {
   try {
     if (run_cmd->parsed()) {
       if (auto st = resolve_policy(run_policy, run); !st) return report_error(st.error());
+      if (run_reconnect != "auto" && run_reconnect != "never")
+        return report_error(Error{ErrorCode::kUsage, "unknown --reconnect '" + run_reconnect + "' (auto|never)"});
+      run.reconnect = run_reconnect == "auto";
+      run.stall_timeout_ms = run_stall_s * 1000.0;
+      run.reconnect_for_ms = run_reconnect_for_s * 1000.0;
       return run_command(run, run_layout);
     }
     if (publish_cmd->parsed()) {

@@ -41,6 +41,7 @@ LiveStats collect_live_stats(RunContext& run, Clock::time_point since) {
     LiveSourceStats src;
     const SourceLane& lane = run.lanes[s];
     src.name = without_password(lane.info.uri);
+    src.live = lane.info.live;
     if (s < health.size()) src.health = health[s];
     if (s < counts.size()) {
       src.frames_read = counts[s].frames_read;

@@ -28,6 +28,7 @@ struct LiveSourceStats {
   int64_t frames_read = 0, frames_done = 0;
   std::array<int64_t, kDropReasonCount> drops{};
   std::array<int64_t, kLiveQueueCount> queues{};
+  bool live = false;  // frames arrive on the source's clock: the live verdict does not count its reading as work
 };
 
 struct LiveStats {

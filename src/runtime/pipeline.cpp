@@ -91,6 +91,7 @@ class Pipeline {
     execute();
     if (server_) server_->stop();  // served until the outputs were finalized; its threads end here
     outcome.profile = run_.profiler.report();
+    add_health(outcome.profile);
     outcome.status = final_status();
     // The profile and the trace, written under their temporary names, go in place complete.
     auto keep_first_error = [&](Status st) {
@@ -114,6 +115,18 @@ class Pipeline {
  private:
   Status setup();
   Status open_sources(int decode_threads, cv::Size& largest);
+  // The health board's outages into the profile's sources (what the exit profile shows). Live
+  // sources only: a file that fails has no outage to report, its error says it all.
+  void add_health(ProfileReport& profile) const {
+    const auto board = run_.health.snapshot();
+    for (size_t s = 0; s < board.size() && s < profile.sources.size() && s < run_.lanes.size(); ++s) {
+      if (!run_.lanes[s].info.live) continue;
+      profile.sources[s].outages = board[s].outages;
+      profile.sources[s].reconnects = board[s].reconnects;
+      profile.sources[s].outage_ms = board[s].outage_ms;
+      profile.sources[s].frames_lost = board[s].frames_lost_to_outages;
+    }
+  }
   Status open_sinks();
   Status start_server(const ServeAddress& address);
   Status check_files() const;
@@ -160,6 +173,9 @@ Status Pipeline::open_sources(int decode_threads, cv::Size& largest) {
     so.redis_password = options_.redis_password;
     so.claim_after_ms = options_.claim_after_ms;
     so.max_pixels = options_.max_pixels;
+    so.reconnect = options_.reconnect;
+    so.stall_timeout_ms = options_.stall_timeout_ms;
+    so.reconnect_for_ms = options_.reconnect_for_ms;
     so.health = &run_.health.add(options_.sources[static_cast<size_t>(s)]);
     SD_ASSIGN_OR_RETURN(auto source, open_(options_.sources[static_cast<size_t>(s)], so));
     SourceLane lane;

@@ -413,10 +413,16 @@ std::string format_profile(const ProfileReport& r) {
       }
     out += "\n";
   }
-  if (r.sources.size() > 1) {
-    for (const auto& s : r.sources) {
+  for (const auto& s : r.sources) {
+    if (r.sources.size() > 1) {
       std::snprintf(line, sizeof line, "source %s: read %lld, done %lld\n", s.uri.c_str(),
                     static_cast<long long>(s.frames_read), static_cast<long long>(s.frames_done));
+      out += line;
+    }
+    if (s.outages > 0) {
+      std::snprintf(line, sizeof line, "source %s: %lld outages, %.1f s down, %lld reconnects, about %lld frames lost\n",
+                    s.uri.c_str(), static_cast<long long>(s.outages), s.outage_ms / 1000.0, static_cast<long long>(s.reconnects),
+                    static_cast<long long>(s.frames_lost));
       out += line;
     }
   }
@@ -465,8 +471,14 @@ nlohmann::json profile_to_json(const ProfileReport& r) {
   for (const auto& s : r.sources) {
     nlohmann::json sd = nlohmann::json::object();
     for (int i = 0; i < kDropReasonCount; ++i) sd[drop_reason_name(static_cast<DropReason>(i))] = s.drops[static_cast<size_t>(i)];
-    j["sources"].push_back(
-        {{"uri", s.uri}, {"live", s.live}, {"frames_read", s.frames_read}, {"frames_done", s.frames_done}, {"drops", sd}});
+    nlohmann::json source = {{"uri", s.uri}, {"live", s.live}, {"frames_read", s.frames_read}, {"frames_done", s.frames_done}, {"drops", sd}};
+    if (s.outages > 0) {
+      source["outages"] = s.outages;
+      source["reconnects"] = s.reconnects;
+      source["outage_ms"] = s.outage_ms;
+      source["frames_lost"] = s.frames_lost;
+    }
+    j["sources"].push_back(source);
   }
   return j;
 }

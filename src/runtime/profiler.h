@@ -161,6 +161,11 @@ struct SourceReport {
   int64_t frames_done = 0;
   std::array<int64_t, kDropReasonCount> drops{};
   bool live = false;  // frames arrive on the source's clock (camera, stream)
+  // A live source's outages (runtime/source_health.h; filled by the pipeline from the health board).
+  int64_t outages = 0;
+  int64_t reconnects = 0;
+  double outage_ms = 0;
+  int64_t frames_lost = 0;  // to outages, estimated from the source's frame rate
 };
 
 struct ProfileReport {

@@ -40,6 +40,17 @@ LiveRates rates_between(const LiveStats& from, const LiveStats& to) {
     r.source_read_fps.push_back(static_cast<double>(read) / dt);
     r.source_done_fps.push_back(static_cast<double>(done) / dt);
     p.frames += done;
+    // The window's own source figures, for the verdict's live-source and input rules.
+    SourceReport source;
+    source.uri = to.sources[s].name;
+    source.live = to.sources[s].live;
+    source.frames_read = read;
+    source.frames_done = done;
+    for (size_t d = 0; d < source.drops.size(); ++d) {
+      source.drops[d] = to.sources[s].drops[d] - (had ? from.sources[s].drops[d] : 0);
+      p.drops[d] += source.drops[d];
+    }
+    p.sources.push_back(source);
   }
   r.verdict = bottleneck_verdict(p);
   return r;

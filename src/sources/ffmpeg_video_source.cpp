@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 extern "C" {
@@ -20,6 +22,8 @@ namespace {
 
 // A file whose decoder fails this many times in a row is broken, not damaged.
 constexpr int kMaxConsecutiveFailures = 25;
+// A stream that has not answered and described itself by then is not coming (OpenCV's default).
+constexpr std::chrono::seconds kStreamOpenTimeout{30};
 
 std::string av_error(int code) {
   char buf[AV_ERROR_MAX_STRING_SIZE] = {};
@@ -66,26 +70,61 @@ struct FfmpegState {
   std::unique_ptr<AVFrame, FrameFreer> frame{av_frame_alloc()};
   std::unique_ptr<SwsContext, SwsFreer> sws;
   int stream = -1;
+  // A stream's blocking calls end when the run stops or the deadline passes (FFmpeg asks
+  // interrupted() while it waits on the network, and its calls return AVERROR_EXIT).
+  std::function<bool()> should_stop;
+  Clock::time_point deadline = Clock::time_point::max();
+  bool timed_out = false;
+  static int interrupted(void* opaque) {
+    auto* self = static_cast<FfmpegState*>(opaque);
+    if (self->should_stop && self->should_stop()) return 1;
+    if (Clock::now() < self->deadline) return 0;
+    self->timed_out = true;
+    return 1;
+  }
 };
 
 FfmpegVideoSource::FfmpegVideoSource() : av_(std::make_unique<FfmpegState>()) {}
 FfmpegVideoSource::~FfmpegVideoSource() = default;
 
 Result<std::unique_ptr<Source>> FfmpegVideoSource::open(const std::string& path, const SourceOptions& options) {
+  return open_input(path, options, false);
+}
+
+Result<std::unique_ptr<Source>> FfmpegVideoSource::open_stream(const std::string& url, const SourceOptions& options) {
+  return open_input(url, options, true);
+}
+
+Result<std::unique_ptr<Source>> FfmpegVideoSource::open_input(const std::string& path, const SourceOptions& options, bool network) {
   auto src = std::unique_ptr<FfmpegVideoSource>(new FfmpegVideoSource());
   src->source_id_ = options.source_id;
   src->info_.uri = path;
-  src->info_.kind = SourceKind::kVideoFile;
+  src->info_.kind = network ? SourceKind::kStream : SourceKind::kVideoFile;
+  src->stream_ = network;
+  src->stall_timeout_ms_ = options.stall_timeout_ms;
   FfmpegState& av = *src->av_;
+  const std::string what = network ? "stream " : "video file ";
   auto cannot = [&](const std::string& why) {
-    return fail(ErrorCode::kSource, "cannot open video file " + path + ": " + why);
+    return fail(ErrorCode::kSource, "cannot open " + what + path + ": " + why);
   };
   if (!av.packet || !av.frame) return cannot("out of memory");
 
   capture_ffmpeg_log();  // damaged frames are reported by us, one line in all
-  AVFormatContext* fmt = nullptr;
-  if (int r = avformat_open_input(&fmt, path.c_str(), nullptr, nullptr); r < 0)
-    return cannot("not a video FFmpeg can read (" + av_error(r) + ")");
+  take_ffmpeg_error();
+  AVFormatContext* fmt = avformat_alloc_context();
+  if (!fmt) return cannot("out of memory");
+  if (network) {
+    av.should_stop = options.should_stop;
+    av.deadline = Clock::now() + kStreamOpenTimeout;
+    fmt->interrupt_callback.callback = &FfmpegState::interrupted;
+    fmt->interrupt_callback.opaque = &av;
+  }
+  if (int r = avformat_open_input(&fmt, path.c_str(), nullptr, nullptr); r < 0) {  // frees fmt
+    if (!network) return cannot("not a video FFmpeg can read (" + av_error(r) + ")");
+    if (av.timed_out) return cannot("no answer within " + std::to_string(kStreamOpenTimeout.count()) + " s");
+    const std::string why = take_ffmpeg_error();
+    return cannot(why.empty() ? av_error(r) : why);
+  }
   av.format.reset(fmt);
   // FFmpeg reads any text as ANSI art (its "tty" demuxer): a README "decodes" into frames.
   for (const char* text_format : {"tty", "bin", "xbin", "adf", "idf"})
@@ -128,12 +167,24 @@ Result<std::unique_ptr<Source>> FfmpegVideoSource::open(const std::string& path,
                                                                                            : 0;
     if (seconds > 0) info.frame_count = static_cast<int64_t>(std::floor(seconds * info.fps + 0.5));
   }
+  if (network) {
+    // Frames arrive on the sender's clock; only a file served over HTTP (it has a length) is
+    // read like a file.
+    const bool http = path.rfind("http", 0) == 0;
+    info.live = !(http && info.frame_count > 0);
+    if (info.live) info.frame_count = -1;
+    av.deadline = Clock::time_point::max();
+    src->start_ = Clock::now();
+  }
   return std::unique_ptr<Source>(std::move(src));
 }
 
 Result<bool> FfmpegVideoSource::read(Frame& frame) {
   FfmpegState& av = *av_;
   frame.source_id = source_id_;
+  if (stream_ && stall_timeout_ms_ > 0)
+    av.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(stall_timeout_ms_));
+  av.timed_out = false;
   while (true) {
     int r = avcodec_receive_frame(av.codec.get(), av.frame.get());
     if (r == 0) {
@@ -145,6 +196,13 @@ Result<bool> FfmpegVideoSource::read(Frame& frame) {
     if (r != AVERROR(EAGAIN)) return undecodable(frame, r);
     if (draining_) return false;  // cannot happen after a flush; ends the file rather than spin
     r = av_read_frame(av.format.get(), av.packet.get());
+    if (r == AVERROR_EXIT && stream_) {
+      // Cut short by the callback: the run is stopping (the end), or no frame came in time.
+      if (!av.timed_out) return false;
+      char waited[32];
+      std::snprintf(waited, sizeof waited, "%.1f s", stall_timeout_ms_ / 1000.0);
+      return fail(ErrorCode::kSource, "stream " + info_.uri + " delivered no frame for " + waited);
+    }
     if (r < 0) {
       if (r != AVERROR_EOF) read_error_ = av_error(r);
       if (AVIOContext* pb = av.format->pb) {
@@ -175,13 +233,28 @@ Result<bool> FfmpegVideoSource::undecodable(Frame& frame, int averror) {
   frame.index = next_index_++;
   ++undecodable_;
   if (++consecutive_failures_ >= kMaxConsecutiveFailures)
-    return fail(ErrorCode::kSource, "video file " + info_.uri + " is broken: " + std::to_string(consecutive_failures_) +
+    return fail(ErrorCode::kSource, std::string(source_kind_name(info_.kind)) + " " + info_.uri + " is broken: " + std::to_string(consecutive_failures_) +
                                         " frames in a row could not be decoded (" + av_error(averror) + ")");
   return fail(ErrorCode::kCorruptFrame, "frame " + std::to_string(frame.index) + " of " + info_.uri +
                                             " could not be decoded (" + av_error(averror) + ")");
 }
 
+// A stream that ended before the frames it declared, or a live stream that ended at all.
+std::optional<std::string> FfmpegVideoSource::stream_damage() const {
+  if (!draining_) return std::nullopt;  // not ended (the run stopped first)
+  if (info_.frame_count > 0) {
+    if (next_index_ >= info_.frame_count) return std::nullopt;
+    return info_.uri + " was cut short: " + std::to_string(next_index_) + " frames of " + std::to_string(info_.frame_count) +
+           " declared";
+  }
+  // A live stream (RTSP, RTMP, SRT) has no end of its own: it ending is a cut. HTTP may serve a
+  // finite stream without a frame count (HLS, MJPEG over HTTP): its end is taken as the end.
+  if (info_.uri.rfind("http", 0) == 0) return std::nullopt;
+  return info_.uri + " was cut short: the stream ended after " + std::to_string(next_index_) + " frames";
+}
+
 std::optional<std::string> FfmpegVideoSource::damage() const {
+  if (stream_) return stream_damage();
   const int64_t decoded = next_index_ - undecodable_;
   // A transport stream's length is estimated from its last timestamps, so it declares nothing.
   const bool declared = info_.frame_count > 0 && !mpegts_;
@@ -213,7 +286,7 @@ Result<bool> FfmpegVideoSource::deliver(Frame& frame) {
   const AVFrame* f = av.frame.get();
   const int w = f->width, h = f->height;
   frame.capture_time = Clock::now();
-  if (w <= 0 || h <= 0) return fail(ErrorCode::kSource, "video file " + info_.uri + " delivered an empty frame");
+  if (w <= 0 || h <= 0) return fail(ErrorCode::kSource, std::string(source_kind_name(info_.kind)) + " " + info_.uri + " delivered an empty frame");
   // Limited-range 4:2:0 goes through as I420; full range (MJPEG's yuvj420p) and everything else
   // becomes BGR here.
   const bool i420 = f->format == AV_PIX_FMT_YUV420P && f->color_range != AVCOL_RANGE_JPEG && w % 2 == 0 && h % 2 == 0;
@@ -229,7 +302,7 @@ Result<bool> FfmpegVideoSource::deliver(Frame& frame) {
   } else {
     av.sws.reset(sws_getCachedContext(av.sws.release(), w, h, static_cast<AVPixelFormat>(f->format), w, h,
                                       AV_PIX_FMT_BGR24, SWS_BICUBIC, nullptr, nullptr, nullptr));
-    if (!av.sws) return fail(ErrorCode::kSource, "video file " + info_.uri + ": cannot convert its pixel format to BGR");
+    if (!av.sws) return fail(ErrorCode::kSource, std::string(source_kind_name(info_.kind)) + " " + info_.uri + ": cannot convert its pixel format to BGR");
     // swscale's SIMD converters write whole vectors, past the end of a row whose width is not a
     // multiple of theirs (and so past the end of the last row): the image is a view into a
     // buffer with padded rows and a spare row, reused while the size stays.
@@ -250,6 +323,10 @@ Result<bool> FfmpegVideoSource::deliver(Frame& frame) {
     info_.height = h;
   }
   frame.index = next_index_++;
+  if (stream_) {
+    frame.timestamp_ms = std::chrono::duration<double, std::milli>(frame.capture_time - start_).count();
+    return true;
+  }
   frame.timestamp_ms = info_.fps > 0 ? static_cast<double>(frame.index) * 1000.0 / info_.fps
                        : f->best_effort_timestamp != AV_NOPTS_VALUE
                            ? static_cast<double>(f->best_effort_timestamp) *

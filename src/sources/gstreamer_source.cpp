@@ -1,5 +1,6 @@
 #include "sources/gstreamer_source.h"
 
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 
@@ -15,7 +16,7 @@ namespace {
 
 constexpr GstClockTime kStartTimeout = 2 * GST_SECOND;    // a pipeline that has not started by then never will
 constexpr GstClockTime kPullSlice = 100 * GST_MSECOND;    // how long one wait for a sample lasts
-constexpr int kMaxSilentSlices = 100;                     // 10 s without a frame: the stream is gone
+constexpr double kDefaultStallMs = 10000;                 // without --stall-timeout: 10 s without a frame, the stream is gone
 constexpr GstClockTime kErrorGrace = GST_SECOND;          // for the error message of a failed start
 
 struct ObjectUnref {
@@ -129,6 +130,8 @@ Result<std::unique_ptr<Source>> GStreamerSource::open(const std::string& descrip
   SD_TRY(init_gstreamer());
   auto src = std::unique_ptr<GStreamerSource>(new GStreamerSource());
   src->source_id_ = options.source_id;
+  src->should_stop_ = options.should_stop;
+  src->stall_timeout_ms_ = options.stall_timeout_ms > 0 ? options.stall_timeout_ms : kDefaultStallMs;
   src->info_.uri = description;
   src->info_.kind = SourceKind::kGStreamer;
   GstState& g = *src->gst_;
@@ -186,7 +189,10 @@ Result<bool> GStreamerSource::read(Frame& frame) {
   GstState& g = *gst_;
   auto* sink = GST_APP_SINK(g.appsink.get());
   SamplePtr sample;
-  for (int slice = 0; !sample; ++slice) {
+  const Clock::time_point began = Clock::now();
+  while (!sample) {
+    // Waiting in short slices: a stop request ends the wait, and so does the stall timeout.
+    if (should_stop_ && should_stop_()) return false;
     if (std::string err = g.pending_error(); !err.empty())
       return fail(ErrorCode::kSource, "GStreamer pipeline '" + info_.uri + "': " + err);
     sample.reset(gst_app_sink_try_pull_sample(sink, kPullSlice));
@@ -195,8 +201,12 @@ Result<bool> GStreamerSource::read(Frame& frame) {
       if (next_index_ == 0) return fail(ErrorCode::kSource, "GStreamer pipeline '" + info_.uri + "' delivered no frame");
       return false;
     }
-    if (slice >= kMaxSilentSlices)
-      return fail(ErrorCode::kSource, "GStreamer pipeline '" + info_.uri + "' delivered no frame for 10 s");
+    const double waited_ms = std::chrono::duration<double, std::milli>(Clock::now() - began).count();
+    if (waited_ms >= stall_timeout_ms_) {
+      char waited[32];
+      std::snprintf(waited, sizeof waited, "%.1f s", stall_timeout_ms_ / 1000.0);
+      return fail(ErrorCode::kSource, "GStreamer pipeline '" + info_.uri + "' delivered no frame for " + waited);
+    }
   }
   GstVideoInfo vi;
   GstCaps* caps = gst_sample_get_caps(sample.get());

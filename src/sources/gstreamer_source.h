@@ -5,6 +5,7 @@
 // GStreamer's message on one line.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -26,6 +27,8 @@ class GStreamerSource final : public Source {
   std::unique_ptr<GstState> gst_;
   SourceInfo info_;
   int source_id_ = 0;
+  std::function<bool()> should_stop_;
+  double stall_timeout_ms_ = 0;  // a read gives up after this long without a frame
   int64_t next_index_ = 0;
   Clock::time_point start_;
 };

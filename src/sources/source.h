@@ -79,6 +79,14 @@ struct SourceOptions {
   // marks frames, the end and failure; a supervisor (sources/supervised_source.h) marks outages,
   // back-off and reconnects.
   SourceHealth* health = nullptr;
+  // Live sources (streams, cameras, live GStreamer pipelines; sources/supervised_source.h):
+  // reopened when they stall, break or end (--reconnect; false: the first outage ends the run),
+  // for ever or until they have been down for reconnect_for_ms (--reconnect-for; 0: for ever).
+  // A live source's read comes back with an error after stall_timeout_ms without a frame
+  // (--stall-timeout), so that a dead stream never blocks the reader.
+  bool reconnect = true;
+  double stall_timeout_ms = 5000;
+  double reconnect_for_ms = 0;
 };
 
 Result<std::unique_ptr<Source>> open_source(const std::string& spec, const SourceOptions& options = {});

@@ -5,13 +5,12 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include <opencv2/videoio.hpp>
-
 #include "sources/ffmpeg_video_source.h"
 #include "sources/gstreamer_source.h"
 #include "sources/image_source.h"
 #include "sources/redis_source.h"
 #include "sources/source.h"
+#include "sources/supervised_source.h"
 #include "sources/synthetic_source.h"
 #include "sources/video_capture_source.h"
 
@@ -49,16 +48,13 @@ std::vector<std::string> expand_glob(const std::string& pattern) {
   return files;
 }
 
-}  // namespace
-
-Result<std::unique_ptr<Source>> open_source(const std::string& spec, const SourceOptions& options) {
-  if (spec.empty()) return fail(ErrorCode::kSource, "empty --source");
-  if (is_synthetic_spec(spec)) return SyntheticSource::open(spec, options);
-  if (is_redis_spec(spec)) return open_redis_source(spec, options);
+// Every kind but the two that never go through the supervisor: synthetic clips (they end when
+// they end) and Redis streams (they reconnect on their own, transport/redis_reconnect.h).
+Result<std::unique_ptr<Source>> open_plain_source(const std::string& spec, const SourceOptions& options) {
   if (spec.find_first_not_of("0123456789") == std::string::npos || spec.rfind("/dev/video", 0) == 0)
-    return VideoCaptureSource::open(spec, SourceKind::kCamera, cv::CAP_V4L2, options);
+    return VideoCaptureSource::open(spec, options);
   if (spec.find('!') != std::string::npos && spec.find("appsink") != std::string::npos) return GStreamerSource::open(spec, options);
-  if (is_url(spec)) return VideoCaptureSource::open(spec, SourceKind::kStream, cv::CAP_FFMPEG, options);
+  if (is_url(spec)) return FfmpegVideoSource::open_stream(spec, options);
   std::error_code ec;
   if (fs::is_directory(spec, ec)) {
     std::vector<std::string> files;
@@ -79,6 +75,18 @@ Result<std::unique_ptr<Source>> open_source(const std::string& spec, const Sourc
   }
   if (has_image_extension(spec)) return ImageSource::open(spec, {spec}, options);
   return FfmpegVideoSource::open(spec, options);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Source>> open_source(const std::string& spec, const SourceOptions& options) {
+  if (spec.empty()) return fail(ErrorCode::kSource, "empty --source");
+  if (is_synthetic_spec(spec)) return SyntheticSource::open(spec, options);
+  if (is_redis_spec(spec)) return open_redis_source(spec, options);
+  SD_ASSIGN_OR_RETURN(auto source, open_plain_source(spec, options));
+  // Files and image folders end when they end; live sources are reopened when they go down.
+  if (!options.reconnect || !source->info().live) return source;
+  return supervise(std::move(source), [spec, options] { return open_plain_source(spec, options); }, options);
 }
 
 }  // namespace sd
