@@ -127,6 +127,19 @@ TEST(BottleneckVerdict, ALiveSourceThePipelineKeepsUpWithSetsThePace) {
   EXPECT_EQ(bottleneck_verdict(r), "source-bound: the source delivers 25.0 fps and the pipeline keeps up (busiest stage: inference, 20% busy)");
 }
 
+TEST(BottleneckVerdict, OutagesOfALiveSourceAreSaid) {
+  auto r = report_with({{"read", 950, 1}, {"inference", 400, 2}}, 700, 4);
+  SourceReport cam{"rtsp://cam/1", 25, 25};
+  cam.live = true;
+  cam.outages = 1;
+  cam.outage_ms = 10240;
+  cam.frames_lost = 256;
+  r.sources.push_back(cam);
+  EXPECT_EQ(bottleneck_verdict(r),
+            "source-bound: the source delivers 25.0 fps and the pipeline keeps up (busiest stage: inference, 20% busy); "
+            "rtsp://cam/1 was down 10.2 s in 1 outage (256 frames lost)");
+}
+
 TEST(BottleneckVerdict, ALiveSourceTooFastForInferenceNamesInferenceAndTheDrops) {
   auto r = report_with({{"read", 990, 1}, {"inference", 1900, 2}}, 2100, 4);
   SourceReport cam{"rtsp://cam/1", 60, 30};

@@ -46,7 +46,8 @@ TEST(RobustnessOptions, NanAndOutOfRangeValuesAreRefusedWithAHumanRange) {
       {{"--every", "0"}, "--every: must be a whole number from 1 to 1000000"},
       {{"--decode-threads", "nan"}, "--decode-threads: must be a whole number from 0 to 64"},
       {{"--max-det", "0"}, "--max-det: must be a whole number from 1 to 100000"},
-      {{"--max-frames", "-2"}, "--max-frames: must be a whole number of at least -1"},
+      {{"--frames", "-2"}, "--frames: must be a whole number of at least -1"},
+      {{"--max-frames", "-2"}, "--frames: must be a whole number of at least -1"},  // the alias: the option's name
       {{"--preprocess", "scale=nan"}, "--preprocess: token 'scale=nan'"},
       {{"--preprocess", "scale=1/0"}, "--preprocess: token 'scale=1/0'"},
       {{"--preprocess", "mean=0:inf:0"}, "--preprocess: token 'mean=0:inf:0'"},

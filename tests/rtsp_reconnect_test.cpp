@@ -1,7 +1,8 @@
 // A real RTSP camera (tests/helpers/rtsp_test_server.cpp, a child process on a free loopback
 // port) that dies in the middle of a run and comes back on the same port: the run carries on
 // with the frames after the outage, the outage and the reconnect are counted, and a stop request
-// in the middle of the outage ends the run at once.
+// in the middle of the outage ends the run at once. With --serve, /health shows the outage while
+// it lasts and /metrics counts it (the acceptance).
 #include <gtest/gtest.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -13,7 +14,11 @@
 
 #include <atomic>
 #include <future>
+#include <regex>
 #include <thread>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
 
 #include "fake_engine.h"
 #include "runtime/interrupt.h"
@@ -139,8 +144,9 @@ class RtspReconnectTest : public ::testing::Test {
     ASSERT_TRUE(camera->start()) << "the test RTSP server did not start";
   }
   void TearDown() override { clear_interrupt(); }
-  std::future<RunOutcome> start_run() {
+  std::future<RunOutcome> start_run(const std::string& serve = "") {
     RunOptions o;
+    o.serve = serve;
     o.model.model = dir.file("fake.onnx");
     o.model.engine = "fake-rtsp";
     o.quiet = true;
@@ -154,15 +160,55 @@ class RtspReconnectTest : public ::testing::Test {
       });
     });
   }
-  // The camera is down for `outage`, then back; the run carries on.
+  // The camera is down for `outage`, then back; the run carries on. The web view's /health says
+  // so while the camera is down, and /metrics counts the outage once it is over.
   void survive(std::chrono::seconds outage) {
-    auto run = start_run();
+    const int http_port = free_port();
+    ASSERT_GT(http_port, 0);
+    auto run = start_run("127.0.0.1:" + std::to_string(http_port));
+    httplib::Client web("127.0.0.1", http_port);
+    web.set_connection_timeout(2);
+    web.set_read_timeout(5);
     ASSERT_TRUE(wait_for([&] { return log.frames >= 10; }, 20s)) << "no frames from the camera";
+    {
+      auto health = web.Get("/health");
+      ASSERT_TRUE(health) << "no answer from /health";
+      EXPECT_EQ(health->status, 200) << health->body;
+    }
+    const auto down_at = Clock::now();
     camera->kill();
-    std::this_thread::sleep_for(outage);
+    // Past the stall timeout (1.5 s), well before the camera is back.
+    std::string state_seen;
+    EXPECT_TRUE(wait_for(
+        [&] {
+          auto health = web.Get("/health");
+          if (!health || health->status != 503) return false;
+          auto j = nlohmann::json::parse(health->body, nullptr, false);
+          if (j.is_discarded() || j["sources"].empty()) return false;
+          state_seen = j["sources"][0].value("state", "");
+          return state_seen == "stalled" || state_seen == "backoff" || state_seen == "connecting";
+        },
+        std::chrono::seconds(outage.count() - 2)))
+        << "/health did not show the outage (last state seen: '" << state_seen << "')";
+    std::this_thread::sleep_until(down_at + outage);
     ASSERT_TRUE(camera->start()) << "the test RTSP server did not start again";
     log.mark();
     EXPECT_TRUE(wait_for([&] { return log.after_mark >= 25; }, 30s)) << "no frames after the camera came back";
+    {
+      auto health = web.Get("/health");
+      ASSERT_TRUE(health);
+      EXPECT_EQ(health->status, 200) << "after the outage: " << health->body;
+      auto metrics = web.Get("/metrics");
+      ASSERT_TRUE(metrics);
+      auto value = [&](const std::string& family) {
+        std::smatch m;
+        const std::regex line("\\n" + family + "\\{[^}]*\\} ([0-9.e+]+)");
+        return std::regex_search(metrics->body, m, line) ? std::stod(m[1]) : -1.0;
+      };
+      EXPECT_GE(value("streamdet_source_outages_total"), 1) << metrics->body;
+      EXPECT_GE(value("streamdet_source_reconnects_total"), 1) << metrics->body;
+      EXPECT_GE(value("streamdet_source_outage_seconds_total"), static_cast<double>(outage.count()) - 1.6) << metrics->body;
+    }
     request_interrupt();
     ASSERT_EQ(run.wait_for(10s), std::future_status::ready) << "the run did not end after the stop request";
     RunOutcome out = run.get();

@@ -50,7 +50,11 @@ TEST(SourceHealth, OverallSaysWhetherEverySourceIsUp) {
   EXPECT_STREQ(HealthBoard::overall(board.snapshot()), "degraded");
   board.at(0).set_state(SourceState::kFailed);
   EXPECT_STREQ(HealthBoard::overall(board.snapshot()), "down");
+  board.at(1).set_state(SourceState::kConnecting);  // reopening within the outage: still down
+  EXPECT_TRUE(board.snapshot()[1].in_outage);
+  EXPECT_STREQ(HealthBoard::overall({board.snapshot()[1]}), "down");
   board.at(1).frame_arrived();
+  EXPECT_FALSE(board.snapshot()[1].in_outage);
   board.at(0).set_state(SourceState::kEnded);
   EXPECT_STREQ(HealthBoard::overall(board.snapshot()), "ok");
   EXPECT_EQ(board.snapshot()[1].uri, "b");

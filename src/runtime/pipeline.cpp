@@ -126,6 +126,7 @@ class Pipeline {
       profile.sources[s].outage_ms = board[s].outage_ms;
       profile.sources[s].frames_lost = board[s].frames_lost_to_outages;
     }
+    profile.verdict = bottleneck_verdict(profile);  // which says the outages too
   }
   Status open_sinks();
   Status start_server(const ServeAddress& address);

@@ -266,7 +266,30 @@ std::string stage_bound_line(const ProfileReport& r, const StageReport& s) {
 // stage looks busiest: a stage's busy time then includes waiting for a core); a live source that
 // delivers fewer frames than the pipeline could take (source-bound); a saturated stage
 // (decode-, inference-, postprocess-, writer-bound, with who waits on it); else the input.
-std::string bottleneck_verdict(const ProfileReport& r) {
+namespace {
+
+std::string verdict_of_the_stages(const ProfileReport& r);
+
+// "; rtsp://cam/1 was down 10.2 s in 1 outage (255 frames lost)" for each source that had outages.
+std::string outages_said(const ProfileReport& r) {
+  std::string out;
+  char buf[512];
+  for (const auto& s : r.sources) {
+    if (s.outages <= 0) continue;
+    std::snprintf(buf, sizeof buf, "; %s was down %.1f s in %lld outage%s (%lld frames lost)", s.uri.c_str(), s.outage_ms / 1000.0,
+                  static_cast<long long>(s.outages), s.outages == 1 ? "" : "s", static_cast<long long>(s.frames_lost));
+    out += buf;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string bottleneck_verdict(const ProfileReport& r) { return verdict_of_the_stages(r) + outages_said(r); }
+
+namespace {
+
+std::string verdict_of_the_stages(const ProfileReport& r) {
   if (r.frames == 0 || r.wall_ms <= 0) return "no frame was processed";
   auto pct = [](double v) { return static_cast<int>(v * 100.0 + 0.5); };
   char buf[512];
@@ -367,6 +390,8 @@ std::string bottleneck_verdict(const ProfileReport& r) {
   }
   return line;
 }
+
+}  // namespace
 
 std::string format_profile(const ProfileReport& r) {
   std::string out;

@@ -82,7 +82,8 @@ SourceHealthSnapshot SourceHealth::snapshot() const {
   const int64_t now = wall_now_us();
   std::lock_guard lock(mutex_);
   SourceHealthSnapshot copy = s_;
-  if (outage_began_us_ != 0) copy.outage_ms += static_cast<double>(now - outage_began_us_) / 1000.0;
+  copy.in_outage = outage_began_us_ != 0;
+  if (copy.in_outage) copy.outage_ms += static_cast<double>(now - outage_began_us_) / 1000.0;
   return copy;
 }
 
@@ -111,7 +112,7 @@ std::vector<SourceHealthSnapshot> HealthBoard::snapshot() const {
 
 const char* HealthBoard::overall(const std::vector<SourceHealthSnapshot>& sources) {
   size_t up = 0;
-  for (const auto& s : sources) up += source_state_is_up(s.state) ? 1 : 0;
+  for (const auto& s : sources) up += (source_state_is_up(s.state) && !s.in_outage) ? 1 : 0;
   if (up == sources.size()) return "ok";
   return up == 0 ? "down" : "degraded";
 }

@@ -33,6 +33,7 @@ struct SourceHealthSnapshot {
   int64_t last_frame_wall_us = 0;     // wall clock of the last frame (0: none yet)
   int64_t state_since_wall_us = 0;    // when the current state began
   std::string last_error;             // why the last outage began ("" when none)
+  bool in_outage = false;             // down since an outage began (reconnecting included), until the next frame
 };
 
 class SourceHealth {
@@ -63,7 +64,7 @@ class HealthBoard {
   SourceHealth& at(size_t i);
   std::vector<SourceHealthSnapshot> snapshot() const;
   // Overall: "ok" when every source is up or ended, "degraded" when some are down (stalled,
-  // backoff, failed) and others are up, "down" when none is up.
+  // backoff, failed, or connecting again within an outage) and others are up, "down" when none is up.
   static const char* overall(const std::vector<SourceHealthSnapshot>& sources);
 
  private:

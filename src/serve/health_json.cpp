@@ -9,7 +9,7 @@ nlohmann::json source_health_json(const LiveSourceStats& s, int64_t now_wall_us)
   nlohmann::json j;
   j["source"] = s.name;
   j["state"] = source_state_name(h.state);
-  j["up"] = source_state_is_up(h.state);
+  j["up"] = source_state_is_up(h.state) && !h.in_outage;
   j["frames"] = h.frames;
   j["reconnects"] = h.reconnects;
   j["outages"] = h.outages;

@@ -103,7 +103,7 @@ void source_counters(std::string& out, const LiveStats& stats) {
 void source_health(std::string& out, const LiveStats& stats) {
   Family up(out, "streamdet_source_up", "gauge",
             "1 while a source is connecting, live or ended as expected; 0 while it is stalled, in backoff or failed.");
-  for (const auto& s : stats.sources) up.sample(source_label(s), static_cast<int64_t>(source_state_is_up(s.health.state)));
+  for (const auto& s : stats.sources) up.sample(source_label(s), static_cast<int64_t>(source_state_is_up(s.health.state) && !s.health.in_outage));
   Family state(out, "streamdet_source_state", "gauge", "1 for a source's current state, 0 for the others.");
   constexpr SourceState kStates[] = {SourceState::kConnecting, SourceState::kLive,  SourceState::kStalled,
                                      SourceState::kBackoff,    SourceState::kEnded, SourceState::kFailed};
