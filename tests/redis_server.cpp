@@ -1,4 +1,5 @@
 #include "redis_server.h"
+#include "test_util.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -28,23 +29,6 @@ namespace {
 // machine could miss: 1000 of them is ten seconds at least, Redis needs a few milliseconds.
 constexpr int kAttempts = 1000;
 constexpr auto kPause = std::chrono::milliseconds(10);
-
-// A port the kernel has just handed out on loopback, so free a moment ago. Another process may
-// take it before the server binds it: start() then tries another.
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return 0;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
-    port = ntohs(addr.sin_port);
-  close(fd);
-  return port;
-}
 
 std::string describe_status(int status) {
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
@@ -84,7 +68,7 @@ std::string RedisServer::uri(const std::string& stream) const {
 ::testing::AssertionResult RedisServer::start() {
   ::testing::AssertionResult last = ::testing::AssertionFailure() << "no free port";
   for (int attempt = 0; attempt < 5 && !running(); ++attempt) {
-    port_ = free_port();
+    port_ = free_loopback_port();
     if (port_ == 0) continue;
     last = launch();
   }

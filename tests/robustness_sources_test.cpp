@@ -94,20 +94,6 @@ TEST(RobustnessSources, ATruncatedFileIsProcessedAsFarAsItGoesAndExitsSeven) {
   expect_damaged(dir, {dir.file("clip.ts"), "the file ends in the middle of a transport packet"});
 }
 
-// A TCP port nobody listens on now (the kernel's pick; released for the child to take).
-int free_port() {
-  int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  int port = -1;
-  if (::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  ::close(s);
-  return port;
-}
-
 // Sends `bytes` to streamdet listening on `port` (it may not listen yet: a bounded number of tries).
 bool send_to(int port, const std::string& bytes) {
   for (int attempt = 0; attempt < 200; ++attempt) {
@@ -142,7 +128,7 @@ TEST(RobustnessSources, ALiveStreamCutShortExitsSeven) {
     ASSERT_TRUE(w.isOpened());
     for (int i = 0; i < 30; ++i) w.write(cv::Mat(192, 320, CV_8UC3, cv::Scalar(i * 8, 128, 255 - i * 8)));
   }
-  const int port = free_port();
+  const int port = test::free_loopback_port();
   ASSERT_GT(port, 0);
   const std::string url = "tcp://127.0.0.1:" + std::to_string(port) + "?listen=1";
   test::Process p = test::spawn_streamdet({"run", "-m", kTinyModel, "-s", url, "--reconnect", "never", "-q", "-d", dir.file("d.jsonl")}, dir.file("stderr.txt"));

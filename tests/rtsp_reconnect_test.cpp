@@ -31,19 +31,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-int free_port() {
-  int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  int port = -1;
-  if (::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  ::close(s);
-  return port;
-}
-
 bool accepts(int port) {
   int s = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
@@ -138,7 +125,7 @@ class RtspReconnectTest : public ::testing::Test {
     clear_interrupt();
     test::write_minimal_onnx(dir.file("fake.onnx"));
     test::register_fake_engine("fake-rtsp", {});
-    port = free_port();
+    port = test::free_loopback_port();
     ASSERT_GT(port, 0);
     camera = std::make_unique<RtspCamera>(port);
     ASSERT_TRUE(camera->start()) << "the test RTSP server did not start";
@@ -163,7 +150,7 @@ class RtspReconnectTest : public ::testing::Test {
   // The camera is down for `outage`, then back; the run carries on. The web view's /health says
   // so while the camera is down, and /metrics counts the outage once it is over.
   void survive(std::chrono::seconds outage) {
-    const int http_port = free_port();
+    const int http_port = test::free_loopback_port();
     ASSERT_GT(http_port, 0);
     auto run = start_run("127.0.0.1:" + std::to_string(http_port));
     httplib::Client web("127.0.0.1", http_port);

@@ -30,23 +30,6 @@ using test::CliResult;
 using test::kTinyModel;
 using test::Process;
 
-// A port nobody listens on now (the kernel's pick; another process could take it before the
-// test does, which the generous checks below would report as a failure to start, not a hang).
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  socklen_t len = sizeof a;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 // GET until the server answers with `status` (the run may still be setting up), up to a minute.
 httplib::Result get_until(httplib::Client& client, const std::string& path, int status, const httplib::Headers& headers = {}) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -79,7 +62,7 @@ int64_t sample_value(const std::string& text, const std::string& series) {
 // The user's view: the executable, an endless live camera, Ctrl-C at the end.
 TEST(ServeHttp, HealthMetricsAndStreamWhileTheRunGoesThenCtrlCEndsIt) {
   test::TempDir dir;
-  const int port = free_port();
+  const int port = test::free_loopback_port();
   ASSERT_GT(port, 0);
   const std::string token = "s3cret-t0ken-xyz";
   Process p = test::spawn_streamdet({"run", "-m", kTinyModel, "-s", "synth:w=160,h=96,fps=30,frames=0,live=1", "--serve",
@@ -205,7 +188,7 @@ TEST(ServeHttp, InProcessEndpointsUnderLoadAndInterrupt) {
   test::FakeEngineConfig cfg;
   cfg.fixed_delay_ms = 5;
   test::register_fake_engine("fake-serve", cfg);
-  const int port = free_port();
+  const int port = test::free_loopback_port();
   ASSERT_GT(port, 0);
   RunOptions o;
   o.model.model = dir.file("fake.onnx");

@@ -33,6 +33,10 @@ void write_numbered_mp4(const std::string& path, int frames, double fps = 10, cv
 void corrupt_mjpeg_frame(const std::string& path, int index);
 
 std::string read_file(const std::string& path);
+
+// A TCP port on loopback that the kernel has just handed out, so free a moment ago (another
+// process may take it before the test binds it: callers report that, never hang); 0 on failure.
+int free_loopback_port();
 size_t count_lines(const std::string& path);
 
 }  // namespace sd::test
