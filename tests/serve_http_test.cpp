@@ -227,6 +227,10 @@ TEST(ServeHttp, InProcessEndpointsUnderLoadAndInterrupt) {
   }
   EXPECT_GE(frames, 3);
   EXPECT_GE(stats_done, 10);
+  // No connection is left idle after an answer (keep-alive would hold Ctrl-C up to its timeout).
+  auto health = client.Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->get_header_value("Connection"), "close");
   request_interrupt();
   ASSERT_EQ(run.wait_for(std::chrono::seconds(60)), std::future_status::ready) << "the run did not end (server threads?)";
   RunOutcome out = run.get();

@@ -66,7 +66,9 @@ void WebServer::Impl::routes() {
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
   server.new_task_queue = [] { return new httplib::ThreadPool(kServerThreads); };
-  server.set_keep_alive_timeout(1);  // an idle keep-alive connection holds stop() up to this long
+  // One request per connection: an idle keep-alive connection would hold stop() (Ctrl-C) up to
+  // its timeout (1 s at the least); the page's once-a-second polls cost a loopback connect each.
+  server.set_keep_alive_max_count(1);
   server.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (authorized(req, config.token)) return httplib::Server::HandlerResponse::Unhandled;
     res.status = 401;
