@@ -12,6 +12,7 @@
 #include "report/html_report.h"
 #include "runtime/interrupt.h"
 #include "runtime/pipeline.h"
+#include "runtime/run_context.h"
 #include "test_util.h"
 
 namespace sd {
@@ -80,6 +81,33 @@ TEST(HtmlReport, TextFromTheRunCannotEndTheDataScript) {
   const std::string page = render_html_report(d);
   EXPECT_EQ(page.find("</script><script>alert(1)"), std::string::npos);
   EXPECT_EQ(embedded_data(page)["model"], "</script><script>alert(1)</script>");
+}
+
+}  // namespace
+}  // namespace sd
+
+namespace sd {
+namespace {
+
+// A long run with --report alone keeps a bounded number of spans per thread (the page says the
+// timeline shows the run's beginning); with --trace the trace's own, larger bound holds.
+TEST(HtmlReport, AReportAloneKeepsABoundedNumberOfSpansPerThread) {
+  RunOptions o;
+  o.report = "r.html";
+  RunContext run(o);
+  ASSERT_TRUE(run.profiler.tracing());
+  StageRecorder& rec = run.profiler.make_recorder("reader 0");
+  const auto t = Clock::now();
+  for (size_t i = 0; i < kReportSpansPerThread + 10; ++i) rec.add(Stage::kRead, t, t, 1, 0, static_cast<int64_t>(i));
+  EXPECT_EQ(rec.spans().size(), kReportSpansPerThread);
+  EXPECT_TRUE(rec.spans_truncated());
+
+  o.trace = "t.json";
+  RunContext traced(o);
+  StageRecorder& rec2 = traced.profiler.make_recorder("reader 0");
+  for (size_t i = 0; i < kReportSpansPerThread + 10; ++i) rec2.add(Stage::kRead, t, t, 1, 0, static_cast<int64_t>(i));
+  EXPECT_EQ(rec2.spans().size(), kReportSpansPerThread + 10);
+  StageRecorder::finish_thread();
 }
 
 }  // namespace

@@ -33,9 +33,16 @@ struct SourceLane {
   std::unique_ptr<BoundedQueue<PacketPtr>> done;  // inference -> output (capacity = pool: never blocks)
 };
 
+// Spans kept per thread when only the --report needs them (no --trace): the page shows at most
+// a few hundred thousand, and a camera watched for days must not grow a span list for days
+// (4 million spans a thread, as for a trace, would be ~190 MB each).
+inline constexpr size_t kReportSpansPerThread = 100'000;
+
 class RunContext {
  public:
-  explicit RunContext(const RunOptions& o) : options(o), profiler(!o.trace.empty() || !o.report.empty()) {}
+  explicit RunContext(const RunOptions& o)
+      : options(o),
+        profiler(!o.trace.empty() || !o.report.empty(), o.trace.empty() ? kReportSpansPerThread : size_t{4'000'000}) {}
 
   const RunOptions& options;
   Profiler profiler;
