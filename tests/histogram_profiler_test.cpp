@@ -167,6 +167,18 @@ TEST(BottleneckVerdict, AStageOffTheCpuIsSaidToWait) {
             "disk, a device or a lock)");
 }
 
+// The demo's case on this 2-core machine when the stages use "only" 1.77 cores: the rest of the
+// time they queued for a core (the kernel's run-queue delay), no one else ran, and no stage is
+// saturated: CPU-bound, with what the stages would need (it said "inference-bound, 57% busy").
+TEST(BottleneckVerdict, StagesQueueingForTheCoresTheyShareAreCpuBound) {
+  auto r = report_with({{"read", 120, 1}, {"inference", 1140, 2}, {"draw", 190, 1}, {"write", 500, 1}}, 1770, 2, 1780);
+  r.run_queue_ms = 1430;
+  r.stages[0].blocked_ms = 700;
+  EXPECT_EQ(bottleneck_verdict(r),
+            "CPU-bound: the stages need 3.2 of 2 cores (on a core 1.8, waiting for one 1.4; busy time: inference 58%, write "
+            "26%, draw 10%); fewer threads or workers than cores, or a smaller input, would leave each stage a core");
+}
+
 TEST(BottleneckVerdict, CoresTakenByOtherProcessesAreCpuStarvation) {
   // The stages used 0.7 cores, the machine was 100% busy and our threads waited for a core.
   auto r = report_with({{"read", 200, 1}, {"inference", 1300, 2}}, 700, 2, 2000);

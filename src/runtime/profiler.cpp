@@ -226,8 +226,12 @@ ProfileReport Profiler::report() const {
 
 // A run whose process used this share of its cores or more is CPU-bound.
 constexpr double kCpuBoundShare = 0.9;
-// Threads that waited this share of the wall time for a core (summed) are starved of CPU.
+// Threads that waited this share of the wall time for a core (summed) are short of CPU, when the
+// machine's cores are this busy (by anyone); whether the stages or others take them is told by
+// what others use: this share of the cores or more, and the run is starved by them.
 constexpr double kStarvedShare = 0.25;
+constexpr double kBusyMachineShare = 0.8;
+constexpr double kOthersShare = 0.25;
 
 namespace {
 
@@ -293,16 +297,29 @@ std::string verdict_of_the_stages(const ProfileReport& r) {
   if (r.frames == 0 || r.wall_ms <= 0) return "no frame was processed";
   auto pct = [](double v) { return static_cast<int>(v * 100.0 + 0.5); };
   char buf[512];
+  // The machine: our CPU time, the time our threads waited, runnable, for a core (the kernel's
+  // run-queue delay: unlike busy times it tells waiting for a core from sleeping), and what other
+  // processes took of the same cores, each in cores' worth over the run.
   const double cores_used = r.cpu_ms / r.wall_ms;
-  if (r.cores > 0 && cores_used >= kCpuBoundShare * r.cores) {
+  const double waited = r.run_queue_ms > 0 ? r.run_queue_ms / r.wall_ms : 0;
+  const double machine = r.machine_busy_ms >= 0 ? r.machine_busy_ms / r.wall_ms : cores_used;
+  const double others = std::max(0.0, machine - cores_used);
+  const bool contended = r.cores > 0 && waited >= kStarvedShare && machine >= kBusyMachineShare * r.cores;
+  // Every core taken by the stages themselves (or nearly, with the threads queueing for one):
+  // the busiest stage is only the largest share, and its busy time includes waiting for a core.
+  if (r.cores > 0 && (cores_used >= kCpuBoundShare * r.cores || (contended && others < kOthersShare * r.cores))) {
     double busy = 0;
     for (const auto& s : r.stages) busy += s.total_ms;
     std::vector<const StageReport*> by_share;
     for (const auto& s : r.stages)
       if (s.total_ms > 0) by_share.push_back(&s);
     std::sort(by_share.begin(), by_share.end(), [](const StageReport* a, const StageReport* b) { return a->total_ms > b->total_ms; });
-    std::snprintf(buf, sizeof buf, "CPU-bound: the stages need %.1f of %d core%s (busy time:", cores_used, r.cores,
-                  r.cores == 1 ? "" : "s");
+    const char* cores = r.cores == 1 ? "" : "s";
+    if (waited >= 0.05)
+      std::snprintf(buf, sizeof buf, "CPU-bound: the stages need %.1f of %d core%s (on a core %.1f, waiting for one %.1f; busy time:",
+                    cores_used + waited, r.cores, cores, cores_used, waited);
+    else
+      std::snprintf(buf, sizeof buf, "CPU-bound: the stages need %.1f of %d core%s (busy time:", cores_used, r.cores, cores);
     std::string line = buf;
     for (size_t i = 0; i < by_share.size() && i < 3; ++i) {
       std::snprintf(buf, sizeof buf, "%s %s %d%%", i ? "," : "", by_share[i]->name.c_str(), pct(by_share[i]->total_ms / busy));
@@ -310,14 +327,12 @@ std::string verdict_of_the_stages(const ProfileReport& r) {
     }
     return line + "); fewer threads or workers than cores, or a smaller input, would leave each stage a core";
   }
-  // The cores are taken by other processes: the stages wait for a core (the kernel's run-queue
-  // delay says so, unlike busy times, which cannot tell waiting for a core from sleeping).
-  if (r.cores > 0 && r.machine_busy_ms >= kCpuBoundShare * r.cores * r.wall_ms && r.run_queue_ms >= kStarvedShare * r.wall_ms) {
+  // The cores are taken by other processes and the stages wait for one.
+  if (contended) {
     std::snprintf(buf, sizeof buf,
                   "CPU-starved: other processes use %.1f of %d core%s and the stages' threads waited %.0f ms for a core "
                   "(%.1f cores' worth of the run): every stage looks slower than it is",
-                  std::max(0.0, r.machine_busy_ms - r.cpu_ms) / r.wall_ms, r.cores, r.cores == 1 ? "" : "s", r.run_queue_ms,
-                  r.run_queue_ms / r.wall_ms);
+                  others, r.cores, r.cores == 1 ? "" : "s", r.run_queue_ms, waited);
     return buf;
   }
   // The busiest stage after reading: reading a live source is mostly waiting for its clock.
