@@ -196,7 +196,8 @@ TEST_F(RedisPipeline, ARedisRestartMidRunLosesNothing) {
   // No drain: the worker is surely running when Redis goes away, whatever the machine's speed;
   // half the frames come before the restart, half after; Ctrl-C (SIGTERM) ends the worker.
   publish("frames", 75, 90);
-  test::Process w = test::spawn_streamdet(worker_args("", {}, /*drain=*/false), dir.file("w.txt"));
+  test::Process w =
+      test::spawn_streamdet(worker_args("", {"--profile-json", dir.file("profile.json")}, /*drain=*/false), dir.file("w.txt"));
   ASSERT_TRUE(wait_for_entries("dets", 20)) << test::read_file(dir.file("w.txt"));
   client.reset();
   ASSERT_TRUE(server->restart());
@@ -220,6 +221,11 @@ TEST_F(RedisPipeline, ARedisRestartMidRunLosesNothing) {
   for (auto& d : detections()) frames.insert({d.source_id(), d.frame_index()});
   EXPECT_EQ(frames.size(), 150u) << test::read_file(dir.file("w.txt"));
   EXPECT_NE(test::read_file(dir.file("w.txt")).find("connection lost; reconnecting"), std::string::npos) << test::read_file(dir.file("w.txt"));
+  // The outage is on the source's health (what /health and /metrics show), and in the profile.
+  const auto profile = nlohmann::json::parse(test::read_file(dir.file("profile.json")));
+  ASSERT_EQ(profile["sources"].size(), 1u);
+  EXPECT_GE(profile["sources"][0].value("outages", 0), 1) << profile.dump();
+  EXPECT_GE(profile["sources"][0].value("reconnects", 0), 1) << profile.dump();
 }
 
 std::string frame_message(int width, int height, streamdet::wire::Frame::Encoding encoding, std::string data) {

@@ -62,3 +62,24 @@ TEST(SourceHealth, OverallSaysWhetherEverySourceIsUp) {
 
 }  // namespace
 }  // namespace sd
+
+namespace sd {
+namespace {
+
+// A Redis source connected again is up before its next entry (the stream may be empty a while).
+TEST(SourceHealth, RecoveredEndsTheOutageBeforeTheNextFrame) {
+  SourceHealth h("redis://127.0.0.1:6379/frames");
+  h.frame_arrived();
+  h.outage(SourceState::kBackoff, "connection lost");
+  EXPECT_TRUE(h.snapshot().in_outage);
+  h.recovered();
+  const auto s = h.snapshot();
+  EXPECT_FALSE(s.in_outage);
+  EXPECT_EQ(s.state, SourceState::kLive);
+  EXPECT_EQ(s.reconnects, 1);
+  EXPECT_EQ(s.outages, 1);
+  EXPECT_EQ(s.frames, 1);
+}
+
+}  // namespace
+}  // namespace sd

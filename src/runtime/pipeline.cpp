@@ -116,11 +116,12 @@ class Pipeline {
   Status setup();
   Status open_sources(int decode_threads, cv::Size& largest);
   // The health board's outages into the profile's sources (what the exit profile shows). Live
-  // sources only: a file that fails has no outage to report, its error says it all.
+  // sources and those that reconnected (Redis): a file that fails has no outage to report, its
+  // error says it all.
   void add_health(ProfileReport& profile) const {
     const auto board = run_.health.snapshot();
     for (size_t s = 0; s < board.size() && s < profile.sources.size() && s < run_.lanes.size(); ++s) {
-      if (!run_.lanes[s].info.live) continue;
+      if (!run_.lanes[s].info.live && board[s].reconnects == 0) continue;
       profile.sources[s].outages = board[s].outages;
       profile.sources[s].reconnects = board[s].reconnects;
       profile.sources[s].outage_ms = board[s].outage_ms;

@@ -73,6 +73,20 @@ void SourceHealth::count_reconnect() {
   ++s_.reconnects;
 }
 
+void SourceHealth::recovered() {
+  const int64_t now = wall_now_us();
+  std::lock_guard lock(mutex_);
+  ++s_.reconnects;
+  if (outage_began_us_ != 0) {
+    s_.outage_ms += static_cast<double>(now - outage_began_us_) / 1000.0;
+    outage_began_us_ = 0;
+  }
+  if (s_.state != SourceState::kLive) {
+    s_.state = SourceState::kLive;
+    s_.state_since_wall_us = now;
+  }
+}
+
 void SourceHealth::add_lost_frames(int64_t n) {
   std::lock_guard lock(mutex_);
   s_.frames_lost_to_outages += n;

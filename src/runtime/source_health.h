@@ -47,6 +47,9 @@ class SourceHealth {
   // Any other state change (connecting, backoff, ended, failed).
   void set_state(SourceState state);
   void count_reconnect();
+  // Connected again, and up even before the next frame (a Redis stream may be empty for a while):
+  // counts the reconnect, ends the outage, the state is live.
+  void recovered();
   void add_lost_frames(int64_t n);
   SourceHealthSnapshot snapshot() const;
 

@@ -15,6 +15,7 @@
 #include "transport/frame_codec.h"
 #include "transport/redis_client.h"
 #include "transport/redis_reconnect.h"
+#include "runtime/source_health.h"
 #include "transport/redis_uri.h"
 
 namespace sd {
@@ -52,9 +53,10 @@ struct RedisSourceConfig {
 
 class RedisSource final : public Source {
  public:
-  RedisSource(RedisSourceConfig config, RedisClient client, RedisClient keeper_client, std::function<bool()> should_stop)
+  RedisSource(RedisSourceConfig config, RedisClient client, RedisClient keeper_client, std::function<bool()> should_stop,
+              SourceHealth* health)
       : config_(std::move(config)), client_(std::move(client)), keeper_client_(std::move(keeper_client)),
-        should_stop_(std::move(should_stop)) {
+        should_stop_(std::move(should_stop)), health_(health) {
     info_.uri = config_.uri.redacted();
     info_.kind = SourceKind::kRedis;
     // Not live for the queue policy: entries wait in Redis (for this worker or another), so the
@@ -112,9 +114,12 @@ class RedisSource final : public Source {
   // caller's next round); an error reply fails the run.
   Status recover(const Error& e) {
     if (!client_.connection_lost()) return tl::unexpected(e);
+    // Down until connected again: the health board (/health, /metrics, the profile) says so.
+    if (health_) health_->outage(SourceState::kBackoff, e.message);
     SD_TRY(transport::reconnect_with_backoff(client_, std::chrono::milliseconds(config_.reconnect_for_ms), should_stop_));
     // A server restarted without persistence has lost the group (and the stream): made again.
     SD_TRY(client_.xgroup_create(config_.uri.stream, config_.group, "0"));
+    if (health_) health_->recovered();
     // What was delivered to us before is still ours: read it again, minus what is in flight.
     own_pending_done_ = false;
     own_pending_cursor_ = "0";
@@ -336,6 +341,7 @@ class RedisSource final : public Source {
   std::condition_variable keeper_cv_;
   bool keeper_stop_ = false;
   std::function<bool()> should_stop_;
+  SourceHealth* health_;  // the run's slot for this source (may be null)
   SourceInfo info_;
   transport::JpegDecoder jpeg_;
   cv::Size decode_min_;
@@ -380,7 +386,7 @@ Result<std::unique_ptr<Source>> open_redis_source(const std::string& spec, const
   SD_TRY(client.xgroup_create(c.uri.stream, c.group, "0"));
   SD_ASSIGN_OR_RETURN(RedisClient keeper, RedisClient::connect(c.uri, std::chrono::milliseconds(2000)));
   return std::unique_ptr<Source>(
-      std::make_unique<RedisSource>(std::move(c), std::move(client), std::move(keeper), options.should_stop));
+      std::make_unique<RedisSource>(std::move(c), std::move(client), std::move(keeper), options.should_stop, options.health));
 }
 
 }  // namespace sd
