@@ -43,5 +43,12 @@ void BM_SteadyClockNow(benchmark::State& state) {
 }
 BENCHMARK(BM_SteadyClockNow);
 
+// The thread's CPU clock: each stage reads it twice a frame for its own CPU time (a system call,
+// unlike the steady clock's vDSO read).
+void BM_ThreadCpuClock(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(thread_cpu_ms());
+}
+BENCHMARK(BM_ThreadCpuClock);
+
 }  // namespace
 }  // namespace sd
