@@ -91,7 +91,6 @@ class Pipeline {
     execute();
     if (server_) server_->stop();  // served until the outputs were finalized; its threads end here
     outcome.profile = run_.profiler.report();
-    add_health(outcome.profile);
     outcome.status = final_status();
     // The profile and the trace, written under their temporary names, go in place complete.
     auto keep_first_error = [&](Status st) {
@@ -115,20 +114,6 @@ class Pipeline {
  private:
   Status setup();
   Status open_sources(int decode_threads, cv::Size& largest);
-  // The health board's outages into the profile's sources (what the exit profile shows). Live
-  // sources and those that reconnected (Redis): a file that fails has no outage to report, its
-  // error says it all.
-  void add_health(ProfileReport& profile) const {
-    const auto board = run_.health.snapshot();
-    for (size_t s = 0; s < board.size() && s < profile.sources.size() && s < run_.lanes.size(); ++s) {
-      if (!run_.lanes[s].info.live && board[s].reconnects == 0) continue;
-      profile.sources[s].outages = board[s].outages;
-      profile.sources[s].reconnects = board[s].reconnects;
-      profile.sources[s].outage_ms = board[s].outage_ms;
-      profile.sources[s].frames_lost = board[s].frames_lost_to_outages;
-    }
-    profile.verdict = bottleneck_verdict(profile);  // which says the outages too
-  }
   Status open_sinks();
   Status start_server(const ServeAddress& address);
   Status check_files() const;

@@ -71,23 +71,45 @@ void Profiler::count_drop(int source, DropReason reason, int64_t n) {
 
 std::vector<SourceReport> Profiler::live_sources() const {
   std::lock_guard<std::mutex> lock(mutex_);  // sources are added before the run; the counters are atomics
+  return source_reports();
+}
+
+// Each source's counters and, where the run has a health board, a live source's outages (or any
+// source's that reconnected, Redis): a file that fails has no outage to report, its error says
+// it all. The caller holds mutex_.
+std::vector<SourceReport> Profiler::source_reports() const {
+  const std::vector<SourceHealthSnapshot> board = health_ ? health_->snapshot() : std::vector<SourceHealthSnapshot>{};
   std::vector<SourceReport> out;
-  for (const auto& c : source_counters_) {
+  for (size_t i = 0; i < source_counters_.size(); ++i) {
+    const SourceCounters& c = source_counters_[i];
     SourceReport s;
     s.uri = c.uri;
     s.frames_read = c.read;
     s.frames_done = c.done;
-    for (size_t i = 0; i < s.drops.size(); ++i) s.drops[i] = c.drops[i];
+    s.live = c.live;
+    for (size_t d = 0; d < s.drops.size(); ++d) s.drops[d] = c.drops[d];
+    if (i < board.size() && (c.live || board[i].reconnects > 0)) {
+      s.outages = board[i].outages;
+      s.reconnects = board[i].reconnects;
+      s.outage_ms = board[i].outage_ms;
+      s.frames_lost = board[i].frames_lost_to_outages;
+    }
     out.push_back(s);
   }
   return out;
 }
 
-double process_cpu_ms() {
+namespace {
+
+double clock_ms(clockid_t clock) {
   timespec ts{};
-  if (::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return 0;
+  if (::clock_gettime(clock, &ts) != 0) return 0;
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
+
+}  // namespace
+
+double process_cpu_ms() { return clock_ms(CLOCK_PROCESS_CPUTIME_ID); }
 
 std::vector<const StageRecorder*> Profiler::recorders() const {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -96,11 +118,7 @@ std::vector<const StageRecorder*> Profiler::recorders() const {
   return out;
 }
 
-double thread_cpu_ms() {
-  timespec ts{};
-  if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
+double thread_cpu_ms() { return clock_ms(CLOCK_THREAD_CPUTIME_ID); }
 
 double thread_run_queue_ms() {
   std::ifstream in("/proc/thread-self/schedstat");
@@ -165,18 +183,9 @@ ProfileReport Profiler::report() const {
   r.frames = frames_;
   r.workers = workers_;
   r.outputs = outputs_;
-  for (const auto& c : source_counters_) {
-    SourceReport s;
-    s.uri = c.uri;
-    s.frames_read = c.read;
-    s.frames_done = c.done;
-    s.live = c.live;
-    for (int i = 0; i < kDropReasonCount; ++i) {
-      s.drops[static_cast<size_t>(i)] = c.drops[static_cast<size_t>(i)];
-      r.drops[static_cast<size_t>(i)] += s.drops[static_cast<size_t>(i)];
-    }
-    r.sources.push_back(s);
-  }
+  r.sources = source_reports();
+  for (const SourceReport& s : r.sources)
+    for (size_t i = 0; i < s.drops.size(); ++i) r.drops[i] += s.drops[i];
   r.corrupt_frames = r.drops[static_cast<size_t>(DropReason::kCorrupt)];
   LatencyHistogram latency;
   for (const auto& rec : recorders_) {

@@ -21,6 +21,7 @@
 #include "runtime/latency_histogram.h"
 #include "runtime/live_metrics.h"
 #include "runtime/nvtx.h"
+#include "runtime/source_health.h"
 
 namespace sd {
 
@@ -202,6 +203,8 @@ class Profiler {
   // Sources are registered before the run; counters are atomic (written from several threads).
   int add_source(const std::string& uri, bool live = false);
   void set_outputs(std::vector<std::string> names) { outputs_ = std::move(names); }
+  // The run's health board: the report's sources get their outages from it (set before the run).
+  void set_health(const HealthBoard* board) { health_ = board; }
   void count_read(int source) { source_counters_[static_cast<size_t>(source)].read++; }
   void count_frame_done(int source = 0, int64_t n = 1) {
     frames_ += n;
@@ -240,6 +243,8 @@ class Profiler {
   std::atomic<int64_t> frames_{0};
   int workers_ = 1;
   std::vector<std::string> outputs_;
+  const HealthBoard* health_ = nullptr;
+  std::vector<SourceReport> source_reports() const;
   LiveMetrics live_;
 };
 

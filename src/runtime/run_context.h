@@ -42,7 +42,9 @@ class RunContext {
  public:
   explicit RunContext(const RunOptions& o)
       : options(o),
-        profiler(!o.trace.empty() || !o.report.empty(), o.trace.empty() ? kReportSpansPerThread : size_t{4'000'000}) {}
+        profiler(!o.trace.empty() || !o.report.empty(), o.trace.empty() ? kReportSpansPerThread : size_t{4'000'000}) {
+    profiler.set_health(&health);
+  }
 
   const RunOptions& options;
   Profiler profiler;

@@ -25,19 +25,25 @@ SourceHealth::SourceHealth(std::string uri) {
   s_.state_since_wall_us = wall_now_us();
 }
 
+void SourceHealth::end_outage(int64_t now) {
+  if (outage_began_us_ == 0) return;
+  s_.outage_ms += static_cast<double>(now - outage_began_us_) / 1000.0;
+  outage_began_us_ = 0;
+}
+
+void SourceHealth::enter(SourceState state, int64_t now) {
+  if (s_.state == state) return;
+  s_.state = state;
+  s_.state_since_wall_us = now;
+}
+
 void SourceHealth::frame_arrived() {
   const int64_t now = wall_now_us();
   std::lock_guard lock(mutex_);
   ++s_.frames;
   s_.last_frame_wall_us = now;
-  if (outage_began_us_ != 0) {
-    s_.outage_ms += static_cast<double>(now - outage_began_us_) / 1000.0;
-    outage_began_us_ = 0;
-  }
-  if (s_.state != SourceState::kLive) {
-    s_.state = SourceState::kLive;
-    s_.state_since_wall_us = now;
-  }
+  end_outage(now);
+  enter(SourceState::kLive, now);
 }
 
 void SourceHealth::outage(SourceState state, const std::string& why) {
@@ -48,24 +54,15 @@ void SourceHealth::outage(SourceState state, const std::string& why) {
     ++s_.outages;
   }
   s_.last_error = why;
-  if (s_.state != state) {
-    s_.state = state;
-    s_.state_since_wall_us = now;
-  }
+  enter(state, now);
 }
 
 void SourceHealth::set_state(SourceState state) {
   const int64_t now = wall_now_us();
   std::lock_guard lock(mutex_);
   // An outage ends with the source: the time down is counted up to here.
-  if ((state == SourceState::kEnded || state == SourceState::kFailed) && outage_began_us_ != 0) {
-    s_.outage_ms += static_cast<double>(now - outage_began_us_) / 1000.0;
-    outage_began_us_ = 0;
-  }
-  if (s_.state != state) {
-    s_.state = state;
-    s_.state_since_wall_us = now;
-  }
+  if (state == SourceState::kEnded || state == SourceState::kFailed) end_outage(now);
+  enter(state, now);
 }
 
 void SourceHealth::count_reconnect() {
@@ -77,14 +74,8 @@ void SourceHealth::recovered() {
   const int64_t now = wall_now_us();
   std::lock_guard lock(mutex_);
   ++s_.reconnects;
-  if (outage_began_us_ != 0) {
-    s_.outage_ms += static_cast<double>(now - outage_began_us_) / 1000.0;
-    outage_began_us_ = 0;
-  }
-  if (s_.state != SourceState::kLive) {
-    s_.state = SourceState::kLive;
-    s_.state_since_wall_us = now;
-  }
+  end_outage(now);
+  enter(SourceState::kLive, now);
 }
 
 void SourceHealth::add_lost_frames(int64_t n) {

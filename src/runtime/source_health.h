@@ -54,6 +54,10 @@ class SourceHealth {
   SourceHealthSnapshot snapshot() const;
 
  private:
+  // Both with mutex_ held: the time down counted up to `now`; the state changed (and since when).
+  void end_outage(int64_t now);
+  void enter(SourceState state, int64_t now);
+
   mutable std::mutex mutex_;
   SourceHealthSnapshot s_;
   int64_t outage_began_us_ = 0;  // 0: not in an outage

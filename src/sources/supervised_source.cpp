@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 
 #include "core/log.h"
 #include "runtime/source_health.h"
@@ -108,16 +107,6 @@ Result<bool> SupervisedSource::read(Frame& frame) {
   }
 }
 
-bool SupervisedSource::wait(ms d) {
-  const Clock::time_point until = Clock::now() + d;
-  while (!stopping()) {
-    const auto left = until - Clock::now();
-    if (left <= Clock::duration::zero()) return true;
-    std::this_thread::sleep_for(std::min<Clock::duration>(left, kWaitSlice));
-  }
-  return false;
-}
-
 Result<bool> SupervisedSource::reconnect() {
   while (true) {
     const Clock::duration down_for = Clock::now() - down_since_;
@@ -130,7 +119,7 @@ Result<bool> SupervisedSource::reconnect() {
     // No point waiting past the give-up time to make one more attempt after it.
     if (options_.reconnect_for.count() > 0)
       delay = std::min(delay, std::chrono::duration_cast<ms>(options_.reconnect_for - down_for) + ms(1));
-    if (!wait(delay)) return false;
+    if (!transport::wait_unless_stopped(delay, should_stop_, kWaitSlice)) return false;
     if (health_) health_->set_state(SourceState::kConnecting);
     auto reopened = reopen_();
     if (stopping()) return false;

@@ -56,8 +56,6 @@ class SupervisedSource final : public Source {
   // Down: waits (back-off) and reopens until a source is open again, the run stops (false), or
   // --reconnect-for is over (an error).
   Result<bool> reconnect();
-  // Waits up to `d`, in short slices so that a stop request is seen at once; false when stopping.
-  bool wait(std::chrono::milliseconds d);
   bool stopping() const { return should_stop_ && should_stop_(); }
   void went_down(SourceState state, const std::string& why);
   // The first frame after an outage: the frames lost are counted, the back-off starts over.

@@ -1,10 +1,13 @@
 // How long to wait before the next attempt to reach a server that went away: 50 ms, doubling
 // after each failure, up to a cap (2 s), back to the start after a success. It only says how
-// long; the caller waits (on something a stop request can cut short, rather than a bare sleep).
+// long; the caller waits, with wait_unless_stopped() or on something else a stop request can cut
+// short, rather than a bare sleep.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <thread>
 
 namespace sd::transport {
 
@@ -34,5 +37,18 @@ class Backoff {
   ms next_{0};
   int failures_ = 0;
 };
+
+// Waits `d` in slices of `slice`, looking at `should_stop` (may be empty) before each: true when
+// the whole wait passed, false as soon as a stop is requested.
+inline bool wait_unless_stopped(std::chrono::milliseconds d, const std::function<bool()>& should_stop,
+                                std::chrono::milliseconds slice) {
+  const auto until = std::chrono::steady_clock::now() + d;
+  while (!(should_stop && should_stop())) {
+    const auto left = until - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) return true;
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(left, slice));
+  }
+  return false;
+}
 
 }  // namespace sd::transport

@@ -1,7 +1,6 @@
 #include "transport/redis_reconnect.h"
 
 #include <cstdio>
-#include <thread>
 
 #include "core/log.h"
 #include "transport/backoff.h"
@@ -22,16 +21,14 @@ Status reconnect_with_backoff(RedisClient& client, std::chrono::milliseconds giv
                backoff.failures() == 0 ? "" : "s");
       return ok();
     }
-    const auto wake = std::chrono::steady_clock::now() + backoff.next();
-    if (wake > deadline) {
+    const std::chrono::milliseconds delay = backoff.next();
+    if (std::chrono::steady_clock::now() + delay > deadline) {
       char after[48];
       std::snprintf(after, sizeof after, " (gave up reconnecting after %.1f s)", give_up_after.count() / 1000.0);
       return fail(ErrorCode::kSource, last.error().message + after);
     }
-    while (std::chrono::steady_clock::now() < wake) {
-      if (should_stop && should_stop()) return fail(ErrorCode::kInterrupted, client.uri().redacted() + ": stopped while reconnecting");
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    if (!wait_unless_stopped(delay, should_stop, std::chrono::milliseconds(10)))
+      return fail(ErrorCode::kInterrupted, client.uri().redacted() + ": stopped while reconnecting");
   }
 }
 

@@ -13,6 +13,7 @@ void ReadStage::run() {
   const RunOptions& o = run_.options;
   int64_t read = 0, counter = 0;
   SourceHealth& health = run_.health.at(static_cast<size_t>(s_));
+  bool failed = false;
   while (!run_.stopping()) {
     if (o.max_frames >= 0 && read >= o.max_frames) break;
     auto t_acquire = Clock::now();
@@ -50,7 +51,8 @@ void ReadStage::run() {
         continue;
       }
       health.outage(SourceState::kFailed, got.error().message);
-      health.set_state(SourceState::kFailed);
+      health.set_state(SourceState::kFailed);  // the outage ends with the source: its time counted
+      failed = true;
       run_.fail_run(got.error());
       break;
     }
@@ -74,7 +76,7 @@ void ReadStage::run() {
     if (r.refused) run_.drop(std::move(*r.refused), DropReason::kAborted);
     if (!r.accepted) break;
   }
-  if (health.snapshot().state != SourceState::kFailed) health.set_state(SourceState::kEnded);
+  if (!failed) health.set_state(SourceState::kEnded);
   lane.raw->close();
 }
 
