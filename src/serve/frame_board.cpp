@@ -47,7 +47,7 @@ std::optional<FrameBoard::Jpeg> FrameBoard::next(int s, uint64_t after, std::chr
   }
   std::lock_guard<std::mutex> lock(slot.encode_mutex);
   if (slot.jpeg_sequence != sequence || !slot.jpeg) {
-    auto jpeg = slot.encoder.encode(frame, quality_);
+    auto jpeg = slot.encoder.encode(frame, quality_, /*fast_dct=*/true);
     if (!jpeg) {
       log_warn("web view: source %d: %s", s, jpeg.error().message.c_str());
       return std::nullopt;

@@ -18,7 +18,7 @@
 #include <opencv2/core.hpp>
 
 #include "core/frame.h"
-#include "serve/jpeg_encoder.h"
+#include "transport/jpeg_encoder.h"
 
 namespace sd {
 
@@ -65,7 +65,7 @@ class FrameBoard {
     std::atomic<int> watchers{0};
     Clock::time_point last_post{};  // the pipeline's thread only
     std::mutex encode_mutex;        // encoder, jpeg, jpeg_sequence: one encode per frame
-    JpegEncoder encoder;
+    transport::JpegEncoder encoder;
     std::shared_ptr<const std::string> jpeg;
     uint64_t jpeg_sequence = 0;
   };

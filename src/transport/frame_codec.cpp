@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "transport/jpeg_encoder.h"
 #include "transport/messages.pb.h"
 
 namespace sd::transport {
@@ -185,21 +186,11 @@ Result<std::string> encode_frame_message(const cv::Mat& bgr, const std::string& 
     for (int r = 0; r < bgr.rows; ++r)
       std::copy_n(bgr.ptr<unsigned char>(r), static_cast<size_t>(bgr.cols) * 3, data->data() + static_cast<size_t>(r) * bgr.cols * 3);
   } else {
-    tjhandle h = tjInitCompress();
-    if (!h) return fail(ErrorCode::kInternal, "libjpeg-turbo: no compressor");
-    unsigned char* jpeg = nullptr;
-    unsigned long size = 0;
-    const int rc = tjCompress2(h, bgr.data, bgr.cols, static_cast<int>(bgr.step), bgr.rows, TJPF_BGR, &jpeg, &size, TJSAMP_420,
-                               std::clamp(quality, 1, 100), 0);
-    const std::string why = rc != 0 ? tjGetErrorStr2(h) : "";
-    tjDestroy(h);
-    if (rc != 0) {
-      tjFree(jpeg);
-      return fail(ErrorCode::kInternal, "JPEG encoding failed: " + why);
-    }
+    // One encoder per thread: its handle and buffer serve every frame `publish` sends.
+    thread_local JpegEncoder encoder;
+    SD_ASSIGN_OR_RETURN(std::string jpeg, encoder.encode(bgr, std::clamp(quality, 1, 100), /*fast_dct=*/false));
     msg.set_encoding(streamdet::wire::Frame::JPEG);
-    msg.set_data(jpeg, size);
-    tjFree(jpeg);
+    msg.set_data(std::move(jpeg));
   }
   return msg.SerializeAsString();
 }

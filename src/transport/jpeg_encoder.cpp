@@ -1,8 +1,8 @@
-#include "serve/jpeg_encoder.h"
+#include "transport/jpeg_encoder.h"
 
 #include <turbojpeg.h>
 
-namespace sd {
+namespace sd::transport {
 
 JpegEncoder::JpegEncoder() : handle_(tjInitCompress()) {}
 
@@ -11,7 +11,7 @@ JpegEncoder::~JpegEncoder() {
   if (handle_) tjDestroy(static_cast<tjhandle>(handle_));
 }
 
-Result<std::string> JpegEncoder::encode(const cv::Mat& bgr, int quality) {
+Result<std::string> JpegEncoder::encode(const cv::Mat& bgr, int quality, bool fast_dct) {
   if (!handle_) return fail(ErrorCode::kInternal, "JPEG encoder: libjpeg-turbo could not be initialised");
   if (bgr.empty() || bgr.type() != CV_8UC3) return fail(ErrorCode::kInternal, "JPEG encoder: not a BGR image");
   auto* h = static_cast<tjhandle>(handle_);
@@ -25,9 +25,9 @@ Result<std::string> JpegEncoder::encode(const cv::Mat& bgr, int quality) {
   }
   unsigned long size = capacity_;
   if (tjCompress2(h, bgr.data, bgr.cols, static_cast<int>(bgr.step), bgr.rows, TJPF_BGR, &buffer_, &size, TJSAMP_420,
-                  quality, TJFLAG_FASTDCT | TJFLAG_NOREALLOC) != 0)
+                  quality, (fast_dct ? TJFLAG_FASTDCT : 0) | TJFLAG_NOREALLOC) != 0)
     return fail(ErrorCode::kInternal, std::string("JPEG encoder: ") + tjGetErrorStr2(h));
   return std::string(reinterpret_cast<const char*>(buffer_), size);
 }
 
-}  // namespace sd
+}  // namespace sd::transport
