@@ -26,6 +26,7 @@ namespace {
 
 using test::CliResult;
 using test::kTinyModel;
+using test::kTinyDynamicModel;
 using test::last_line;
 using test::Process;
 using test::run_cli;
@@ -175,6 +176,83 @@ TEST(Cli, BenchJsonSweepPrintsOneRowPerCombinationWithTheDocumentedKeys) {
   }
   EXPECT_EQ(combos, (std::set<std::pair<int, int>>{{1, 1}, {1, 2}, {2, 1}, {2, 2}}));
   EXPECT_EQ(test::count_lines(dir.file("d.jsonl")), 24u);  // the last row's pipeline run wrote every frame
+}
+
+// A sweep with a combination the model cannot run (batch 4 on a fixed-batch model) is refused
+// before any row is measured (exit 2, nothing on stdout), naming the row; it used to measure the
+// batch-1 rows first and then fail, losing them.
+TEST(Cli, BenchSweepRefusesAnImpossibleRowBeforeMeasuringAny) {
+  test::TempDir dir;
+  Process p = spawn_streamdet({"bench", "-m", kTinyModel, "-s", "synth:w=320,h=192,frames=12", "--warmup", "1", "-n", "3",
+                               "--json", "--sweep", "workers=1,2", "batch=1,4"},
+                              dir.file("stderr.txt"), {.stdout_path = dir.file("stdout.txt")});
+  EXPECT_EQ(wait_exit_code(p), 2);
+  EXPECT_EQ(test::read_file(dir.file("stdout.txt")), "");
+  const std::string err = test::read_file(dir.file("stderr.txt"));
+  EXPECT_EQ(test::nonempty_lines(err).size(), 1u) << err;
+  EXPECT_NE(err.find("batch=4"), std::string::npos) << err;
+  EXPECT_NE(err.find("fixed batch size of 1"), std::string::npos) << err;
+}
+
+// The README's batching and sweep examples run as written with the shipped dynamic-axes model.
+TEST(Cli, ReadmeBatchAndSweepExamplesRunWithTheDynamicModel) {
+  test::TempDir dir;
+  Process run = spawn_streamdet({"run", "-m", kTinyDynamicModel, "-s", "synth:w=320,h=192,frames=20,seed=3", "-s",
+                                 "synth:w=320,h=192,frames=20,seed=4", "--workers", "2", "--batch", "4", "--input-size",
+                                 "256", "-o", dir.file("out_{name}.mp4"), "-d", dir.file("d.jsonl"), "-q"},
+                                dir.file("stderr.txt"));
+  ASSERT_EQ(wait_exit_code(run), 0) << test::read_file(dir.file("stderr.txt"));
+  EXPECT_EQ(test::count_lines(dir.file("d.jsonl")), 40u);
+  int videos = 0;
+  for (const auto& name : test::list_dir(dir.path()))
+    if (name.rfind("out_", 0) == 0 && name.size() > 4 && name.substr(name.size() - 4) == ".mp4") ++videos;
+  EXPECT_EQ(videos, 2);
+
+  Process bench = spawn_streamdet({"bench", "-m", kTinyDynamicModel, "-s", "synth:w=320,h=192,frames=8", "--warmup", "1",
+                                   "-n", "2", "--json", "--sweep", "batch=1,4", "input-size=256,auto"},
+                                  dir.file("stderr.txt"), {.stdout_path = dir.file("stdout.txt")});
+  ASSERT_EQ(wait_exit_code(bench), 0) << test::read_file(dir.file("stderr.txt"));
+  std::set<std::pair<int, std::string>> rows;
+  std::ifstream in(dir.file("stdout.txt"));
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line);
+    rows.insert({j["batch"].get<int>(), j["input_size"].get<std::string>()});
+  }
+  // auto: the 320x192 frames rounded up to the stride 32.
+  EXPECT_EQ(rows, (std::set<std::pair<int, std::string>>{{1, "256x256"}, {1, "320x192"}, {4, "256x256"}, {4, "320x192"}}));
+}
+
+// The dynamic-axes model is the bundled model re-exported (tools/make_dynamic_model.py): at the
+// same input size it finds the same objects, boxes and confidences.
+TEST(Cli, DynamicModelDetectsWhatTheFixedModelDoes) {
+  test::TempDir dir;
+  for (const auto& [model, out] : {std::pair{kTinyModel, "fixed.jsonl"}, std::pair{kTinyDynamicModel, "dynamic.jsonl"}}) {
+    Process p = spawn_streamdet({"run", "-m", model, "-s", "synth:w=320,h=192,frames=10,seed=5", "--workers", "1",
+                                 "--input-size", "256", "-d", dir.file(out), "-q"},
+                                dir.file("stderr.txt"));
+    ASSERT_EQ(wait_exit_code(p), 0) << test::read_file(dir.file("stderr.txt"));
+  }
+  std::ifstream fixed(dir.file("fixed.jsonl")), dynamic(dir.file("dynamic.jsonl"));
+  std::string a, b;
+  int frames = 0, boxes = 0;
+  while (std::getline(fixed, a)) {
+    ASSERT_TRUE(std::getline(dynamic, b));
+    auto ja = nlohmann::json::parse(a), jb = nlohmann::json::parse(b);
+    ASSERT_EQ(ja["frame"], jb["frame"]);
+    ASSERT_EQ(ja["detections"].size(), jb["detections"].size()) << a << "\n" << b;
+    for (size_t i = 0; i < ja["detections"].size(); ++i) {
+      const auto &da = ja["detections"][i], &db = jb["detections"][i];
+      EXPECT_EQ(da["class_id"], db["class_id"]);
+      EXPECT_NEAR(da["confidence"].get<double>(), db["confidence"].get<double>(), 1e-3);
+      for (int k = 0; k < 4; ++k) EXPECT_NEAR(da["box"][k].get<double>(), db["box"][k].get<double>(), 0.05);
+      ++boxes;
+    }
+    ++frames;
+  }
+  EXPECT_FALSE(std::getline(dynamic, b));
+  EXPECT_EQ(frames, 10);
+  EXPECT_GT(boxes, 10);  // the synthetic scenes hold several objects a frame
 }
 
 // bench measures what run does: without --workers/--threads it uses run's default worker plan,

@@ -15,6 +15,8 @@
 namespace sd::test {
 
 inline const std::string kTinyModel = std::string(STREAMDET_SOURCE_DIR) + "/models/tiny_synth_v8.onnx";
+// The same weights with dynamic batch, height and width (tools/make_dynamic_model.py).
+inline const std::string kTinyDynamicModel = std::string(STREAMDET_SOURCE_DIR) + "/models/tiny_synth_v8_dynamic.onnx";
 
 struct SpawnOptions {
   std::string stdout_path = "/dev/null";

@@ -16,6 +16,8 @@
 
 #include "core/build_info.h"
 #include "core/frame.h"
+#include "engine/engine_registry.h"
+#include "model/model_info.h"
 #include "runtime/detector.h"
 #include "runtime/pipeline.h"
 #include "runtime/worker_plan.h"
@@ -283,32 +285,78 @@ void print_table(const std::vector<Row>& rows) {
   if (pipeline && rows.size() == 1) std::printf("\n%s\n", rows[0].verdict.c_str());
 }
 
-}  // namespace
+// "batch=4 workers=2": a sweep row as the user wrote its values.
+std::string describe_params(const std::map<std::string, std::string>& params) {
+  std::string s;
+  for (const auto& [k, v] : params) s += (s.empty() ? "" : " ") + k + "=" + v;
+  return s;
+}
 
-Status run_bench(const BenchOptions& options) {
+// Every row's options, checked before the first is measured: a sweep that cannot run one of its
+// combinations (a batch a fixed-batch model refuses, an input size a fixed-size model does not
+// have, a thread plan over the budget) is refused at once, exit 2, not after minutes of
+// measuring the others (docs/errors.md: usage errors come before anything runs).
+Result<std::vector<Row>> plan_rows(const BenchOptions& options) {
   SD_ASSIGN_OR_RETURN(auto combos, expand_sweep(options.sweep));
+  BenchOptions base = options;
+  if (!options.sources.empty() && base.frame_width == 0) {
+    // Size and plan the engine-only run like the pipeline will: for the source's frames, and
+    // for a live source as `run` plans one.
+    auto src = open_source(options.sources[0]);
+    if (!src) return tl::unexpected(src.error());
+    base.frame_width = (*src)->info().width;
+    base.frame_height = (*src)->info().height;
+    base.live_source = (*src)->info().live;
+  }
   std::vector<Row> rows;
   for (const auto& params : combos) {
     Row row;
     row.params = params;
-    row.options = options;
+    row.options = base;
     SD_TRY(apply_params(params, row.options));
-    if (!options.sources.empty() && row.options.frame_width == 0) {
-      // Size and plan the engine-only run like the pipeline will: for the source's frames, and
-      // for a live source as `run` plans one.
-      auto src = open_source(options.sources[0]);
-      if (!src) return tl::unexpected(src.error());
-      row.options.frame_width = (*src)->info().width;
-      row.options.frame_height = (*src)->info().height;
-      row.options.live_source = (*src)->info().live;
+    rows.push_back(std::move(row));
+  }
+  // The model's capabilities, from one load without inference (the rows load it again each).
+  SD_ASSIGN_OR_RETURN(ModelInfo model, inspect_model(options.model.model, options.model.weights));
+  EngineOptions engine_options;
+  engine_options.device = options.model.device;
+  SD_ASSIGN_OR_RETURN(auto engine, load_engine(resolved_engine_name(options.model), model, engine_options));
+  const int cores = std::max(1, cpu_count());
+  for (const Row& row : rows) {
+    const BenchOptions& o = row.options;
+    const std::string where = combos.size() > 1 ? " (--sweep row " + describe_params(row.params) + ")" : "";
+    if (o.run.batch > 1 && !engine->capabilities().dynamic_batch)
+      return fail(ErrorCode::kUsage, "--batch " + std::to_string(o.run.batch) + where + ": model " + o.model.model +
+                                         " has a fixed batch size of 1 (export it with a dynamic batch axis)");
+    if (auto size = resolve_input_size(o.model.input_size, *engine, model, cv::Size(o.frame_width, o.frame_height)); !size)
+      return tl::unexpected(with_context(size.error(), "bench" + where));
+    const WorkerPlan plan =
+        plan_workers(o.run.workers, o.model.threads, cores, resolved_engine_name(o.model), o.live_source);
+    if (auto st = check_thread_budget(plan, cores); !st) return tl::unexpected(with_context(st.error(), "bench" + where));
+  }
+  return rows;
+}
+
+}  // namespace
+
+Status run_bench(const BenchOptions& options) {
+  SD_ASSIGN_OR_RETURN(std::vector<Row> rows, plan_rows(options));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    Row& row = rows[i];
+    Status st = time_engine(row);
+    if (st && !options.sources.empty()) st = run_pipeline(row);
+    if (!st) {
+      // What could not be foreseen (a failure while measuring): the rows measured are kept.
+      if (!options.json && i > 0) {
+        rows.resize(i);
+        print_table(rows);
+      }
+      return st;
     }
-    SD_TRY(time_engine(row));
-    if (!options.sources.empty()) SD_TRY(run_pipeline(row));
     if (options.json) {
       std::printf("%s\n", row_json(row).dump().c_str());
       std::fflush(stdout);
     }
-    rows.push_back(std::move(row));
   }
   if (!options.json) print_table(rows);
   return ok();
