@@ -15,6 +15,8 @@ packages=(
   redis-server             # a real redis-server for the Redis transport's tests
   libonnx-testdata         # ONNX's operator conformance tests (test suite)
   libexpected-dev libcli11-dev nlohmann-json3-dev
+  libeigen3-dev            # the tracker's Kalman filter (track/box_kalman.cpp)
+  libdlib-dev              # dlib's max_cost_assignment: the packaged solver the tracker's own is benchmarked against (bench/track_bench.cpp)
   libgtest-dev libgmock-dev libbenchmark-dev
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good   # GStreamer sources (videotestsrc, v4l2src, rtsp)
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev  # GStreamer's API (appsink), driven directly

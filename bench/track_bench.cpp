@@ -1,0 +1,111 @@
+// The tracker's cost per frame, and its assignment solver against a packaged one.
+//
+//   BM_ByteTrackerUpdate/100: one ByteTrack update with 100 moving objects (target: at most 50 us
+//     a frame on one core, issue 24).
+//   BM_AssignmentOurs/N and BM_AssignmentDlib/N: one tracking-like N x N assignment (each track
+//     overlapping its own detection and sometimes a neighbour's), by our component-wise Hungarian
+//     and by dlib's max_cost_assignment (Debian's libdlib-dev; integer weights, dense O(N^3)).
+#include <benchmark/benchmark.h>
+
+#include <dlib/optimization/max_cost_assignment.h>
+
+#include <random>
+#include <vector>
+
+#include "track/assignment.h"
+#include "track/byte_tracker.h"
+
+namespace {
+
+using sd::Detection;
+
+struct Scene {
+  std::vector<double> x, y, vx, vy;
+};
+
+Scene make_scene(int n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> pos(0, 1800), vel(-4, 4);
+  Scene s;
+  for (int i = 0; i < n; ++i) {
+    s.x.push_back(pos(rng));
+    s.y.push_back(pos(rng) * 0.55);
+    s.vx.push_back(vel(rng));
+    s.vy.push_back(vel(rng));
+  }
+  return s;
+}
+
+std::vector<Detection> frame_of(const Scene& s, int f) {
+  std::vector<Detection> dets;
+  for (size_t i = 0; i < s.x.size(); ++i) {
+    Detection d;
+    d.x1 = static_cast<float>(s.x[i] + s.vx[i] * f);
+    d.y1 = static_cast<float>(s.y[i] + s.vy[i] * f);
+    d.x2 = d.x1 + 40;
+    d.y2 = d.y1 + 80;
+    d.score = (i % 7 == 0) ? 0.3f : 0.85f;  // some partly hidden ones for the second round
+    d.class_id = static_cast<int>(i % 3);
+    dets.push_back(d);
+  }
+  return dets;
+}
+
+void BM_ByteTrackerUpdate(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const Scene scene = make_scene(n, 1);
+  std::vector<std::vector<Detection>> frames;
+  for (int f = 0; f < 256; ++f) frames.push_back(frame_of(scene, f));
+  sd::track::ByteTracker tracker;
+  int f = 0;
+  for (auto _ : state) {
+    auto ids = tracker.update(frames[static_cast<size_t>(f % 256)], (f % 256) * 1000.0 / 30);
+    benchmark::DoNotOptimize(ids.data());
+    if (++f % 256 == 0) {  // start the clip again with a fresh tracker, outside the timing
+      state.PauseTiming();
+      tracker = sd::track::ByteTracker();
+      state.ResumeTiming();
+    }
+  }
+  state.counters["live_tracks"] = static_cast<double>(tracker.live_track_count());
+}
+BENCHMARK(BM_ByteTrackerUpdate)->Arg(10)->Arg(100)->Arg(300)->Unit(benchmark::kMicrosecond);
+
+// Gains of a tracking-like assignment: track i overlaps detection i strongly and, one time in
+// four, detection i+1 weakly.
+std::vector<double> tracking_gains(int n) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> strong(0.5, 0.95), weak(0.05, 0.3);
+  std::vector<double> w(static_cast<size_t>(n) * static_cast<size_t>(n), 0.0);
+  for (int i = 0; i < n; ++i) {
+    w[static_cast<size_t>(i * n + i)] = strong(rng);
+    if (i + 1 < n && rng() % 4 == 0) w[static_cast<size_t>(i * n + i + 1)] = weak(rng);
+  }
+  return w;
+}
+
+void BM_AssignmentOurs(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const std::vector<double> w = tracking_gains(n);
+  for (auto _ : state) {
+    auto a = sd::track::max_weight_matching(w, n, n);
+    benchmark::DoNotOptimize(a.matches.data());
+  }
+}
+BENCHMARK(BM_AssignmentOurs)->Arg(10)->Arg(100)->Arg(300)->Unit(benchmark::kMicrosecond);
+
+void BM_AssignmentDlib(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const std::vector<double> w = tracking_gains(n);
+  for (auto _ : state) {
+    // What a caller of dlib does per frame: integer weights in a square matrix, then solve.
+    dlib::matrix<long> m(n, n);
+    for (int r = 0; r < n; ++r)
+      for (int c = 0; c < n; ++c) m(r, c) = static_cast<long>(w[static_cast<size_t>(r * n + c)] * 1e6);
+    auto a = dlib::max_cost_assignment(m);
+    benchmark::DoNotOptimize(a.data());
+  }
+}
+BENCHMARK(BM_AssignmentDlib)->Arg(10)->Arg(100)->Arg(300)->Unit(benchmark::kMicrosecond);
+
+}  // namespace

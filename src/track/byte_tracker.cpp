@@ -1,0 +1,181 @@
+#include "track/byte_tracker.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "track/assignment.h"
+
+namespace sd::track {
+
+namespace {
+
+constexpr double kSecondRoundLimit = 0.5;       // low-score round: IoU > 0.5
+constexpr double kUnconfirmedLimit = 0.7;       // tracks born last frame: IoU * score > 0.3
+constexpr double kDuplicateLimit = 0.15;        // a live and a lost track this close are one object
+constexpr double kNoEdge = std::numeric_limits<double>::quiet_NaN();
+
+}  // namespace
+
+ByteTracker::ByteTracker(TrackerOptions options, double frame_interval_ms)
+    : options_(options), frame_interval_ms_(frame_interval_ms > 0 ? frame_interval_ms : 1000.0 / 30) {}
+
+std::vector<double> ByteTracker::iou_costs(const std::vector<size_t>& tracks, const std::vector<size_t>& dets,
+                                           std::span<const Detection> detections, bool fuse_score) const {
+  std::vector<double> costs(tracks.size() * dets.size());
+  for (size_t r = 0; r < tracks.size(); ++r) {
+    const Track& t = tracks_[tracks[r]];
+    const Detection predicted = BoxKalman::box_of(t.filter);
+    for (size_t c = 0; c < dets.size(); ++c) {
+      const Detection& d = detections[dets[c]];
+      double& cost = costs[r * dets.size() + c];
+      if (!options_.class_agnostic && d.class_id != t.class_id) {
+        cost = kNoEdge;
+        continue;
+      }
+      const double overlap = iou(predicted, d);
+      cost = overlap > 0 ? 1.0 - overlap * (fuse_score ? d.score : 1.0) : kNoEdge;
+    }
+  }
+  return costs;
+}
+
+void ByteTracker::take(Track& track, const Detection& det, double timestamp_ms) {
+  BoxKalman::update(track.filter, det);
+  track.state = State::kTracked;
+  track.score = det.score;
+  track.last_seen_ms = timestamp_ms;
+  track.matched_this_frame = true;
+}
+
+std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, double timestamp_ms) {
+  std::vector<int64_t> ids(detections.size(), -1);
+
+  // Not seen for longer than the buffer, with or without frames meanwhile (a reconnect gap): gone.
+  const double buffer_ms = options_.track_buffer * 1000.0 / 30.0;
+  std::erase_if(tracks_, [&](const Track& t) { return timestamp_ms - t.last_seen_ms > buffer_ms; });
+
+  for (Track& t : tracks_) {
+    if (t.state == State::kLost) t.filter.mean(7) = 0;  // a lost box keeps its size (ByteTrack)
+    BoxKalman::predict(t.filter, (timestamp_ms - t.predicted_to_ms) / frame_interval_ms_);
+    t.predicted_to_ms = std::max(t.predicted_to_ms, timestamp_ms);
+    t.matched_this_frame = false;
+  }
+
+  std::vector<size_t> high, low;
+  for (size_t i = 0; i < detections.size(); ++i) {
+    const float s = detections[i].score;
+    if (s >= options_.track_thresh)
+      high.push_back(i);
+    else if (s >= options_.low_thresh)
+      low.push_back(i);
+  }
+  std::vector<size_t> pool, unconfirmed;
+  for (size_t k = 0; k < tracks_.size(); ++k) (tracks_[k].id > 0 ? pool : unconfirmed).push_back(k);
+
+  // Round 1: confirmed tracks (live and lost) against the confident detections.
+  Assignment first = min_cost_assignment(iou_costs(pool, high, detections, true), static_cast<int>(pool.size()),
+                                         static_cast<int>(high.size()), options_.match_thresh);
+  for (const auto& [r, c] : first.matches) {
+    Track& t = tracks_[pool[static_cast<size_t>(r)]];
+    take(t, detections[high[static_cast<size_t>(c)]], timestamp_ms);
+    ids[high[static_cast<size_t>(c)]] = t.id;
+  }
+  // Round 2: the live tracks left against the low-score detections, by IoU alone.
+  std::vector<size_t> live_left;
+  for (int r : first.unmatched_rows)
+    if (tracks_[pool[static_cast<size_t>(r)]].state == State::kTracked) live_left.push_back(pool[static_cast<size_t>(r)]);
+  Assignment second = min_cost_assignment(iou_costs(live_left, low, detections, false), static_cast<int>(live_left.size()),
+                                          static_cast<int>(low.size()), kSecondRoundLimit);
+  for (const auto& [r, c] : second.matches) {
+    Track& t = tracks_[live_left[static_cast<size_t>(r)]];
+    take(t, detections[low[static_cast<size_t>(c)]], timestamp_ms);
+    ids[low[static_cast<size_t>(c)]] = t.id;
+  }
+  for (int r : second.unmatched_rows) tracks_[live_left[static_cast<size_t>(r)]].state = State::kLost;
+
+  // Round 3: tracks born last frame against the confident detections left; matched, they are
+  // confirmed and get their id; unmatched, they were noise and go.
+  std::vector<size_t> high_left;
+  for (int c : first.unmatched_cols) high_left.push_back(high[static_cast<size_t>(c)]);
+  Assignment third = min_cost_assignment(iou_costs(unconfirmed, high_left, detections, true),
+                                         static_cast<int>(unconfirmed.size()), static_cast<int>(high_left.size()),
+                                         kUnconfirmedLimit);
+  for (const auto& [r, c] : third.matches) {
+    Track& t = tracks_[unconfirmed[static_cast<size_t>(r)]];
+    take(t, detections[high_left[static_cast<size_t>(c)]], timestamp_ms);
+    t.id = next_id_++;
+    ids[high_left[static_cast<size_t>(c)]] = t.id;
+  }
+  std::vector<char> drop(tracks_.size(), 0);
+  for (int r : third.unmatched_rows) drop[unconfirmed[static_cast<size_t>(r)]] = 1;
+
+  // New tracks from the confident detections no one took.
+  for (int c : third.unmatched_cols) {
+    const size_t i = high_left[static_cast<size_t>(c)];
+    const Detection& d = detections[i];
+    if (d.score < options_.new_track_thresh) continue;
+    Track t;
+    t.class_id = d.class_id;
+    t.score = d.score;
+    t.filter = BoxKalman::initiate(d);
+    t.predicted_to_ms = t.first_seen_ms = t.last_seen_ms = timestamp_ms;
+    t.matched_this_frame = true;
+    if (first_frame_) {  // nothing to confirm against on the first frame
+      t.id = next_id_++;
+      ids[i] = t.id;
+    }
+    tracks_.push_back(t);
+    drop.push_back(0);
+  }
+
+  size_t kept = 0;
+  for (size_t k = 0; k < tracks_.size(); ++k)
+    if (!drop[k]) tracks_[kept++] = tracks_[k];
+  tracks_.resize(kept);
+
+  remove_duplicates();
+  first_frame_ = false;
+  return ids;
+}
+
+void ByteTracker::remove_duplicates() {
+  // A lost track and a live one over the same box: the younger of the two is the duplicate.
+  std::vector<size_t> live, lost;
+  for (size_t k = 0; k < tracks_.size(); ++k) {
+    if (tracks_[k].id == 0) continue;
+    (tracks_[k].state == State::kTracked ? live : lost).push_back(k);
+  }
+  if (live.empty() || lost.empty()) return;
+  std::vector<Detection> boxes(tracks_.size());
+  for (size_t k : live) boxes[k] = BoxKalman::box_of(tracks_[k].filter);
+  for (size_t k : lost) boxes[k] = BoxKalman::box_of(tracks_[k].filter);
+  std::vector<char> drop(tracks_.size(), 0);
+  for (size_t a : live)
+    for (size_t b : lost) {
+      if (drop[a]) break;
+      if (drop[b] || 1.0 - iou(boxes[a], boxes[b]) >= kDuplicateLimit) continue;
+      const double age_a = tracks_[a].last_seen_ms - tracks_[a].first_seen_ms;
+      const double age_b = tracks_[b].last_seen_ms - tracks_[b].first_seen_ms;
+      drop[age_a > age_b ? b : a] = 1;
+    }
+  size_t kept = 0;
+  for (size_t k = 0; k < tracks_.size(); ++k)
+    if (!drop[k]) tracks_[kept++] = tracks_[k];
+  tracks_.resize(kept);
+}
+
+std::vector<TrackedBox> ByteTracker::live_tracks() const {
+  std::vector<TrackedBox> out;
+  for (const Track& t : tracks_)
+    if (t.id > 0 && t.state == State::kTracked && t.matched_this_frame)
+      out.push_back({t.id, t.class_id, BoxKalman::box_of(t.filter)});
+  return out;
+}
+
+size_t ByteTracker::live_track_count() const {
+  size_t n = 0;
+  for (const Track& t : tracks_) n += (t.id > 0 && t.state == State::kTracked && t.matched_this_frame) ? 1 : 0;
+  return n;
+}
+
+}  // namespace sd::track

@@ -1,0 +1,80 @@
+// ByteTrack (Zhang et al., ECCV 2022), per source: which detection of a frame is which object.
+//
+// Each frame: every track's Kalman filter predicts to the frame's capture time; the confident
+// detections (score >= track_thresh) are matched to the tracks, live and lost, by IoU weighted by
+// the detection's score; then the low-score ones (>= low_thresh) to the live tracks left, by IoU
+// alone (a partly hidden object scores low, and this round keeps its identity); then the tracks
+// born last frame to the confident detections left. A confident detection left over
+// (>= new_track_thresh) starts a track, confirmed when it is matched again (at once on the first
+// frame); a track unmatched is lost, and removed when lost for longer than the buffer. Class-aware
+// unless class_agnostic: a track only takes detections of its own class.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/detection.h"
+#include "track/box_kalman.h"
+
+namespace sd::track {
+
+struct TrackerOptions {
+  double track_thresh = 0.5;      // confident / low-score split (ByteTrack's track_thresh)
+  double low_thresh = 0.1;        // below: not used at all
+  double new_track_thresh = 0.6;  // a leftover detection starts a track from here (track_thresh + 0.1)
+  double match_thresh = 0.8;      // first round: pairs with 1 - IoU * score under this can match
+  double track_buffer = 30;       // a lost track is kept this many frames at 30 fps (30: 1 s)
+  bool class_agnostic = false;
+};
+
+struct TrackedBox {
+  int64_t id = 0;
+  int class_id = 0;
+  Detection box;  // the filter's box (the detection's, smoothed)
+};
+
+class ByteTracker {
+ public:
+  // frame_interval_ms: the source's nominal frame interval, the filter's time unit (dt = 1 is one
+  // frame as ByteTrack predicts); 0 or less: 1000 / 30.
+  explicit ByteTracker(TrackerOptions options = {}, double frame_interval_ms = 1000.0 / 30);
+
+  // One frame's detections at its capture time (non-decreasing from call to call). Returns each
+  // detection's track id, in the detections' order; -1 for a detection no confirmed track took
+  // (a low score unmatched, a track born this frame and not yet confirmed).
+  std::vector<int64_t> update(std::span<const Detection> detections, double timestamp_ms);
+
+  // The confirmed tracks matched in the last frame.
+  std::vector<TrackedBox> live_tracks() const;
+  size_t live_track_count() const;
+  // Every id handed out so far (ids are 1, 2, 3, ... per tracker).
+  int64_t ids_issued() const { return next_id_ - 1; }
+
+ private:
+  enum class State { kTracked, kLost };
+  struct Track {
+    int64_t id = 0;  // 0 while unconfirmed
+    int class_id = 0;
+    float score = 0;
+    BoxState filter;
+    State state = State::kTracked;
+    double predicted_to_ms = 0;  // the time the filter's state is for
+    double first_seen_ms = 0, last_seen_ms = 0;
+    bool matched_this_frame = false;
+  };
+
+  // Costs rows = tracks (indices into tracks_), cols = detections (indices into dets).
+  std::vector<double> iou_costs(const std::vector<size_t>& tracks, const std::vector<size_t>& dets,
+                                std::span<const Detection> detections, bool fuse_score) const;
+  void take(Track& track, const Detection& det, double timestamp_ms);
+  void remove_duplicates();
+
+  TrackerOptions options_;
+  double frame_interval_ms_;
+  std::vector<Track> tracks_;
+  int64_t next_id_ = 1;
+  bool first_frame_ = true;
+};
+
+}  // namespace sd::track
