@@ -171,6 +171,18 @@ TEST(ServeIdleConnections, CtrlCEndsTheRunWith500IdleConnectionsOpen) {
   EXPECT_LT(took, std::chrono::seconds(3)) << took.count() << " ms";  // 0.1 s measured, 1 s the target
 }
 
+std::string read_answer(const UniqueFd& fd) {
+  std::string answer;
+  char buffer[4096];
+  pollfd p{fd.get(), POLLIN, 0};
+  while (::poll(&p, 1, 10000) > 0) {
+    const ssize_t n = ::recv(fd.get(), buffer, sizeof buffer, 0);
+    if (n <= 0) break;
+    answer.append(buffer, static_cast<size_t>(n));
+  }
+  return answer;
+}
+
 TEST(ServeIdleConnections, ARequestThatArrivesInPiecesIsAnswered) {
   ServerAlone s;
   ASSERT_TRUE(s.server);
@@ -180,17 +192,24 @@ TEST(ServeIdleConnections, ARequestThatArrivesInPiecesIsAnswered) {
     ASSERT_EQ(::send(fd.get(), piece.data(), piece.size(), MSG_NOSIGNAL), static_cast<ssize_t>(piece.size()));
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  std::string answer;
-  char buffer[4096];
-  pollfd p{fd.get(), POLLIN, 0};
-  while (::poll(&p, 1, 10000) > 0) {
-    const ssize_t n = ::recv(fd.get(), buffer, sizeof buffer, 0);
-    if (n <= 0) break;
-    answer.append(buffer, static_cast<size_t>(n));
-  }
+  const std::string answer = read_answer(fd);
   EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer;
   EXPECT_NE(answer.find("Connection: close"), std::string::npos) << answer;
   EXPECT_NE(answer.find("\"status\":\"ok\""), std::string::npos) << answer;
+}
+
+// `printf 'GET /health HTTP/1.0\r\n\r\n' | nc -N host port`: the request, then the client's side
+// closed at once.
+TEST(ServeIdleConnections, ARequestFollowedByAHalfCloseIsAnswered) {
+  ServerAlone s;
+  ASSERT_TRUE(s.server);
+  UniqueFd fd = connect_loopback(s.port());
+  ASSERT_TRUE(fd);
+  const std::string request = "GET /health HTTP/1.0\r\n\r\n";
+  ASSERT_EQ(::send(fd.get(), request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
+  ::shutdown(fd.get(), SHUT_WR);
+  const std::string answer = read_answer(fd);
+  EXPECT_NE(answer.find(" 200 "), std::string::npos) << answer;
 }
 
 TEST(ServeIdleConnections, BeyondTheBoundTheOldestWaitingConnectionIsClosed) {

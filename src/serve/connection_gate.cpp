@@ -73,7 +73,8 @@ bool head_complete(const std::string& head) {
   return head.find("\r\n\r\n") != std::string::npos || head.find("\n\n") != std::string::npos;
 }
 
-// Reads what has arrived; false when the client closed or the connection failed.
+// Reads what has arrived; false when the client closed its side (perhaps right after a whole
+// request: `nc -N`, a half-close) or the connection failed.
 bool read_arrived(Waiting& w, size_t max_head_bytes) {
   char buffer[4096];
   while (w.head.size() < max_head_bytes) {
@@ -158,11 +159,11 @@ void ConnectionGate::loop() {
     for (size_t i = 0; i < waiting.size(); ++i) {
       if (polled[i + 2].revents == 0) continue;
       Waiting& w = waiting[i];
-      if (!read_arrived(w, limits_.max_head_bytes)) {
-        w.socket.reset();  // the client left before its request was whole
-      } else if (head_complete(w.head) || w.head.size() >= limits_.max_head_bytes) {
+      const bool open = read_arrived(w, limits_.max_head_bytes);
+      if (head_complete(w.head) || w.head.size() >= limits_.max_head_bytes)
         ready_(Arrival{std::move(w.socket), std::move(w.head)});
-      }
+      else if (!open)
+        w.socket.reset();  // the client left before its request was whole
     }
     std::erase_if(waiting, [](const Waiting& w) { return !w.socket; });
 
