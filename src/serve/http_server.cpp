@@ -60,6 +60,7 @@ class Router : public httplib::Server {
   // own listen() would set: no socket of its own is used here, so a placeholder says "serving"
   // until close().
   Router() { svr_sock_ = kServing; }
+  ~Router() override { close(); }  // the placeholder is no socket of ours: never closed as one
   void close() { svr_sock_ = INVALID_SOCKET; }
   // Answers one request (Connection: close) on the stream.
   void answer(httplib::Stream& stream) {
