@@ -41,6 +41,12 @@ Process spawn_streamdet(const std::vector<std::string>& args, const std::string&
       rlimit lim{*options.file_size_limit, *options.file_size_limit};
       setrlimit(RLIMIT_FSIZE, &lim);
     }
+    if (options.open_files_soft_limit) {
+      rlimit lim{};
+      getrlimit(RLIMIT_NOFILE, &lim);
+      lim.rlim_cur = *options.open_files_soft_limit;
+      setrlimit(RLIMIT_NOFILE, &lim);
+    }
     std::vector<char*> argv;
     for (auto& a : argv_s) argv.push_back(a.data());
     argv.push_back(nullptr);

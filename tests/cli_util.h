@@ -23,6 +23,8 @@ struct SpawnOptions {
   // RLIMIT_FSIZE for the child (SIGXFSZ ignored): a write past it fails with EFBIG, as on a
   // full disk, on any machine and without root.
   std::optional<uint64_t> file_size_limit;
+  // The child's soft RLIMIT_NOFILE (the hard one unchanged): a machine with a low default.
+  std::optional<uint64_t> open_files_soft_limit;
 };
 
 struct Process {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include <sys/socket.h>
@@ -9,9 +11,11 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "serve/connection_gate.h"
 #include "serve/health_json.h"
 #include "serve/live_window.h"
 #include "serve/metrics_text.h"
+#include "serve/socket_stream.h"
 #include "serve/stats_json.h"
 
 namespace sd {
@@ -23,6 +27,12 @@ constexpr const char* kBoundary = "streamdetframe";
 constexpr size_t kServerThreads = 12;
 constexpr int kMaxStreams = 8;
 constexpr auto kResendAfter = std::chrono::seconds(2);
+// A worker gets a connection only once its request's head is in (serve/connection_gate.h), so a
+// read waits only for a body, which none of these endpoints takes: a client that promises one and
+// sends nothing frees its worker after this. A viewer that stops reading frees it after the write
+// timeout (cpp-httplib's default).
+constexpr auto kReadTimeout = std::chrono::seconds(1);
+constexpr auto kWriteTimeout = std::chrono::seconds(5);
 
 // Compares without stopping at the first difference, so the time taken does not tell how much of
 // a guessed token was right.
@@ -42,33 +52,63 @@ bool authorized(const httplib::Request& req, const std::string& token) {
   return req.has_param("token") && same_secret(req.get_param_value("token"), token);
 }
 
+// cpp-httplib's routing, parsing and answering, on connections the gate hands over: its own
+// accept loop (listen()) is not used.
+class Router : public httplib::Server {
+ public:
+  // cpp-httplib sends a streamed body (the MJPEG) only while svr_sock_ holds a socket, which its
+  // own listen() would set: no socket of its own is used here, so a placeholder says "serving"
+  // until close().
+  Router() { svr_sock_ = kServing; }
+  ~Router() override { close(); }  // the placeholder is no socket of ours: never closed as one
+  void close() { svr_sock_ = INVALID_SOCKET; }
+  // Answers one request (Connection: close) on the stream.
+  void answer(httplib::Stream& stream) {
+    bool closed = false;
+    process_request(stream, /*close_connection=*/true, closed, nullptr);
+  }
+
+ private:
+  static constexpr socket_t kServing = 0;
+};
+
 }  // namespace
 
 struct WebServer::Impl {
   WebServerConfig config;
-  httplib::Server server;
-  std::thread thread;
+  Router server;
+  std::unique_ptr<ConnectionGate> gate;
+  std::unique_ptr<httplib::ThreadPool> workers;
   std::atomic<bool> stopping{false};
-  std::atomic<bool> listen_returned{false};
   std::atomic<int> streams{0};
+  std::mutex serving_mutex;
+  std::set<int> serving;  // the sockets workers are answering on: stop() shuts them down
   LiveWindow window;
-  int port = 0;
 
   void routes();
   void stream(int source, httplib::Response& res);
+  void answer(ConnectionGate::Arrival& arrival);
 };
 
+void WebServer::Impl::answer(ConnectionGate::Arrival& arrival) {
+  const int fd = arrival.socket.get();
+  {
+    std::lock_guard lock(serving_mutex);
+    if (stopping) return;
+    serving.insert(fd);
+  }
+  SocketStream stream(fd, std::move(arrival.head), kReadTimeout, kWriteTimeout);
+  server.answer(stream);
+  {
+    std::lock_guard lock(serving_mutex);
+    serving.erase(fd);
+  }
+  ::shutdown(fd, SHUT_RDWR);
+}
+
 void WebServer::Impl::routes() {
-  // httplib's default sets SO_REUSEPORT, which lets a second server bind a port in use (and share
-  // its connections): SO_REUSEADDR alone refuses that, and still allows a restart at once.
-  server.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
-  server.new_task_queue = [] { return new httplib::ThreadPool(kServerThreads); };
-  // One request per connection: an idle keep-alive connection would hold stop() (Ctrl-C) up to
-  // its timeout (1 s at the least); the page's once-a-second polls cost a loopback connect each.
-  server.set_keep_alive_max_count(1);
+  // One request per connection (Router::answer): an idle keep-alive connection would hold a worker;
+  // the page's once-a-second polls cost a loopback connect each.
   server.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (authorized(req, config.token)) return httplib::Server::HandlerResponse::Unhandled;
     res.status = 401;
@@ -160,38 +200,39 @@ Result<std::unique_ptr<WebServer>> WebServer::start(WebServerConfig config) {
   impl->routes();
   const ServeAddress& a = impl->config.address;
   const std::string where = (a.host.find(':') != std::string::npos ? "[" + a.host + "]" : a.host) + ":" + std::to_string(a.port);
-  if (a.port == 0) {
-    impl->port = impl->server.bind_to_any_port(a.host);
-    if (impl->port <= 0) impl->port = -1;
-  } else {
-    impl->port = impl->server.bind_to_port(a.host, a.port) ? a.port : -1;
-  }
-  if (impl->port < 0)
+  // SO_REUSEADDR, not cpp-httplib's SO_REUSEPORT (which lets a second server bind a port in use
+  // and share its connections): a port in use is refused, and a restart still binds at once.
+  auto gate = ConnectionGate::listen(a.host, a.port, impl->config.limits);
+  if (!gate)
     return fail(ErrorCode::kOutput, "--serve " + where + ": cannot listen there (the port is in use, or the host is not "
                                     "an address of this machine)");
+  impl->gate = std::move(*gate);
+  impl->workers = std::make_unique<httplib::ThreadPool>(kServerThreads);
   Impl* raw = impl.get();
-  impl->thread = std::thread([raw] {
-    raw->server.listen_after_bind();
-    raw->listen_returned = true;
+  impl->gate->start([raw](ConnectionGate::Arrival arrival) {
+    // std::function needs a copyable task: the connection travels in a shared_ptr.
+    auto shared = std::make_shared<ConnectionGate::Arrival>(std::move(arrival));
+    raw->workers->enqueue([raw, shared] { raw->answer(*shared); });
   });
-  // stop() only stops a server that is running: wait until it is, so that a stop right after
-  // start does not leave the thread listening forever.
-  while (!impl->server.is_running() && !impl->listen_returned) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  if (!impl->server.is_running()) {
-    impl->thread.join();
-    return fail(ErrorCode::kOutput, "--serve " + where + ": the server stopped as it started");
-  }
   return std::unique_ptr<WebServer>(new WebServer(std::move(impl)));
 }
 
-int WebServer::port() const { return impl_->port; }
+int WebServer::port() const { return impl_->gate->port(); }
 
 void WebServer::stop() {
-  if (!impl_ || !impl_->thread.joinable()) return;
+  if (!impl_ || !impl_->workers) return;
   impl_->stopping = true;
-  impl_->config.board->close();
-  impl_->server.stop();
-  impl_->thread.join();
+  impl_->config.board->close();  // the streams end
+  impl_->server.close();
+  impl_->gate->stop();           // no new connection; those that sent nothing yet are closed
+  {
+    // A worker waiting on a client (a body that does not come, a viewer that does not read)
+    // returns at once.
+    std::lock_guard lock(impl_->serving_mutex);
+    for (int fd : impl_->serving) ::shutdown(fd, SHUT_RDWR);
+  }
+  impl_->workers->shutdown();  // joins; tasks still queued see `stopping` and close their socket
+  impl_->workers.reset();
 }
 
 }  // namespace sd

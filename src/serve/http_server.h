@@ -1,5 +1,6 @@
-// The web server of --serve, beside the pipeline for the run's duration (cpp-httplib, on its own
-// threads): the live page (/), each source's annotated stream as MJPEG (/stream/N), the page's
+// The web server of --serve, beside the pipeline for the run's duration (cpp-httplib's routing on
+// threads of its own, behind a connection gate that holds connections until their request has
+// arrived: serve/connection_gate.h): the live page (/), each source's annotated stream as MJPEG (/stream/N), the page's
 // figures as JSON (/stats), Prometheus metrics (/metrics) and health (/health, 200 when ok, 503
 // otherwise). With a token, every endpoint needs it (Authorization: Bearer, or ?token=). The
 // token is never logged or shown in errors. docs/observe.md describes the endpoints.
@@ -11,6 +12,7 @@
 
 #include "core/error.h"
 #include "runtime/live_stats.h"
+#include "serve/connection_gate.h"
 #include "serve/frame_board.h"
 #include "serve/serve_address.h"
 
@@ -21,6 +23,7 @@ struct WebServerConfig {
   std::string token;                      // empty: no token needed
   std::shared_ptr<FrameBoard> board;      // the annotated frames
   std::function<LiveStats()> stats;       // a live reading of the run, from any thread
+  GateLimits limits;                      // connections waiting for their request (tests lower them)
 };
 
 class WebServer {
