@@ -272,6 +272,64 @@ TEST(Cli, BenchDefaultsAreRunsWorkerPlan) {
 }
 
 // One name per concept: --frames everywhere, --max-frames kept as an alias.
+// --track: by default a video's detections carry stable track ids (the same object, the same id
+// from frame to frame), images' none; off turns it off; the detections written are those at
+// --conf or above either way (the tracker's low round sees more, the outputs do not).
+TEST(Cli, TrackingGivesAVideosObjectsStableIdsByDefault) {
+  test::TempDir dir;
+  auto run = [&](const std::vector<std::string>& extra, const std::string& out) {
+    std::vector<std::string> args{"run", "-m", kTinyModel, "-s", "synth:w=320,h=192,frames=40,seed=11", "-d", dir.file(out), "-q"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Process p = spawn_streamdet(args, dir.file("stderr.txt"));
+    EXPECT_EQ(wait_exit_code(p), 0) << test::read_file(dir.file("stderr.txt"));
+  };
+  run({}, "tracked.jsonl");
+  run({"--track", "off"}, "plain.jsonl");
+  std::ifstream tracked(dir.file("tracked.jsonl")), plain(dir.file("plain.jsonl"));
+  std::string a, b;
+  int with_id = 0, total = 0;
+  std::set<int64_t> ids;
+  while (std::getline(tracked, a)) {
+    ASSERT_TRUE(std::getline(plain, b));
+    auto ja = nlohmann::json::parse(a), jb = nlohmann::json::parse(b);
+    ASSERT_EQ(ja["detections"].size(), jb["detections"].size()) << "frame " << ja["frame"];
+    for (size_t i = 0; i < ja["detections"].size(); ++i) {
+      EXPECT_FALSE(jb["detections"][i].contains("track_id"));
+      EXPECT_GE(ja["detections"][i]["confidence"].get<double>(), 0.25);
+      ++total;
+      if (ja["detections"][i].contains("track_id")) {
+        ++with_id;
+        ids.insert(ja["detections"][i]["track_id"].get<int64_t>());
+      }
+    }
+  }
+  EXPECT_GT(total, 100);
+  EXPECT_GT(with_id, total * 9 / 10);  // all but a newcomer's first frame
+  // The synthetic scene holds a handful of objects for the whole clip: a handful of ids, not one
+  // per detection.
+  EXPECT_LE(ids.size(), 12u);
+  EXPECT_GE(ids.size(), 3u);
+}
+
+TEST(Cli, TrackingOptionsAreCheckedBeforeAnythingRuns) {
+  test::TempDir dir;
+  const std::string out = dir.file("d.jsonl");
+  for (const auto& [args, message] :
+       std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--track", "sort"}, "unknown --track 'sort' (auto|bytetrack|iou|off)"},
+           {{"--track-low", "0.6", "--track-thresh", "0.5"}, "--track-low 0.6 is above --track-thresh 0.5"},
+           {{"--track-thresh", "nan"}, "--track-thresh"},
+           {{"--track-buffer", "-1"}, "--track-buffer"}}) {
+    std::vector<std::string> full{"run", "-m", kTinyModel, "-s", "synth:w=320,h=192,frames=5", "-d", out};
+    full.insert(full.end(), args.begin(), args.end());
+    auto r = run_cli(dir, full);
+    EXPECT_EQ(r.code, 2) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_EQ(test::nonempty_lines(r.err).size(), 1u) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out)) << args[0];
+  }
+}
+
 TEST(Cli, FramesAndMaxFramesAreOneOption) {
   test::TempDir dir;
   for (const char* name : {"--frames", "--max-frames"}) {

@@ -22,6 +22,7 @@
 #include "core/log.h"
 #include "runtime/interrupt.h"
 #include "runtime/pipeline.h"
+#include "runtime/tracking.h"
 
 namespace sd {
 
@@ -137,6 +138,58 @@ void add_live_source_options(CLI::App& cmd, RunOptions& r, std::string& reconnec
       ->check(real_in(0, 31536000, Interval::kClosed, "seconds"));
 }
 
+// `run` only: object identities (track/byte_tracker.h), with ByteTrack's parameters as its users
+// know them (Ultralytics' bytetrack.yaml names).
+struct TrackFlags {
+  std::string mode = "auto";
+  CLI::Option* new_track = nullptr;
+};
+
+void add_tracking_options(CLI::App& cmd, RunOptions& r, TrackFlags& flags) {
+  track::TrackerOptions& t = r.tracker;
+  cmd.add_option("--track", flags.mode,
+                 "object identities: auto (ByteTrack for video, cameras and streams; off for images and Redis sources), "
+                 "bytetrack, iou (no motion model), off")
+      ->capture_default_str();
+  cmd.add_option("--track-thresh", t.track_thresh, "detections this confident are matched first and can start tracks")
+      ->capture_default_str()
+      ->check(real_in(0, 1, Interval::kOpenLow));
+  cmd.add_option("--track-low", t.low_thresh,
+                 "detections down to this confidence keep a track alive in the second round (and are not written)")
+      ->capture_default_str()
+      ->check(real_in(0, 1, Interval::kOpenLow));
+  flags.new_track = cmd.add_option("--new-track-thresh", t.new_track_thresh,
+                                   "a detection no track took starts a new one from this confidence (default: --track-thresh + 0.1)")
+                        ->check(real_in(0, 1, Interval::kOpenLow));
+  cmd.add_option("--match-thresh", t.match_thresh, "first round: a track and a detection match when 1 - IoU x confidence is under this")
+      ->capture_default_str()
+      ->check(real_in(0, 1, Interval::kOpenLow));
+  cmd.add_option("--track-buffer", t.track_buffer, "frames (at 30 fps) a lost track is kept: 30 is one second")
+      ->capture_default_str()
+      ->check(real_in(0, 1e6, Interval::kClosed, "frames"));
+  cmd.add_flag("--track-agnostic", t.class_agnostic, "a track may take detections of any class (default: its own class only)");
+}
+
+Status resolve_tracking(const TrackFlags& flags, RunOptions& r) {
+  bool known = false;
+  for (TrackMode m : {TrackMode::kAuto, TrackMode::kByteTrack, TrackMode::kIou, TrackMode::kOff})
+    if (flags.mode == track_mode_name(m)) {
+      r.track = m;
+      known = true;
+    }
+  if (!known) return fail(ErrorCode::kUsage, "unknown --track '" + flags.mode + "' (auto|bytetrack|iou|off)");
+  track::TrackerOptions& t = r.tracker;
+  if (t.low_thresh > t.track_thresh)
+  {
+    char line[160];
+    std::snprintf(line, sizeof line, "--track-low %g is above --track-thresh %g (the second round takes the detections under it)",
+                  t.low_thresh, t.track_thresh);
+    return fail(ErrorCode::kUsage, line);
+  }
+  if (flags.new_track->count() == 0) t.new_track_thresh = std::min(1.0, t.track_thresh + 0.1);
+  return ok();
+}
+
 Status resolve_policy(const std::string& text, RunOptions& r) {
   for (FramePolicy p : {FramePolicy::kAuto, FramePolicy::kBlock, FramePolicy::kLatest, FramePolicy::kDropOldest})
     if (text == frame_policy_name(p)) {
@@ -238,6 +291,8 @@ int cli_main(int argc, char** argv) {
   std::string run_reconnect = "auto";
   double run_stall_s = run.stall_timeout_ms / 1000.0, run_reconnect_for_s = 0;
   add_live_source_options(*run_cmd, run, run_reconnect, run_stall_s, run_reconnect_for_s);
+  TrackFlags run_track;
+  add_tracking_options(*run_cmd, run, run_track);
 
   BenchOptions bench;
   std::string bench_layout = "auto";
@@ -272,6 +327,7 @@ int cli_main(int argc, char** argv) {
   try {
     if (run_cmd->parsed()) {
       if (auto st = resolve_policy(run_policy, run); !st) return report_error(st.error());
+      if (auto st = resolve_tracking(run_track, run); !st) return report_error(st.error());
       if (run_reconnect != "auto" && run_reconnect != "never")
         return report_error(Error{ErrorCode::kUsage, "unknown --reconnect '" + run_reconnect + "' (auto|never)"});
       run.reconnect = run_reconnect == "auto";

@@ -2,6 +2,7 @@
 // in original-frame space after Letterbox::map_back.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 namespace sd {
@@ -10,6 +11,7 @@ struct Detection {
   float x1 = 0, y1 = 0, x2 = 0, y2 = 0;
   float score = 0;
   int class_id = 0;
+  int64_t track_id = -1;  // the object's identity with --track (1, 2, ... per source); -1: not tracked
 };
 
 using Detections = std::vector<Detection>;

@@ -12,7 +12,7 @@
 namespace sd {
 
 enum class Stage : int;
-inline constexpr int kLiveStageCount = 6;  // = kStageCount (profiler.h)
+inline constexpr int kLiveStageCount = 7;  // = kStageCount (profiler.h)
 
 class LiveMetrics {
  public:

@@ -41,6 +41,7 @@
 #include "serve/http_server.h"
 #include "sinks/sink_factory.h"
 #include "sinks/web_view_sink.h"
+#include "runtime/tracking.h"
 
 namespace sd {
 
@@ -236,6 +237,12 @@ Status Pipeline::setup() {
   model.threads = plan.threads_per_worker;
   // With several sources of different sizes, auto sizes the network for the largest one.
   SD_ASSIGN_OR_RETURN(run_.det, load_detector(model, largest));
+  bool any_tracked = false;
+  for (auto& lane : run_.lanes) {
+    lane.tracker = make_tracker(options_, lane.info);
+    any_tracked = any_tracked || lane.tracker;
+  }
+  run_.det.decode.conf_threshold = decode_threshold(options_.model.conf, options_.tracker, any_tracked);
   const Detector& det = run_.det;
   run_.batch = options_.batch;
   if (run_.batch > 1 && !det.engine->capabilities().dynamic_batch)

@@ -20,6 +20,7 @@ const char* stage_name(Stage stage) {
     case Stage::kPreprocess: return "preprocess";
     case Stage::kInference: return "inference";
     case Stage::kPostprocess: return "postprocess";
+    case Stage::kTrack: return "track";
     case Stage::kDraw: return "draw";
     case Stage::kWrite: return "write";
   }

@@ -25,8 +25,9 @@
 
 namespace sd {
 
-enum class Stage : int { kRead, kPreprocess, kInference, kPostprocess, kDraw, kWrite };
-inline constexpr int kStageCount = 6;
+// kTrack: the tracker (runs only with --track; its row is left out of the table when it did not run).
+enum class Stage : int { kRead, kPreprocess, kInference, kPostprocess, kTrack, kDraw, kWrite };
+inline constexpr int kStageCount = 7;
 static_assert(kStageCount == kLiveStageCount);
 const char* stage_name(Stage stage);
 

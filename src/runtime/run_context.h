@@ -31,6 +31,7 @@ struct SourceLane {
   QueuePolicy policy = QueuePolicy::kBlock;
   std::unique_ptr<BoundedQueue<PacketPtr>> raw;   // read -> preprocess
   std::unique_ptr<BoundedQueue<PacketPtr>> done;  // inference -> output (capacity = pool: never blocks)
+  std::unique_ptr<track::ByteTracker> tracker;    // with --track (runtime/tracking.h); used by the output thread only
 };
 
 // Spans kept per thread when only the --report needs them (no --trace): the page shows at most

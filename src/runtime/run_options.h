@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "postprocess/layout.h"
+#include "track/byte_tracker.h"
 
 namespace sd {
 
@@ -31,6 +32,11 @@ struct ModelOptions {
 // What happens to frames a stage cannot take yet. kAuto: block for files and images (lossless,
 // ordered), latest for live sources (camera, stream, GStreamer: always the freshest frame).
 enum class FramePolicy { kAuto, kBlock, kLatest, kDropOldest };
+
+// --track: who keeps object identities. kAuto: ByteTrack for video files, cameras, streams and
+// GStreamer pipelines, off for images (no motion between them) and Redis sources (a consumer
+// group splits a camera's frames among workers, so no one worker sees them all).
+enum class TrackMode { kAuto, kByteTrack, kIou, kOff };
 
 struct RunOptions {
   ModelOptions model;
@@ -64,8 +70,12 @@ struct RunOptions {
   bool reconnect = true;            // --reconnect auto|never: reopen a live source that went down
   double stall_timeout_ms = 5000;   // --stall-timeout: no frame for this long is an outage
   double reconnect_for_ms = 0;      // --reconnect-for: give up after this long down (0: never)
+  // Tracking (track/byte_tracker.h): the mode and ByteTrack's parameters.
+  TrackMode track = TrackMode::kAuto;
+  track::TrackerOptions tracker;
 };
 
 const char* frame_policy_name(FramePolicy p);
+const char* track_mode_name(TrackMode m);
 
 }  // namespace sd

@@ -35,8 +35,9 @@ void draw_detections(cv::Mat& image, const Detections& detections, const std::ve
     cv::Point p2(static_cast<int>(std::lround(d.x2)), static_cast<int>(std::lround(d.y2)));
     cv::rectangle(image, p1, p2, colour, thickness, cv::LINE_AA);
     const bool named = d.class_id >= 0 && static_cast<size_t>(d.class_id) < names.size();
-    if (named) std::snprintf(label, sizeof label, "%s %.2f", names[static_cast<size_t>(d.class_id)].c_str(), d.score);
-    else std::snprintf(label, sizeof label, "%d %.2f", d.class_id, d.score);
+    const std::string id = d.track_id >= 0 ? "#" + std::to_string(d.track_id) + " " : "";
+    if (named) std::snprintf(label, sizeof label, "%s%s %.2f", id.c_str(), names[static_cast<size_t>(d.class_id)].c_str(), d.score);
+    else std::snprintf(label, sizeof label, "%s%d %.2f", id.c_str(), d.class_id, d.score);
     int baseline = 0;
     cv::Size text = cv::getTextSize(label, cv::FONT_HERSHEY_SIMPLEX, font_scale, 1, &baseline);
     // Label above the box, or inside it when the box touches the top edge.

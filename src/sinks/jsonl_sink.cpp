@@ -98,6 +98,10 @@ void JsonlSink::format_line(const FrameResult& result, std::string& out) const {
       out += "\"" + std::to_string(d.class_id) + "\"";
     out += ", \"confidence\": ";
     append_fixed(out, d.score, 4);
+    if (d.track_id >= 0) {
+      out += ", \"track_id\": ";
+      out += std::to_string(d.track_id);
+    }
     out += "}";
   }
   out += "]}";

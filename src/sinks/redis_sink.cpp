@@ -84,6 +84,7 @@ std::string encode_detections_message(const FrameResult& result, const std::stri
     set_box(out->mutable_box_normalized(), d.x1 / w, d.y1 / h, d.x2 / w, d.y2 / h);
     out->set_class_id(d.class_id);
     out->set_confidence(d.score);
+    if (d.track_id > 0) out->set_track_id(d.track_id);
   }
   for (const StageTiming& t : result.timings) {
     if (!*t.stage) continue;

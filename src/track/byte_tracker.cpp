@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "track/assignment.h"
+#include "track/box_kalman.h"
 
 namespace sd::track {
 
@@ -16,8 +17,26 @@ constexpr double kNoEdge = std::numeric_limits<double>::quiet_NaN();
 
 }  // namespace
 
+enum class TrackState { kTracked, kLost };
+
+struct ByteTracker::Track {
+  using State = TrackState;
+  int64_t id = 0;  // 0 while unconfirmed
+  int class_id = 0;
+  float score = 0;
+  BoxState filter;
+  State state = State::kTracked;
+  double predicted_to_ms = 0;  // the time the filter's state is for
+  double first_seen_ms = 0, last_seen_ms = 0;
+  bool matched_this_frame = false;
+};
+using State = TrackState;
+
 ByteTracker::ByteTracker(TrackerOptions options, double frame_interval_ms)
     : options_(options), frame_interval_ms_(frame_interval_ms > 0 ? frame_interval_ms : 1000.0 / 30) {}
+ByteTracker::~ByteTracker() = default;
+ByteTracker::ByteTracker(ByteTracker&&) noexcept = default;
+ByteTracker& ByteTracker::operator=(ByteTracker&&) noexcept = default;
 
 std::vector<double> ByteTracker::iou_costs(const std::vector<size_t>& tracks, const std::vector<size_t>& dets,
                                            std::span<const Detection> detections, bool fuse_score) const {
@@ -56,7 +75,7 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
 
   for (Track& t : tracks_) {
     if (t.state == State::kLost) t.filter.mean(7) = 0;  // a lost box keeps its size (ByteTrack)
-    BoxKalman::predict(t.filter, (timestamp_ms - t.predicted_to_ms) / frame_interval_ms_);
+    if (options_.motion) BoxKalman::predict(t.filter, (timestamp_ms - t.predicted_to_ms) / frame_interval_ms_);
     t.predicted_to_ms = std::max(t.predicted_to_ms, timestamp_ms);
     t.matched_this_frame = false;
   }

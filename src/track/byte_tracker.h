@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "core/detection.h"
-#include "track/box_kalman.h"
 
 namespace sd::track {
 
@@ -26,6 +25,9 @@ struct TrackerOptions {
   double match_thresh = 0.8;      // first round: pairs with 1 - IoU * score under this can match
   double track_buffer = 30;       // a lost track is kept this many frames at 30 fps (30: 1 s)
   bool class_agnostic = false;
+  // false: the IoU tracker (--track iou): tracks are matched where they were last seen, with no
+  // motion model (for still or slow objects; a little cheaper).
+  bool motion = true;
 };
 
 struct TrackedBox {
@@ -39,6 +41,9 @@ class ByteTracker {
   // frame_interval_ms: the source's nominal frame interval, the filter's time unit (dt = 1 is one
   // frame as ByteTrack predicts); 0 or less: 1000 / 30.
   explicit ByteTracker(TrackerOptions options = {}, double frame_interval_ms = 1000.0 / 30);
+  ~ByteTracker();
+  ByteTracker(ByteTracker&&) noexcept;
+  ByteTracker& operator=(ByteTracker&&) noexcept;
 
   // One frame's detections at its capture time (non-decreasing from call to call). Returns each
   // detection's track id, in the detections' order; -1 for a detection no confirmed track took
@@ -52,17 +57,9 @@ class ByteTracker {
   int64_t ids_issued() const { return next_id_ - 1; }
 
  private:
-  enum class State { kTracked, kLost };
-  struct Track {
-    int64_t id = 0;  // 0 while unconfirmed
-    int class_id = 0;
-    float score = 0;
-    BoxState filter;
-    State state = State::kTracked;
-    double predicted_to_ms = 0;  // the time the filter's state is for
-    double first_seen_ms = 0, last_seen_ms = 0;
-    bool matched_this_frame = false;
-  };
+  // Defined in byte_tracker.cpp: the filter's Eigen matrices stay out of this header, which the
+  // run's options include everywhere (Eigen's parameter names collide with glibc's resolv.h macros).
+  struct Track;
 
   // Costs rows = tracks (indices into tracks_), cols = detections (indices into dets).
   std::vector<double> iou_costs(const std::vector<size_t>& tracks, const std::vector<size_t>& dets,

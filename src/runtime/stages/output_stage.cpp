@@ -2,6 +2,7 @@
 
 #include "runtime/nvtx.h"
 #include "runtime/reorder_buffer.h"
+#include "runtime/tracking.h"
 #include "sinks/annotate.h"
 
 namespace sd {
@@ -32,6 +33,13 @@ const Detections& drawn_at_decoded_scale(const Frame& frame, const Detections& d
 }  // namespace
 
 Status OutputStage::write(FramePacket& p, StageRecorder& rec) {
+  const float conf = run_.options.model.conf;
+  if (auto& tracker = run_.lanes[static_cast<size_t>(s_)].tracker) {
+    ScopedStage st(rec, Stage::kTrack, 1, s_, p.frame.index);
+    track_frame(*tracker, p.detections, p.frame.timestamp_ms, conf);
+  } else if (run_.det.decode.conf_threshold < conf) {
+    keep_confident(p.detections, conf);  // decoded lower for another source's tracker
+  }
   if (run_.view) run_.view->post_detections(s_, p.detections);
   if (run_.draw) {
     ScopedStage st(rec, Stage::kDraw, 1, s_, p.frame.index);
