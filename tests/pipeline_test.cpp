@@ -231,6 +231,39 @@ TEST_F(PipelineTest, InterruptDrainsAndFinalizesOutputs) {
   EXPECT_EQ(n, out.profile.frames);
 }
 
+// The drain after a stop request is bounded by --drain-timeout: with an engine far slower than
+// the timeout, the run ends at most one inference call after it (0.60 s measured; finishing the frames in
+// flight took 3.6 s before there was a bound), the frames not done are dropped as aborted, and the
+// outputs are whole.
+TEST_F(PipelineTest, TheDrainAfterAnInterruptEndsAtTheDrainTimeout) {
+  test::FakeEngineConfig cfg;
+  cfg.fixed_delay_ms = 600;
+  test::register_fake_engine("fake-drain", cfg);
+  test::write_numbered_avi(dir.file("a.avi"), 100);
+  RunOptions o = base_options("fake-drain");
+  o.sources = {dir.file("a.avi")};
+  o.detections = dir.file("d.jsonl");
+  o.workers = 1;
+  o.drain_timeout_ms = 100;
+  std::atomic<int64_t> interrupted_at_ns{0};
+  std::thread interrupter([&] {
+    while (cfg.calls->load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    interrupted_at_ns = Clock::now().time_since_epoch().count();
+    request_interrupt();
+  });
+  RunOutcome out = run_with_timeout(o);
+  const auto stop_took = Clock::now() - Clock::time_point(Clock::duration(interrupted_at_ns.load()));
+  interrupter.join();
+  ASSERT_FALSE(out.status);
+  EXPECT_EQ(out.status.error().code, ErrorCode::kInterrupted);
+  EXPECT_NE(out.status.error().message.find("after --drain-timeout 0.1 s were dropped"), std::string::npos)
+      << out.status.error().message;
+  // 0.1 s, plus the call under way (0.6 s), plus a loaded machine's margin; unbounded: 3.6 s.
+  EXPECT_LT(stop_took, std::chrono::milliseconds(2000)) << std::chrono::duration<double>(stop_took).count() << " s";
+  EXPECT_GT(out.profile.drops[static_cast<size_t>(DropReason::kAborted)], 0);
+  EXPECT_EQ(static_cast<int64_t>(read_jsonl(dir.file("d.jsonl")).size()), out.profile.frames);
+}
+
 TEST_F(PipelineTest, FailingEngineEndsTheRunWithItsErrorAndNoHang) {
   test::FakeEngineConfig cfg;
   cfg.fail_at_call = 7;  // the probe at load is call 0

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include <map>
+#include <regex>
 #include <set>
 #include <thread>
 
@@ -111,6 +112,70 @@ class RedisPipeline : public ::testing::Test {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     return false;
+  }
+
+  // A worker that runs until stopped, as one consumer of the default group, fetching `count`
+  // entries at a time (what it holds ahead of its pipeline).
+  std::vector<std::string> stoppable_worker_args(const std::string& consumer, int count, const std::vector<std::string>& more = {}) {
+    std::vector<std::string> args = {"run", "-m", test::kTinyModel, "--threads", "1", "-q", "-s",
+                                     server->uri("frames") + "?consumer=" + consumer + "&count=" + std::to_string(count),
+                                     "--sink", server->uri("dets")};
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  }
+  // Entries pending on one consumer, listed one by one (not the summary the worker reads).
+  int64_t pending_on(const std::string& consumer, const std::string& group = "streamdet") {
+    auto r = client->command({"XPENDING", "frames", group, "-", "+", "1000000", consumer});
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? static_cast<int64_t>((*r)->elements) : -1;
+  }
+  // The clip published `times` times into "frames" (JPEG), each time under its own source id.
+  void publish_clip(int times) {
+    for (int k = 0; k < times; ++k) {
+      auto r = test::run_cli(dir, {"publish", "-s", kClip, "--sink", server->uri("frames"), "--fps", "max", "--maxlen", "0",
+                                   "--source-id", "part" + std::to_string(k), "-q"});
+      ASSERT_EQ(r.code, 0) << r.err;
+    }
+  }
+  using FrameKey = std::pair<std::string, int64_t>;  // (source id, frame index)
+  // How many times each frame got a detections entry.
+  std::map<FrameKey, int> written() {
+    std::map<FrameKey, int> n;
+    for (auto& d : detections()) ++n[{d.source_id(), d.frame_index()}];
+    return n;
+  }
+  // The frames of the entries the group has delivered so far (to its one consumer, in these
+  // tests): those up to its last-delivered-id.
+  std::set<FrameKey> delivered(const std::string& group = "streamdet") {
+    std::set<FrameKey> out;
+    auto groups = client->command({"XINFO", "GROUPS", "frames"});
+    EXPECT_TRUE(groups) << groups.error().message;
+    if (!groups) return out;
+    std::string last;
+    for (size_t g = 0; g < (*groups)->elements; ++g) {
+      const redisReply* fields = (*groups)->element[g];
+      std::map<std::string, std::string> m;
+      for (size_t k = 0; k + 1 < fields->elements; k += 2)
+        if (fields->element[k + 1]->type == REDIS_REPLY_STRING)
+          m[fields->element[k]->str] = std::string(fields->element[k + 1]->str, fields->element[k + 1]->len);
+      if (m["name"] == group) last = m["last-delivered-id"];
+    }
+    auto r = client->command({"XRANGE", "frames", "-", last});
+    EXPECT_TRUE(r) << r.error().message;
+    if (!r) return out;
+    for (size_t i = 0; i < (*r)->elements; ++i) {
+      const redisReply* fields = (*r)->element[i]->element[1];
+      streamdet::wire::Frame f;
+      EXPECT_TRUE(f.ParseFromArray(fields->element[1]->str, static_cast<int>(fields->element[1]->len)));
+      out.insert({f.source_id(), static_cast<int64_t>(f.frame_index())});
+    }
+    return out;
+  }
+  // The count of entries the exit line says were left pending; -1 when it says nothing of it.
+  static int64_t left_pending_in(const std::string& line) {
+    std::smatch m;
+    if (!std::regex_search(line, m, std::regex(R"((\d+) entries left pending for another worker)"))) return -1;
+    return std::stoll(m[1]);
   }
 
   test::TempDir dir;
@@ -226,6 +291,81 @@ TEST_F(RedisPipeline, ARedisRestartMidRunLosesNothing) {
   ASSERT_EQ(profile["sources"].size(), 1u);
   EXPECT_GE(profile["sources"][0].value("outages", 0), 1) << profile.dump();
   EXPECT_GE(profile["sources"][0].value("reconnects", 0), 1) << profile.dump();
+}
+
+// SIGTERM to a busy worker: it stops reading, finishes what it read (the entries fetched ahead of
+// its pipeline too), acknowledges it, and exits 130 saying it left 0 entries pending. It used to
+// leave the fetched-ahead entries (up to count - 1) pending. Three rounds, one per frame policy
+// (after the stop request no policy drops a frame read: they are all finished).
+TEST_F(RedisPipeline, ASigtermMidRunFinishesAndAcknowledgesEveryEntryTheWorkerRead) {
+  start();
+  const std::vector<std::string> policies = {"block", "latest", "drop-oldest"};
+  for (size_t round = 0; round < policies.size(); ++round) {
+    SCOPED_TRACE("--policy " + policies[round]);
+    ASSERT_TRUE(client->command({"DEL", "frames", "dets"}));
+    publish_clip(2);
+    const std::string consumer = "w" + std::to_string(round), profile = dir.file("p" + std::to_string(round) + ".json");
+    test::Process w = test::spawn_streamdet(
+        stoppable_worker_args(consumer, 32, {"--policy", policies[round], "--profile-json", profile}), dir.file("w.txt"));
+    ASSERT_TRUE(wait_for_entries("dets", 10)) << test::read_file(dir.file("w.txt"));
+    ::kill(w.pid, SIGTERM);
+    ASSERT_EQ(test::wait_exit_code(w), exit_code::kInterrupted) << test::read_file(dir.file("w.txt"));
+    const std::string line = test::last_line(test::read_file(dir.file("w.txt")));
+    EXPECT_EQ(left_pending_in(line), 0) << line;
+    EXPECT_EQ(pending_on(consumer), 0) << line;
+    // Every entry delivered to the worker was written to the detections stream (once), or dropped
+    // by the policy while the run went on (acknowledged: the user's rule).
+    const std::set<FrameKey> read = delivered();
+    const auto n = written();
+    const auto json = nlohmann::json::parse(test::read_file(profile));
+    const int64_t policy_drops = json["drops"].value("policy", 0);
+    EXPECT_EQ(static_cast<int64_t>(n.size()) + policy_drops, static_cast<int64_t>(read.size())) << line << "\n" << json["drops"].dump();
+    for (const auto& [frame, count] : n) {
+      EXPECT_TRUE(read.count(frame)) << "a frame the worker never read: " << frame.first << " " << frame.second;
+      EXPECT_EQ(count, 1) << frame.first << " " << frame.second;
+    }
+    if (policies[round] == "block") EXPECT_EQ(policy_drops, 0);
+  }
+}
+
+// With a drain too short to finish (0: stop at once), what the worker read and did not finish is
+// left pending for another worker, and the exit line says how many: as many as Redis lists.
+TEST_F(RedisPipeline, ADrainTimeoutTooShortLeavesEntriesPendingAndTheExitLineCountsThem) {
+  start();
+  publish_clip(2);
+  test::Process w = test::spawn_streamdet(stoppable_worker_args("w", 100, {"--drain-timeout", "0"}), dir.file("w.txt"));
+  ASSERT_TRUE(wait_for_entries("dets", 10)) << test::read_file(dir.file("w.txt"));
+  ::kill(w.pid, SIGTERM);
+  ASSERT_EQ(test::wait_exit_code(w), exit_code::kInterrupted) << test::read_file(dir.file("w.txt"));
+  const std::string line = test::last_line(test::read_file(dir.file("w.txt")));
+  const int64_t left = left_pending_in(line);
+  EXPECT_GT(left, 0) << line << " (100 entries fetched at a time: some were surely not finished)";
+  EXPECT_EQ(left, pending_on("w")) << line;
+  EXPECT_NE(line.find("--drain-timeout 0 s"), std::string::npos) << line;
+  // Each entry read was either written (and acknowledged) or left pending: none lost.
+  EXPECT_EQ(static_cast<int64_t>(written().size()) + left, static_cast<int64_t>(delivered().size())) << line;
+}
+
+// A second signal ends the worker at once, in the middle of its drain (here Redis holds the
+// writes, so the drain cannot finish), and the line says how many entries it leaves pending.
+TEST_F(RedisPipeline, ASecondSignalStopsAtOnceAndSaysHowManyEntriesItLeavesPending) {
+  start();
+  publish_clip(2);
+  test::Process w = test::spawn_streamdet(stoppable_worker_args("w", 100, {"--drain-timeout", "60"}), dir.file("w.txt"));
+  ASSERT_TRUE(wait_for_entries("dets", 10)) << test::read_file(dir.file("w.txt"));
+  ASSERT_TRUE(client->command({"CLIENT", "PAUSE", "10000", "WRITE"}));  // the detections' XADD waits
+  ::kill(w.pid, SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // two signals in a row may arrive as one
+  ::kill(w.pid, SIGTERM);
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(test::wait_exit_code(w), exit_code::kInterrupted) << test::read_file(dir.file("w.txt"));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5)) << "the second signal did not end it at once";
+  ASSERT_TRUE(client->command({"CLIENT", "UNPAUSE"}));
+  const std::string line = test::last_line(test::read_file(dir.file("w.txt")));
+  EXPECT_NE(line.find("interrupted twice: stopped at once"), std::string::npos) << line;
+  const int64_t left = left_pending_in(line);
+  EXPECT_GT(left, 0) << line;
+  EXPECT_EQ(left, pending_on("w")) << line;
 }
 
 std::string frame_message(int width, int height, streamdet::wire::Frame::Encoding encoding, std::string data) {

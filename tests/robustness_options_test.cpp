@@ -56,6 +56,8 @@ TEST(RobustnessOptions, NanAndOutOfRangeValuesAreRefusedWithAHumanRange) {
       {{"--stall-timeout", "0"}, "--stall-timeout: must be a number of seconds in [0.1, 3600], got 0"},
       {{"--reconnect-for", "nan"}, "--reconnect-for: must be a number of seconds in [0, 31536000]"},
       {{"--reconnect", "sometimes"}, "unknown --reconnect 'sometimes' (auto|never)"},
+      {{"--drain-timeout", "-1"}, "--drain-timeout: must be a number of seconds in [0, 3600], got -1"},
+      {{"--drain-timeout", "inf"}, "--drain-timeout: must be a number of seconds in [0, 3600]"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> args = {"run", "-m", kTinyModel, "-s", src, "-q"};

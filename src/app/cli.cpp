@@ -124,6 +124,15 @@ void add_runtime_options(CLI::App& cmd, RunOptions& r, std::string& policy) {
                  "a secret every --serve endpoint then needs (Authorization: Bearer TOKEN, or ?token=TOKEN in the page's URL)");
 }
 
+// `run` only: how long a stop request (Ctrl-C, SIGTERM) may take.
+void add_stop_options(CLI::App& cmd, double& drain_timeout_s) {
+  cmd.add_option("--drain-timeout", drain_timeout_s,
+                 "after Ctrl-C or SIGTERM, finish the frames in flight for at most this many seconds, then drop the "
+                 "rest (a Redis source leaves their entries pending for another worker); 0: stop at once")
+      ->capture_default_str()
+      ->check(real_in(0, 3600, Interval::kClosed, "seconds"));
+}
+
 // `run` only: what happens when a live source goes down.
 void add_live_source_options(CLI::App& cmd, RunOptions& r, std::string& reconnect, double& stall_s, double& reconnect_for_s) {
   cmd.add_option("--reconnect", reconnect,
@@ -293,6 +302,8 @@ int cli_main(int argc, char** argv) {
   add_live_source_options(*run_cmd, run, run_reconnect, run_stall_s, run_reconnect_for_s);
   TrackFlags run_track;
   add_tracking_options(*run_cmd, run, run_track);
+  double run_drain_timeout_s = run.drain_timeout_ms / 1000.0;
+  add_stop_options(*run_cmd, run_drain_timeout_s);
 
   BenchOptions bench;
   std::string bench_layout = "auto";
@@ -332,6 +343,7 @@ int cli_main(int argc, char** argv) {
         return report_error(Error{ErrorCode::kUsage, "unknown --reconnect '" + run_reconnect + "' (auto|never)"});
       run.reconnect = run_reconnect == "auto";
       run.stall_timeout_ms = run_stall_s * 1000.0;
+      run.drain_timeout_ms = run_drain_timeout_s * 1000.0;
       run.reconnect_for_ms = run_reconnect_for_s * 1000.0;
       return run_command(run, run_layout);
     }

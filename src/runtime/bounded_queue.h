@@ -35,7 +35,7 @@ class BoundedQueue {
   PushResult push(T item) {
     PushResult r;
     std::unique_lock<std::mutex> lock(mutex_);
-    if (policy_ == QueuePolicy::kBlock && items_.size() >= capacity_ && !closed_) {
+    if ((policy_ == QueuePolicy::kBlock || block_when_full_) && items_.size() >= capacity_ && !closed_) {
       auto t0 = std::chrono::steady_clock::now();
       not_full_.wait(lock, [&] { return items_.size() < capacity_ || closed_; });
       r.blocked_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -85,6 +85,13 @@ class BoundedQueue {
     }
   }
 
+  // From now on a push into a full queue waits for room whatever the policy: on a stop request
+  // the frames read are finished, none is dropped to make room for another.
+  void block_when_full() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    block_when_full_ = true;
+  }
+
   // Wakes everyone; pushes are refused from now on, pops drain what is left.
   void close() {
     {
@@ -128,6 +135,7 @@ class BoundedQueue {
   size_t high_water_ = 0;
   int64_t dropped_ = 0;
   bool closed_ = false;
+  bool block_when_full_ = false;
 };
 
 }  // namespace sd

@@ -11,7 +11,7 @@ FrameScheduler::PushResult FrameScheduler::push(int lane_index, PacketPtr packet
   PushResult r;
   std::unique_lock<std::mutex> lock(mutex_);
   Lane& lane = lanes_[static_cast<size_t>(lane_index)];
-  if (lane.config.policy == QueuePolicy::kBlock && lane.items.full() && !aborted_) {
+  if ((lane.config.policy == QueuePolicy::kBlock || lane.block_when_full) && lane.items.full() && !aborted_) {
     auto t0 = Clock::now();
     not_full_.wait(lock, [&] { return !lane.items.full() || aborted_; });
     r.blocked_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -84,6 +84,11 @@ void FrameScheduler::finish_lane(int lane) {
     lanes_[static_cast<size_t>(lane)].finished = true;
   }
   not_empty_.notify_all();
+}
+
+void FrameScheduler::block_when_full(int lane) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  lanes_[static_cast<size_t>(lane)].block_when_full = true;
 }
 
 void FrameScheduler::abort() {

@@ -37,6 +37,9 @@ class FrameScheduler {
                  std::vector<PacketPtr>& out, std::vector<PacketPtr>& expired);
 
   void finish_lane(int lane);  // its producer is done; workers drain what is left
+  // From now on a push into the lane when full waits for room whatever its policy (a stop
+  // request: the frames read are finished, none is dropped to make room for another).
+  void block_when_full(int lane);
   void abort();                // stop everything now; drain() returns what was left
   std::vector<PacketPtr> drain();
   // Packets waiting in each lane now (for the live figures; any thread).
@@ -52,6 +55,7 @@ class FrameScheduler {
     LaneConfig config;
     Ring<PacketPtr> items;
     bool finished = false;
+    bool block_when_full = false;
     int64_t next_sequence = 0;
   };
   mutable std::mutex mutex_;

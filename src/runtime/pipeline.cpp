@@ -14,9 +14,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <optional>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +27,7 @@
 #include "core/human_bytes.h"
 #include "core/memory_budget.h"
 #include "core/log.h"
+#include "runtime/drain_deadline.h"
 #include "runtime/interrupt.h"
 #include "runtime/live_stats.h"
 #include "runtime/progress.h"
@@ -93,6 +96,11 @@ class Pipeline {
     if (server_) server_->stop();  // served until the outputs were finalized; its threads end here
     outcome.profile = run_.profiler.report();
     outcome.status = final_status();
+    // An interrupted run says it in its exit line; any other end (--frames reached, an error) here.
+    if (outcome.status || outcome.status.error().code != ErrorCode::kInterrupted)
+      for (const auto& lane : run_.lanes)
+        if (std::optional<int64_t> n = lane.source->left_pending(); n && *n > 0)
+          log_info("%s: %lld entries left pending for another worker", lane.info.uri.c_str(), static_cast<long long>(*n));
     // The profile and the trace, written under their temporary names, go in place complete.
     auto keep_first_error = [&](Status st) {
       if (!st && outcome.status) outcome.status = st;
@@ -124,6 +132,7 @@ class Pipeline {
   void finalize();
   void close_sources();
   Status final_status();
+  std::string interrupted_message() const;
 
   const RunOptions& options_;
   const SourceOpener& open_;
@@ -135,8 +144,7 @@ class Pipeline {
 
 Status Pipeline::final_status() {
   if (auto e = run_.first_error()) return tl::unexpected(*e);
-  if (interrupt_requested())
-    return fail(ErrorCode::kInterrupted, "interrupted after " + std::to_string(run_.profiler.report().frames) + " frames");
+  if (interrupt_requested()) return fail(ErrorCode::kInterrupted, interrupted_message());
   // Every frame that could be decoded was processed; say what could not (exit 7).
   const ProfileReport report = run_.profiler.report();
   std::string damage;
@@ -148,6 +156,21 @@ Status Pipeline::final_status() {
   }
   if (!damage.empty()) return fail(ErrorCode::kDamagedSource, damage);
   return ok();
+}
+
+// "interrupted after N frames", what the drain left undone, and what each Redis source left
+// pending for another worker (0 when the drain finished everything it had read).
+std::string Pipeline::interrupted_message() const {
+  std::string message = "interrupted after " + std::to_string(run_.profiler.report().frames) + " frames";
+  if (run_.was_cut_short()) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", options_.drain_timeout_ms / 1000.0);
+    message += "; the frames still in flight after --drain-timeout " + std::string(seconds) + " s were dropped";
+  }
+  for (const auto& lane : run_.lanes)
+    if (std::optional<int64_t> n = lane.source->left_pending())
+      message += "; " + lane.info.uri + ": " + std::to_string(*n) + " entries left pending for another worker";
+  return message;
 }
 
 Status Pipeline::open_sources(int decode_threads, cv::Size& largest) {
@@ -396,6 +419,10 @@ void Pipeline::execute() {
     if (options_.max_frames >= 0) n = n < 0 ? options_.max_frames : std::min(n, options_.max_frames);
     total = (n < 0 || total < 0) ? -1 : total + n;
   }
+  // A stop request's drain is bounded: past --drain-timeout what is still in flight is dropped.
+  std::optional<DrainDeadline> drain_deadline;
+  drain_deadline.emplace(std::chrono::milliseconds(static_cast<int64_t>(options_.drain_timeout_ms)),
+                         [this] { return run_.stop_requested(); }, [this] { run_.cut_short(); });
   std::atomic<int> readers_left{n_sources};
   std::thread joiner([&] {
     for (auto& t : readers) t.join();
@@ -414,6 +441,7 @@ void Pipeline::execute() {
   for (auto& t : workers) t.join();
   for (auto& l : run_.lanes) l.done->close();
   for (auto& t : outputs) t.join();
+  drain_deadline.reset();  // every frame is settled: finalizing the outputs is not cut short
   progress.finish();
   finalize();
 }

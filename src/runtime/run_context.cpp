@@ -11,6 +11,15 @@ void RunContext::fail_run(const Error& e) {
     std::lock_guard<std::mutex> lock(error_mutex_);
     if (!error_) error_ = e;
   }
+  stop_every_stage();
+}
+
+void RunContext::cut_short() {
+  cut_short_ = true;
+  stop_every_stage();
+}
+
+void RunContext::stop_every_stage() {
   abort_ = true;
   for (auto& l : lanes) {
     if (l.raw) l.raw->close();
@@ -20,7 +29,8 @@ void RunContext::fail_run(const Error& e) {
   if (pool) pool->close();
 }
 
-bool RunContext::stopping() const { return abort_ || user_quit_ || interrupt_requested(); }
+bool RunContext::stopping() const { return abort_ || stop_requested(); }
+bool RunContext::stop_requested() const { return user_quit_ || interrupt_requested(); }
 
 std::optional<Error> RunContext::first_error() const {
   std::lock_guard<std::mutex> lock(error_mutex_);

@@ -63,8 +63,16 @@ class RunContext {
 
   // The first failure wins; every stage stops, the outputs are still finalized.
   void fail_run(const Error& e);
+  // A stop request's drain took longer than --drain-timeout: every stage stops as after a failure
+  // (the frames in flight are dropped, a Redis source leaves them pending), with no error of its own.
+  void cut_short();
   bool stopping() const;
-  bool aborted() const { return abort_; }  // a stage failed (not a Ctrl-C: frames in flight are still written then)
+  // Ctrl-C, SIGTERM or the live view's q: stop reading, finish the frames in flight.
+  bool stop_requested() const;
+  // A stage failed, or the drain was cut short: frames in flight are dropped, not written (after
+  // a stop request alone they are still finished).
+  bool aborted() const { return abort_; }
+  bool was_cut_short() const { return cut_short_; }
   std::optional<Error> first_error() const;
   void quit_by_user() { user_quit_ = true; }
 
@@ -89,7 +97,9 @@ class RunContext {
   }
 
  private:
-  std::atomic<bool> abort_{false}, user_quit_{false};
+  void stop_every_stage();
+
+  std::atomic<bool> abort_{false}, user_quit_{false}, cut_short_{false};
   mutable std::mutex error_mutex_;
   std::optional<Error> error_;
 };

@@ -66,6 +66,9 @@ struct RunOptions {
   int queue = 4;               // queue length for --policy drop-oldest (and block, per stage)
   int every = 1;               // infer every Nth frame (the others are dropped and counted)
   double max_age_ms = 0;       // drop frames older than this when a worker takes them (0: off)
+  // --drain-timeout: after Ctrl-C or SIGTERM, frames in flight are finished for this long at most,
+  // then dropped (a Redis source leaves their entries pending for another worker)
+  double drain_timeout_ms = 5000;
   // Live sources (streams, cameras, live GStreamer pipelines; sources/supervised_source.h).
   bool reconnect = true;            // --reconnect auto|never: reopen a live source that went down
   double stall_timeout_ms = 5000;   // --stall-timeout: no frame for this long is an outage

@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "core/log.h"
+#include "core/unacknowledged_entries.h"
 #include "transport/frame_codec.h"
 #include "transport/redis_client.h"
 #include "transport/redis_reconnect.h"
@@ -62,6 +63,7 @@ class RedisSource final : public Source {
     // Not live for the queue policy: entries wait in Redis (for this worker or another), so the
     // pipeline blocks on a full queue instead of dropping; --max-age keeps the work fresh.
     info_.live = false;
+    track_unacknowledged_entries();
     keeper_ = std::thread([this] { keep_held_entries(); });
   }
   ~RedisSource() override { stop_keeper(); }
@@ -71,7 +73,9 @@ class RedisSource final : public Source {
   Result<bool> read(Frame& frame) override {
     idle_ms_ = 0;
     while (true) {
-      if (should_stop_ && should_stop_()) return false;
+      // On a stop request the entries fetched already are still handed out (has_read_ahead), to
+      // be finished and acknowledged; nothing more is fetched.
+      const bool stopping = should_stop_ && should_stop_();
       if (!buffer_.empty()) {
         StreamEntry entry = std::move(buffer_.front());
         buffer_.pop_front();
@@ -79,6 +83,7 @@ class RedisSource final : public Source {
         if (taken) return true;
         continue;
       }
+      if (stopping) return false;
       SD_TRY(flush_acks());
       SD_ASSIGN_OR_RETURN(bool more, fetch());
       if (!more) return false;
@@ -96,6 +101,14 @@ class RedisSource final : public Source {
   Status close() override {
     stop_keeper();
     Status st = flush_acks();
+    // What is still pending on this consumer, as Redis counts it (entries this worker read and
+    // did not finish, and any of its own from an earlier run it did not get to); what it knows of
+    // itself when Redis cannot be asked.
+    auto pending = client_.xpending_count_of(config_.uri.stream, config_.group, config_.consumer);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      left_pending_ = pending ? *pending : static_cast<int64_t>(unacked_.size());
+    }
     int64_t bad = 0;
     for (int64_t n : bad_counts_) bad += n;
     if (bad > 0 || too_old_ > 0 || claimed_ > 0 || trimmed_ > 0)
@@ -105,6 +118,8 @@ class RedisSource final : public Source {
     return st;
   }
 
+  bool has_read_ahead() const override { return !buffer_.empty(); }
+  std::optional<int64_t> left_pending() const override { return left_pending_; }
   void prefer_size(cv::Size network_input) override { decode_min_ = network_input; }
   int64_t dropped_too_old() const override { return too_old_; }
   double last_read_idle_ms() const override { return idle_ms_; }
@@ -139,7 +154,10 @@ class RedisSource final : public Source {
       SD_TRY(recover(r.error()));
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& id : ids) held_.erase(id);
+    for (const auto& id : ids) {
+      held_.erase(id);
+      if (unacked_.erase(id) > 0) add_unacknowledged_entries(-1);
+    }
     return ok();
   }
 
@@ -189,8 +207,10 @@ class RedisSource final : public Source {
       return true;
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    for (auto& e : *got)
+    for (auto& e : *got) {
+      if (unacked_.insert(e.id).second) add_unacknowledged_entries(1);
       if (held_.insert(e.id).second) buffer_.push_back(std::move(e));
+    }
     return true;
   }
 
@@ -357,7 +377,9 @@ class RedisSource final : public Source {
   // Shared with settle(), which any pipeline thread may call.
   std::mutex mutex_;
   std::unordered_set<std::string> held_;  // read from Redis, and neither acknowledged nor given up
+  std::unordered_set<std::string> unacked_;  // read from Redis and not acknowledged: pending on this consumer
   std::vector<std::string> to_ack_;
+  std::optional<int64_t> left_pending_;  // set by close()
 };
 
 }  // namespace

@@ -11,6 +11,9 @@
 // reason, are acknowledged, and logged once per kind; they never stop the worker. A lost server is
 // reconnected with backoff for up to reconnect-for ms. The stream has no end: a worker runs until
 // stopped, or with drain=1 until nothing is left for its group (none undelivered, none pending).
+// On a stop request it fetches nothing more and hands out the entries it fetched already
+// (has_read_ahead), so that they are finished and acknowledged; what the run does not finish
+// stays pending, and close() learns from Redis how many (left_pending).
 // Query keys: group, consumer, claim-after, count, block, drain, max-pixels, dead, dead-maxlen,
 // reconnect-for (docs/scale-out.md).
 #pragma once

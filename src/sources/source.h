@@ -48,6 +48,14 @@ class Source {
   // Called once after the last settle(), before the source is destroyed: a source that batches
   // its acknowledgements sends what is left. Its error fails the run (the outputs are finalized).
   virtual Status close() { return ok(); }
+  // Frames taken from the input ahead of read() and owned by this process (a Redis source's
+  // fetched entries): on a stop request (Ctrl-C, SIGTERM) the reader goes on calling read() while
+  // this is true, and read() then hands them out without taking more, so that they are finished
+  // instead of left behind.
+  virtual bool has_read_ahead() const { return false; }
+  // After close(), for a source whose input keeps what it did not finish (a Redis consumer
+  // group): how many entries this consumer left pending for another; nullopt for other sources.
+  virtual std::optional<int64_t> left_pending() const { return std::nullopt; }
   // The network input's size, told once the model is loaded: a source that can decode at a
   // reduced scale (JPEG over the wire) decodes no more pixels than that needs.
   virtual void prefer_size(cv::Size network_input) {}

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <ctime>
 
 namespace sd::transport {
@@ -322,6 +323,24 @@ Result<int64_t> RedisClient::xpending_count(std::string_view stream, std::string
   if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 || reply->element[0]->type != REDIS_REPLY_INTEGER)
     return failure(what, "unexpected reply shape");
   return reply->element[0]->integer;
+}
+
+Result<int64_t> RedisClient::xpending_count_of(std::string_view stream, std::string_view group, std::string_view consumer) {
+  const std::string what = "XPENDING " + shown(stream) + " " + shown(group);
+  SD_ASSIGN_OR_RETURN(RedisReply reply, run({"XPENDING", stream, group}, what, timeout_));
+  // [count, smallest id, largest id, [[consumer, count as a string], ...]]; nil instead of the list when none is pending
+  if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 4) return failure(what, "unexpected reply shape");
+  const redisReply* consumers = reply->element[3];
+  if (consumers->type != REDIS_REPLY_ARRAY) return int64_t{0};
+  for (size_t i = 0; i < consumers->elements; ++i) {
+    const redisReply* pair = consumers->element[i];
+    if (pair->type != REDIS_REPLY_ARRAY || pair->elements < 2 || pair->element[0]->type != REDIS_REPLY_STRING ||
+        pair->element[1]->type != REDIS_REPLY_STRING)
+      return failure(what, "unexpected reply shape");
+    if (std::string_view(pair->element[0]->str, pair->element[0]->len) != consumer) continue;
+    return static_cast<int64_t>(std::strtoll(pair->element[1]->str, nullptr, 10));
+  }
+  return int64_t{0};
 }
 
 Result<int64_t> RedisClient::xlen(std::string_view stream) {

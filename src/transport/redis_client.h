@@ -100,6 +100,8 @@ class RedisClient {
                                  int64_t min_idle_ms, std::string_view start_id, int64_t count);
   // The number of entries delivered to the group and not yet acknowledged.
   Result<int64_t> xpending_count(std::string_view stream, std::string_view group);
+  // The number of those pending on one consumer (0 when it has none, or is unknown to the group).
+  Result<int64_t> xpending_count_of(std::string_view stream, std::string_view group, std::string_view consumer);
   Result<int64_t> xlen(std::string_view stream);
 
  private:

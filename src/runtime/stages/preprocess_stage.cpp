@@ -13,6 +13,7 @@ void PreprocessStage::run() {
   PreprocessScratch scratch;
   const Detector& det = run_.det;
   const Shape input_shape{1, 3, det.input_size.height, det.input_size.width};
+  bool draining = false;
   while (true) {
     auto t_wait = Clock::now();
     std::optional<PacketPtr> item = lane.raw->pop();
@@ -26,6 +27,10 @@ void PreprocessStage::run() {
       p->input.resize(input_shape);
       p->transform = preprocess_frame(p->frame, det.input_size, det.preprocess, p->input.data(), scratch);
       p->left[static_cast<size_t>(Stage::kPreprocess)] = Clock::now();
+    }
+    if (!draining && run_.stop_requested()) {
+      draining = true;
+      run_.scheduler->block_when_full(s_);  // on a stop request frames are finished, none dropped to make room
     }
     auto r = run_.scheduler->push(s_, std::move(p));
     rec.add_blocked(Stage::kPreprocess, r.blocked_ms);

@@ -13,8 +13,15 @@ void ReadStage::run() {
   const RunOptions& o = run_.options;
   int64_t read = 0, counter = 0;
   SourceHealth& health = run_.health.at(static_cast<size_t>(s_));
-  bool failed = false;
-  while (!run_.stopping()) {
+  bool failed = false, draining = false;
+  while (true) {
+    // A stop request ends the reading, but what the source fetched ahead (a Redis source's
+    // entries) is still read and finished, unless the run was aborted or cut short meanwhile.
+    if (run_.aborted() || (run_.stop_requested() && !lane.source->has_read_ahead())) break;
+    if (run_.stop_requested() && !draining) {
+      draining = true;
+      lane.raw->block_when_full();  // frames read are finished now: none dropped to make room
+    }
     if (o.max_frames >= 0 && read >= o.max_frames) break;
     auto t_acquire = Clock::now();
     PacketPtr p = run_.pool->acquire();
