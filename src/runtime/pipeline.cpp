@@ -25,6 +25,7 @@
 #include "core/human_bytes.h"
 #include "core/memory_budget.h"
 #include "core/log.h"
+#include "core/uri_redaction.h"
 #include "runtime/interrupt.h"
 #include "runtime/live_stats.h"
 #include "runtime/progress.h"
@@ -163,16 +164,19 @@ Status Pipeline::open_sources(int decode_threads, cv::Size& largest) {
     so.reconnect = options_.reconnect;
     so.stall_timeout_ms = options_.stall_timeout_ms;
     so.reconnect_for_ms = options_.reconnect_for_ms;
-    so.health = &run_.health.add(options_.sources[static_cast<size_t>(s)]);
-    SD_ASSIGN_OR_RETURN(auto source, open_(options_.sources[static_cast<size_t>(s)], so));
+    const std::string& spec = options_.sources[static_cast<size_t>(s)];
+    const std::string shown = without_password(spec);  // what the profile, report and health show
+    so.health = &run_.health.add(shown);
+    auto source = open_(spec, so);
+    if (!source) return tl::unexpected(source.error());
     SourceLane lane;
-    lane.info = source->info();
-    lane.source = std::move(source);
+    lane.info = (*source)->info();
+    lane.source = std::move(*source);
     lane.policy = queue_policy_for(options_.policy, lane.info.live);
     largest.width = std::max(largest.width, lane.info.width);
     largest.height = std::max(largest.height, lane.info.height);
     run_.lanes.push_back(std::move(lane));
-    run_.profiler.add_source(options_.sources[static_cast<size_t>(s)], run_.lanes.back().info.live);
+    run_.profiler.add_source(shown, run_.lanes.back().info.live);
   }
   return ok();
 }

@@ -1,0 +1,164 @@
+// Secrets stay secret: a password planted in source and sink URIs (a Redis stream behind
+// requirepass, read with the password alone and with ":password"; an HTTP stream with
+// user:password that is cut short) appears in no output of the run: not in stdout or stderr (the
+// profile table, the cut-short warning), not in --profile-json, --report, --trace, the JSON Lines,
+// the annotated videos or their names, and not in the detections the Redis sink writes.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include <hiredis/hiredis.h>
+
+#include "cli_util.h"
+#include "core/error.h"
+#include "redis_server.h"
+#include "test_util.h"
+#include "transport/redis_client.h"
+
+namespace sd {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Serves one file over HTTP/1.1 on loopback, honouring "Range: bytes=N-", but never more than its
+// first `cut` bytes: every response declares the whole file and breaks off there, as a server that
+// dies mid-transfer. One connection at a time; stops (and joins) when destroyed.
+class CutShortHttpServer {
+ public:
+  CutShortHttpServer(std::string body, size_t cut) : body_(std::move(body)), cut_(cut) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    ::setsockopt(listener_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (::bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listener_, 8) != 0 ||
+        ::getsockname(listener_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+      return;
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~CutShortHttpServer() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    ::close(listener_);
+  }
+  int port() const { return port_; }
+
+ private:
+  void serve() {
+    while (!stop_) {
+      pollfd p{listener_, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      const int c = ::accept(listener_, nullptr, nullptr);
+      if (c < 0) continue;
+      answer(c);
+      ::close(c);
+    }
+  }
+  void answer(int c) {
+    std::string request;
+    char buf[4096];
+    while (request.find("\r\n\r\n") == std::string::npos) {
+      pollfd p{c, POLLIN, 0};
+      if (::poll(&p, 1, 2000) <= 0) return;
+      const ssize_t n = ::recv(c, buf, sizeof buf, 0);
+      if (n <= 0) return;
+      request.append(buf, static_cast<size_t>(n));
+    }
+    size_t from = 0;
+    if (const size_t r = request.find("Range: bytes="); r != std::string::npos) from = std::stoull(request.substr(r + 13));
+    from = std::min(from, body_.size());
+    std::string head = from == 0 ? "HTTP/1.1 200 OK\r\n" : "HTTP/1.1 206 Partial Content\r\n";
+    head += "Content-Type: video/x-msvideo\r\nAccept-Ranges: bytes\r\nConnection: close\r\n";
+    head += "Content-Length: " + std::to_string(body_.size() - from) + "\r\n";
+    if (from > 0) head += "Content-Range: bytes " + std::to_string(from) + "-" + std::to_string(body_.size() - 1) + "/" + std::to_string(body_.size()) + "\r\n";
+    head += "\r\n";
+    if (from < cut_) head += body_.substr(from, cut_ - from);
+    for (size_t sent = 0; sent < head.size();) {
+      const ssize_t n = ::send(c, head.data() + sent, head.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return;
+      sent += static_cast<size_t>(n);
+    }
+  }
+
+  std::string body_;
+  size_t cut_;
+  int listener_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+TEST(RobustnessSecrets, APasswordInSourceAndSinkUrisAppearsInNoOutput) {
+  if (!test::redis_server_available()) GTEST_SKIP() << "no " << test::kRedisServerPath << " here (scripts/install-deps.sh installs it)";
+  const std::string secret = "Planted-Pw-7q3x";
+  test::RedisServer redis({.requirepass = secret});
+  ASSERT_TRUE(redis.start());
+  test::TempDir dir;
+  {
+    test::CliResult published = test::run_cli(
+        dir, {"publish", "-s", std::string(STREAMDET_SOURCE_DIR) + "/samples/shapes_640x360.mp4", "--sink", redis.uri("frames"),
+              "--fps", "max", "--max-frames", "4", "-q"});
+    ASSERT_EQ(published.code, 0) << published.err;
+  }
+  test::write_numbered_avi(dir.file("clip.avi"), 40);
+  const std::string avi = test::read_file(dir.file("clip.avi"));
+  CutShortHttpServer http(avi, avi.size() * 6 / 10);
+  ASSERT_GT(http.port(), 0);
+
+  const std::string host = "127.0.0.1:" + std::to_string(redis.port());
+  const std::string http_source = "http://viewer:" + secret + "@127.0.0.1:" + std::to_string(http.port()) + "/clip.avi";
+  fs::create_directory(dir.file("out"));
+  auto out = [&](const std::string& name) { return dir.file("out/" + name); };
+  test::SpawnOptions spawn;
+  spawn.stdout_path = out("stdout.txt");
+  test::CliResult r = test::run_cli(
+      dir,
+      {"run", "-m", test::kTinyModel, "--threads", "1", "--reconnect", "never", "-s", "redis://" + secret + "@" + host + "/frames?drain=1",
+       "-s", http_source, "--sink", "redis://:" + secret + "@" + host + "/dets", "-d", out("d.jsonl"), "-o", out("v_{name}.mp4"),
+       "--profile-json", out("p.json"), "--report", out("r.html"), "--trace", out("t.json")},
+      spawn);
+  // The HTTP stream was cut short (exit 7): its warning names it, with the password hidden.
+  EXPECT_EQ(r.code, exit_code::kDamagedSource) << r.err;
+  EXPECT_NE(r.err.find("http://viewer:***@127.0.0.1:" + std::to_string(http.port()) + "/clip.avi was cut short"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(secret), std::string::npos) << r.err;
+
+  std::vector<std::string> written = test::list_dir(dir.file("out"));
+  for (const char* expected : {"stdout.txt", "d.jsonl", "p.json", "r.html", "t.json"})
+    EXPECT_NE(std::find(written.begin(), written.end(), expected), written.end()) << expected;
+  EXPECT_GE(written.size(), 7u);  // and a video per source
+  for (const std::string& name : written) {
+    EXPECT_EQ(name.find(secret), std::string::npos) << name;
+    EXPECT_EQ(test::read_file(out(name)).find(secret), std::string::npos) << name;
+  }
+  EXPECT_NE(test::read_file(out("p.json")).find("redis://***@" + host + "/frames"), std::string::npos);
+
+  // The detections the sink wrote name their source without the password.
+  auto uri = transport::parse_redis_uri(redis.uri("dets"), std::nullopt);
+  ASSERT_TRUE(uri);
+  auto client = transport::RedisClient::connect(*uri, std::chrono::milliseconds(5000));
+  ASSERT_TRUE(client) << client.error().message;
+  auto entries = client->command({"XRANGE", "dets", "-", "+"});
+  ASSERT_TRUE(entries) << entries.error().message;
+  std::string all;  // every field of every entry, as bytes (the messages are protobuf)
+  for (size_t i = 0; i < (*entries)->elements; ++i) {
+    const redisReply* fields = (*entries)->element[i]->element[1];
+    for (size_t k = 0; k < fields->elements; ++k) all.append(fields->element[k]->str, fields->element[k]->len);
+  }
+  EXPECT_GT((*entries)->elements, 4u);
+  EXPECT_NE(all.find("***@127.0.0.1:" + std::to_string(http.port())), std::string::npos);
+  EXPECT_EQ(all.find(secret), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sd
