@@ -5,6 +5,8 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -139,6 +141,39 @@ TEST(RobustnessSources, ALiveStreamCutShortExitsSeven) {
   EXPECT_GT(lines, 0);
   EXPECT_LE(lines, 30);
   EXPECT_EQ(last, "streamdet: warning: " + url + " was cut short: the stream ended after 30 frames");
+}
+
+// A server that accepts and never answers: Ctrl-C or SIGTERM while the stream is still opening is
+// an interrupted run (exit 130, one line), not a source that failed (it exited 4 with FFmpeg's
+// "Invalid data found" for RTSP and "Immediate exit requested" for HTTP).
+TEST(RobustnessSources, AStopRequestWhileAStreamIsOpeningExits130) {
+  for (const char* scheme : {"rtsp", "http"}) {
+    for (int sig : {SIGINT, SIGTERM}) {
+      test::TempDir dir;
+      const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      socklen_t len = sizeof a;
+      ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+      ASSERT_EQ(::listen(listener, 4), 0);
+      ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len), 0);
+      const std::string url = std::string(scheme) + "://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/live";
+      test::Process p = test::spawn_streamdet({"run", "-m", kTinyModel, "-s", url, "-q"}, dir.file("stderr.txt"));
+      // Once streamdet has connected it is opening the stream (its signal handlers are in place).
+      pollfd pending{listener, POLLIN, 0};
+      ASSERT_EQ(::poll(&pending, 1, 60000), 1) << url << ": streamdet never connected";
+      const int connection = ::accept(listener, nullptr, nullptr);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      ::kill(p.pid, sig);
+      EXPECT_EQ(test::wait_exit_code(p), exit_code::kInterrupted) << url << " " << sig << ": " << test::read_file(dir.file("stderr.txt"));
+      const auto lines = test::nonempty_lines(test::read_file(dir.file("stderr.txt")));
+      ASSERT_EQ(lines.size(), 1u) << test::read_file(dir.file("stderr.txt"));
+      EXPECT_EQ(lines[0], "streamdet: error: interrupted while opening source " + url);
+      ::close(connection);
+      ::close(listener);
+    }
+  }
 }
 
 }  // namespace

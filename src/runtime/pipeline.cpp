@@ -168,6 +168,9 @@ Status Pipeline::open_sources(int decode_threads, cv::Size& largest) {
     const std::string shown = without_password(spec);  // what the profile, report and health show
     so.health = &run_.health.add(shown);
     auto source = open_(spec, so);
+    // A stop request cuts an opening stream short (FFmpeg then fails it with "Invalid data" or
+    // "Immediate exit requested"): that is an interrupted run, not a source that failed.
+    if (!source && interrupt_requested()) return fail(ErrorCode::kInterrupted, "interrupted while opening source " + shown);
     if (!source) return tl::unexpected(source.error());
     SourceLane lane;
     lane.info = (*source)->info();
