@@ -307,7 +307,8 @@ Status Pipeline::start_server(const ServeAddress& address) {
   WebServerConfig config{address, options_.serve_token, board, [this, since] { return collect_live_stats(run_, since); }};
   SD_ASSIGN_OR_RETURN(server_, WebServer::start(std::move(config)));
   const std::string host = address.host.find(':') != std::string::npos ? "[" + address.host + "]" : address.host;
-  log_info("web view: http://%s:%d/ (also /metrics, /health)%s", host.c_str(), server_->port(),
+  // Also with --quiet: with --serve 0 this line is the only way to learn the port.
+  log_notice("web view: http://%s:%d/ (also /metrics, /health)%s", host.c_str(), server_->port(),
            options_.serve_token.empty() ? "" : "; the page needs ?token=...");
   if (!is_loopback_host(address.host) && options_.serve_token.empty())
     log_warn("--serve %s: listening beyond this machine without --serve-token: anyone who can reach port %d sees the "
