@@ -15,6 +15,7 @@
 #include <fstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
 #include <opencv2/imgproc.hpp>
 #include <opencv2/videoio.hpp>
 
@@ -141,6 +142,49 @@ TEST(RobustnessSources, ALiveStreamCutShortExitsSeven) {
   EXPECT_GT(lines, 0);
   EXPECT_LE(lines, 30);
   EXPECT_EQ(last, "streamdet: warning: " + url + " was cut short: the stream ended after 30 frames");
+}
+
+// Garbage in the middle of an MPEG-TS: the frames are read past it, and the profile counts what
+// the warning counts (it said "7 cut off or corrupt" while the profile's corrupt count stayed 0).
+TEST(RobustnessSources, ACorruptedTransportStreamIsCountedInTheProfileAsInTheWarning) {
+  test::TempDir dir;
+  {
+    cv::VideoWriter w(dir.file("clip.ts"), cv::CAP_FFMPEG, cv::VideoWriter::fourcc('m', 'p', '4', 'v'), 25, cv::Size(320, 192));
+    ASSERT_TRUE(w.isOpened());
+    for (int i = 0; i < 60; ++i) {
+      cv::Mat f(192, 320, CV_8UC3, cv::Scalar(i, 2 * i, 255 - i));
+      cv::circle(f, {i * 5, 96}, 20, {0, 0, 0}, -1);
+      w.write(f);
+    }
+  }
+  {
+    std::fstream f(dir.file("clip.ts"), std::ios::in | std::ios::out | std::ios::binary);
+    const auto size = static_cast<std::streamoff>(fs::file_size(dir.file("clip.ts")));
+    f.seekp(size / 2);
+    for (int i = 0; i < 4000; ++i) f.put(static_cast<char>((i * 7) & 0xff));
+  }
+  test::CliResult r = test::run_cli(dir, {"run", "-m", kTinyModel, "-s", dir.file("clip.ts"), "--profile-json", dir.file("p.json")});
+  EXPECT_EQ(r.code, exit_code::kDamagedSource) << r.err;
+  const std::string warning = test::last_line(r.err);
+  const std::string counted = " cut off or corrupt in the file";
+  const size_t at = warning.find(counted);
+  ASSERT_NE(at, std::string::npos) << warning;
+  const size_t number = warning.rfind(", ", at) + 2;
+  const int64_t damaged = std::stoll(warning.substr(number, at - number));
+  EXPECT_GT(damaged, 0) << warning;
+  int64_t undecodable = 0;  // ", N could not be decoded", when the decoder refused some
+  if (const size_t u = warning.find(" could not be decoded"); u != std::string::npos) {
+    const size_t n = warning.rfind(", ", u) + 2;
+    undecodable = std::stoll(warning.substr(n, u - n));
+  }
+  auto profile = nlohmann::json::parse(test::read_file(dir.file("p.json")));
+  EXPECT_EQ(profile["corrupt_frames"], damaged + undecodable) << warning << "\n" << profile.dump();
+  EXPECT_EQ(profile["sources"][0]["corrupt_frames"], damaged + undecodable);
+  EXPECT_EQ(profile["sources"][0]["damaged_frames"], damaged);
+  EXPECT_EQ(profile["sources"][0]["drops"]["corrupt"], undecodable);
+  // The table says it too.
+  EXPECT_NE(r.err.find(std::to_string(damaged) + " frame" + (damaged == 1 ? "" : "s") + " decoded from data cut off or corrupt"),
+            std::string::npos) << r.err;
 }
 
 // A server that accepts and never answers: Ctrl-C or SIGTERM while the stream is still opening is

@@ -432,6 +432,8 @@ void Pipeline::finalize() {
     for (auto& p : lane.raw->drain()) run_.drop(std::move(p), DropReason::kAborted);
   for (size_t s = 0; s < run_.lanes.size(); ++s)
     if (int64_t n = run_.lanes[s].source->dropped_too_old(); n > 0) run_.profiler.count_drop(static_cast<int>(s), DropReason::kMaxAge, n);
+  for (size_t s = 0; s < run_.lanes.size(); ++s)
+    if (int64_t n = run_.lanes[s].source->damaged_frames(); n > 0) run_.profiler.count_damaged(static_cast<int>(s), n);
   for (auto& p : run_.scheduler->drain()) run_.drop(std::move(p), DropReason::kAborted);
   close_sources();
 }
