@@ -16,6 +16,7 @@
 #include <thread>
 
 #include <nlohmann/json.hpp>
+#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 #include <opencv2/videoio.hpp>
 
@@ -218,6 +219,31 @@ TEST(RobustnessSources, AStopRequestWhileAStreamIsOpeningExits130) {
       ::close(listener);
     }
   }
+}
+
+// A truncated PNG: our one line, without libpng's own "libpng error: Read Error" beside it, alone
+// (exit 4) and in a folder beside a whole one (the frame is skipped with a warning, exit 7).
+TEST(RobustnessSources, ATruncatedPngSaysSoInOneLine) {
+  test::TempDir dir;
+  fs::create_directory(dir.file("images"));
+  cv::Mat image(120, 160, CV_8UC3);
+  cv::randu(image, 0, 255);  // noise: the compressed data fills most of the file
+  ASSERT_TRUE(cv::imwrite(dir.file("images/a.png"), image));
+  ASSERT_TRUE(cv::imwrite(dir.file("images/b.png"), image));
+  cut_to(dir.file("images/b.png"), 0.5);
+
+  test::CliResult alone = test::run_cli(dir, {"run", "-m", kTinyModel, "-s", dir.file("images/b.png"), "-q"});
+  EXPECT_EQ(alone.code, exit_code::kSource) << alone.err;
+  auto lines = test::nonempty_lines(alone.err);
+  ASSERT_EQ(lines.size(), 1u) << alone.err;
+  EXPECT_EQ(lines[0].rfind("streamdet: error: image " + dir.file("images/b.png") + " could not be decoded: ", 0), 0u) << lines[0];
+  EXPECT_NE(lines[0].find("cut short"), std::string::npos) << lines[0];
+
+  test::CliResult folder = test::run_cli(dir, {"run", "-m", kTinyModel, "-s", dir.file("images"), "-q", "-d", dir.file("d.jsonl")});
+  EXPECT_EQ(folder.code, exit_code::kDamagedSource) << folder.err;
+  // The skipped frame's warning, then the run's: ours, and nothing else.
+  for (const std::string& line : test::nonempty_lines(folder.err)) EXPECT_EQ(line.rfind("streamdet: warning: ", 0), 0u) << folder.err;
+  EXPECT_EQ(test::count_valid_jsonl_lines(dir.file("d.jsonl")), 1);
 }
 
 }  // namespace
