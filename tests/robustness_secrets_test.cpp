@@ -1,8 +1,9 @@
 // Secrets stay secret: a password planted in source and sink URIs (a Redis stream behind
 // requirepass, read with the password alone and with ":password"; an HTTP stream with
-// user:password that is cut short) appears in no output of the run: not in stdout or stderr (the
-// profile table, the cut-short warning), not in --profile-json, --report, --trace, the JSON Lines,
-// the annotated videos or their names, and not in the detections the Redis sink writes.
+// user:password that is cut short, read by `run` and by `publish`) appears in no output of the
+// run: not in stdout or stderr (the profile table, the cut-short warning), not in --profile-json,
+// --report, --trace, the JSON Lines, the annotated videos or their names, and not in the frames
+// `publish` sends or the detections the Redis sink writes.
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
@@ -115,9 +116,15 @@ TEST(RobustnessSecrets, APasswordInSourceAndSinkUrisAppearsInNoOutput) {
   const std::string avi = test::read_file(dir.file("clip.avi"));
   CutShortHttpServer http(avi, avi.size() * 6 / 10);
   ASSERT_GT(http.port(), 0);
+  const std::string http_source = "http://viewer:" + secret + "@127.0.0.1:" + std::to_string(http.port()) + "/clip.avi";
+  {
+    // Published frames carry their source's name into Redis, and the worker's detections copy it.
+    test::CliResult published = test::run_cli(dir, {"publish", "-s", http_source, "--sink", redis.uri("frames"), "--fps", "max", "-q"});
+    ASSERT_EQ(published.code, exit_code::kDamagedSource) << published.err;
+    EXPECT_EQ(published.err.find(secret), std::string::npos) << published.err;
+  }
 
   const std::string host = "127.0.0.1:" + std::to_string(redis.port());
-  const std::string http_source = "http://viewer:" + secret + "@127.0.0.1:" + std::to_string(http.port()) + "/clip.avi";
   fs::create_directory(dir.file("out"));
   auto out = [&](const std::string& name) { return dir.file("out/" + name); };
   test::SpawnOptions spawn;
@@ -143,21 +150,23 @@ TEST(RobustnessSecrets, APasswordInSourceAndSinkUrisAppearsInNoOutput) {
   }
   EXPECT_NE(test::read_file(out("p.json")).find("redis://***@" + host + "/frames"), std::string::npos);
 
-  // The detections the sink wrote name their source without the password.
+  // The frames publish sent and the detections the sink wrote name their source without it.
   auto uri = transport::parse_redis_uri(redis.uri("dets"), std::nullopt);
   ASSERT_TRUE(uri);
   auto client = transport::RedisClient::connect(*uri, std::chrono::milliseconds(5000));
   ASSERT_TRUE(client) << client.error().message;
-  auto entries = client->command({"XRANGE", "dets", "-", "+"});
-  ASSERT_TRUE(entries) << entries.error().message;
-  std::string all;  // every field of every entry, as bytes (the messages are protobuf)
-  for (size_t i = 0; i < (*entries)->elements; ++i) {
-    const redisReply* fields = (*entries)->element[i]->element[1];
-    for (size_t k = 0; k < fields->elements; ++k) all.append(fields->element[k]->str, fields->element[k]->len);
+  for (const char* stream : {"frames", "dets"}) {
+    auto entries = client->command({"XRANGE", stream, "-", "+"});
+    ASSERT_TRUE(entries) << entries.error().message;
+    std::string all;  // every field of every entry, as bytes (the messages are protobuf)
+    for (size_t i = 0; i < (*entries)->elements; ++i) {
+      const redisReply* fields = (*entries)->element[i]->element[1];
+      for (size_t k = 0; k < fields->elements; ++k) all.append(fields->element[k]->str, fields->element[k]->len);
+    }
+    EXPECT_GT((*entries)->elements, 8u) << stream;
+    EXPECT_NE(all.find("viewer:***@127.0.0.1:" + std::to_string(http.port())), std::string::npos) << stream;
+    EXPECT_EQ(all.find(secret), std::string::npos) << stream;
   }
-  EXPECT_GT((*entries)->elements, 4u);
-  EXPECT_NE(all.find("***@127.0.0.1:" + std::to_string(http.port())), std::string::npos);
-  EXPECT_EQ(all.find(secret), std::string::npos);
 }
 
 }  // namespace

@@ -38,7 +38,8 @@ Status run_publish(const PublishOptions& o) {
   auto connected = transport::RedisClient::connect(uri, std::chrono::milliseconds(2000));
   if (!connected) return fail(ErrorCode::kOutput, connected.error().message);
   transport::RedisClient client = std::move(*connected);
-  const std::string source_id = o.source_id.empty() ? o.source : o.source_id;
+  // Every frame carries it into Redis (and workers copy it into their detections): not a password.
+  const std::string source_id = o.source_id.empty() ? without_password(o.source) : o.source_id;
   const SourceInfo& info = source->info();
   // Paced by the source's own clock for files; live sources deliver at their rate anyway.
   const bool paced = o.fps == "source" && !info.live && info.fps > 0;
