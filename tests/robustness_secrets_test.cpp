@@ -14,9 +14,11 @@
 
 #include <atomic>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include <hiredis/hiredis.h>
+#include <opencv2/videoio.hpp>
 
 #include "cli_util.h"
 #include "core/error.h"
@@ -29,12 +31,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Serves one file over HTTP/1.1 on loopback, honouring "Range: bytes=N-", but never more than its
-// first `cut` bytes: every response declares the whole file and breaks off there, as a server that
-// dies mid-transfer. One connection at a time; stops (and joins) when destroyed.
-class CutShortHttpServer {
+// Serves files over HTTP/1.1 on loopback by path (404 for others), honouring "Range: bytes=N-",
+// but never more than the first `cut` bytes of a file: every response declares the whole file and
+// breaks off there, as a server that dies mid-transfer. One connection at a time; stops (and
+// joins) when destroyed.
+class LocalHttpServer {
  public:
-  CutShortHttpServer(std::string body, size_t cut) : body_(std::move(body)), cut_(cut) {
+  explicit LocalHttpServer(std::map<std::string, std::string> files, size_t cut = std::string::npos)
+      : files_(std::move(files)), cut_(cut) {
     listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
     int one = 1;
     ::setsockopt(listener_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -48,7 +52,7 @@ class CutShortHttpServer {
     port_ = ntohs(a.sin_port);
     thread_ = std::thread([this] { serve(); });
   }
-  ~CutShortHttpServer() {
+  ~LocalHttpServer() {
     stop_ = true;
     if (thread_.joinable()) thread_.join();
     ::close(listener_);
@@ -76,23 +80,31 @@ class CutShortHttpServer {
       if (n <= 0) return;
       request.append(buf, static_cast<size_t>(n));
     }
+    const size_t path_start = request.find(' ') + 1;
+    const auto file = files_.find(request.substr(path_start, request.find(' ', path_start) - path_start));
+    if (file == files_.end()) return send_all(c, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    const std::string& body = file->second;
     size_t from = 0;
     if (const size_t r = request.find("Range: bytes="); r != std::string::npos) from = std::stoull(request.substr(r + 13));
-    from = std::min(from, body_.size());
+    from = std::min(from, body.size());
     std::string head = from == 0 ? "HTTP/1.1 200 OK\r\n" : "HTTP/1.1 206 Partial Content\r\n";
-    head += "Content-Type: video/x-msvideo\r\nAccept-Ranges: bytes\r\nConnection: close\r\n";
-    head += "Content-Length: " + std::to_string(body_.size() - from) + "\r\n";
-    if (from > 0) head += "Content-Range: bytes " + std::to_string(from) + "-" + std::to_string(body_.size() - 1) + "/" + std::to_string(body_.size()) + "\r\n";
+    head += "Accept-Ranges: bytes\r\nConnection: close\r\n";
+    head += "Content-Length: " + std::to_string(body.size() - from) + "\r\n";
+    if (from > 0) head += "Content-Range: bytes " + std::to_string(from) + "-" + std::to_string(body.size() - 1) + "/" + std::to_string(body.size()) + "\r\n";
     head += "\r\n";
-    if (from < cut_) head += body_.substr(from, cut_ - from);
-    for (size_t sent = 0; sent < head.size();) {
-      const ssize_t n = ::send(c, head.data() + sent, head.size() - sent, MSG_NOSIGNAL);
+    const size_t end = std::min(cut_, body.size());
+    if (from < end) head += body.substr(from, end - from);
+    send_all(c, head);
+  }
+  static void send_all(int c, const std::string& bytes) {
+    for (size_t sent = 0; sent < bytes.size();) {
+      const ssize_t n = ::send(c, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
       if (n <= 0) return;
       sent += static_cast<size_t>(n);
     }
   }
 
-  std::string body_;
+  std::map<std::string, std::string> files_;
   size_t cut_;
   int listener_ = -1;
   int port_ = 0;
@@ -114,7 +126,7 @@ TEST(RobustnessSecrets, APasswordInSourceAndSinkUrisAppearsInNoOutput) {
   }
   test::write_numbered_avi(dir.file("clip.avi"), 40);
   const std::string avi = test::read_file(dir.file("clip.avi"));
-  CutShortHttpServer http(avi, avi.size() * 6 / 10);
+  LocalHttpServer http({{"/clip.avi", avi}}, avi.size() * 6 / 10);
   ASSERT_GT(http.port(), 0);
   const std::string http_source = "http://viewer:" + secret + "@127.0.0.1:" + std::to_string(http.port()) + "/clip.avi";
   {
@@ -167,6 +179,29 @@ TEST(RobustnessSecrets, APasswordInSourceAndSinkUrisAppearsInNoOutput) {
     EXPECT_NE(all.find("viewer:***@127.0.0.1:" + std::to_string(http.port())), std::string::npos) << stream;
     EXPECT_EQ(all.find(secret), std::string::npos) << stream;
   }
+}
+
+// With --verbose FFmpeg prints lines of its own, and some name a URL made from the source's (an HLS
+// playlist's segments: "[hls @ ...] Opening 'http://user:password@host/seg0.ts' for reading"):
+// they too go through the redaction.
+TEST(RobustnessSecrets, FfmpegsOwnLinesHideThePasswordToo) {
+  test::TempDir dir;
+  {
+    cv::VideoWriter w(dir.file("seg0.ts"), cv::CAP_FFMPEG, cv::VideoWriter::fourcc('m', 'p', '4', 'v'), 25, cv::Size(160, 96));
+    ASSERT_TRUE(w.isOpened());
+    for (int i = 0; i < 10; ++i) w.write(cv::Mat(96, 160, CV_8UC3, cv::Scalar(i * 20, 128, 255 - i * 20)));
+  }
+  const std::string playlist = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:1\n#EXT-X-MEDIA-SEQUENCE:0\n#EXTINF:0.4,\nseg0.ts\n#EXT-X-ENDLIST\n";
+  LocalHttpServer http({{"/live.m3u8", playlist}, {"/seg0.ts", test::read_file(dir.file("seg0.ts"))}});
+  ASSERT_GT(http.port(), 0);
+  const std::string secret = "Planted-Pw-hls-5k";
+  const std::string url = "http://viewer:" + secret + "@127.0.0.1:" + std::to_string(http.port()) + "/live.m3u8";
+  test::CliResult r = test::run_cli(dir, {"run", "-m", test::kTinyModel, "-s", url, "--verbose", "-q", "-d", dir.file("d.jsonl")});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_GT(test::count_valid_jsonl_lines(dir.file("d.jsonl")), 0) << r.err;
+  EXPECT_NE(r.err.find("viewer:***@127.0.0.1"), std::string::npos) << r.err;  // FFmpeg did name the URL
+  EXPECT_EQ(r.err.find(secret), std::string::npos) << r.err;
+  EXPECT_EQ(test::read_file(dir.file("d.jsonl")).find(secret), std::string::npos);
 }
 
 }  // namespace
