@@ -204,5 +204,24 @@ TEST(RobustnessSecrets, FfmpegsOwnLinesHideThePasswordToo) {
   EXPECT_EQ(test::read_file(dir.file("d.jsonl")).find(secret), std::string::npos);
 }
 
+// bench's JSON names the source it ran the pipeline on: without the password.
+TEST(RobustnessSecrets, BenchJsonNamesTheSourceWithoutItsPassword) {
+  test::TempDir dir;
+  test::write_numbered_avi(dir.file("clip.avi"), 10);
+  LocalHttpServer http({{"/clip.avi", test::read_file(dir.file("clip.avi"))}});
+  ASSERT_GT(http.port(), 0);
+  const std::string secret = "Planted-Pw-bench-2m";
+  test::SpawnOptions spawn;
+  spawn.stdout_path = dir.file("bench.json");
+  test::CliResult r = test::run_cli(dir, {"bench", "-m", test::kTinyModel, "-s", "http://viewer:" + secret + "@127.0.0.1:" +
+                                          std::to_string(http.port()) + "/clip.avi", "--warmup", "1", "-n", "2", "--json"},
+                                    spawn);
+  EXPECT_EQ(r.code, 0) << r.err;
+  const std::string json = test::read_file(dir.file("bench.json"));
+  EXPECT_NE(json.find("viewer:***@127.0.0.1"), std::string::npos) << json;
+  EXPECT_EQ(json.find(secret), std::string::npos) << json;
+  EXPECT_EQ(r.err.find(secret), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace sd
