@@ -179,6 +179,19 @@ TEST(ServeHttp, ListeningBeyondThisMachineWithoutATokenWarns) {
   EXPECT_EQ(r.err.find("without --serve-token"), std::string::npos) << r.err;  // loopback: no warning
 }
 
+// --serve 0 -q: the port it picked is on stderr all the same (it printed nothing, so the web view
+// could not be found); the line is the only one, and it names a port that was listened on.
+TEST(ServeHttp, TheWebViewLineIsPrintedEvenWhenQuiet) {
+  test::TempDir dir;
+  CliResult r = test::run_cli(dir, {"run", "-m", kTinyModel, "-s", "synth:w=64,h=64,frames=2", "-q", "--serve", "0"});
+  EXPECT_EQ(r.code, exit_code::kOk) << r.err;
+  const auto lines = test::nonempty_lines(r.err);
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  const std::string prefix = "streamdet: web view: http://127.0.0.1:";
+  ASSERT_EQ(lines[0].rfind(prefix, 0), 0u) << lines[0];
+  EXPECT_GT(std::stoi(lines[0].substr(prefix.size())), 0) << lines[0];
+}
+
 // In process (for ThreadSanitizer): readers poll every endpoint and watch the stream while the
 // pipeline writes the figures, then the run is interrupted.
 TEST(ServeHttp, InProcessEndpointsUnderLoadAndInterrupt) {

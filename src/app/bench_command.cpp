@@ -16,6 +16,7 @@
 
 #include "core/build_info.h"
 #include "core/frame.h"
+#include "core/uri_redaction.h"
 #include "engine/engine_registry.h"
 #include "model/model_info.h"
 #include "runtime/detector.h"
@@ -251,7 +252,9 @@ nlohmann::json row_json(const Row& r) {
                       {"commit", build_commit()},
                       {"machine", machine_summary()}};
   if (r.has_pipeline) {
-    j["source"] = o.sources.size() == 1 ? nlohmann::json(o.sources[0]) : nlohmann::json(o.sources);
+    std::vector<std::string> shown;
+    for (const auto& s : o.sources) shown.push_back(without_password(s));
+    j["source"] = shown.size() == 1 ? nlohmann::json(shown[0]) : nlohmann::json(shown);
     j["e2e_fps"] = r.e2e_fps;
     j["e2e_over_engine"] = r.engine_fps > 0 ? r.e2e_fps / r.engine_fps : 0;
     j["inference_ms_in_pipeline"] = r.inference_ms_in_pipeline;

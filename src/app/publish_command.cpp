@@ -5,6 +5,7 @@
 
 #include "app/option_checks.h"
 #include "core/log.h"
+#include "core/uri_redaction.h"
 #include "runtime/interrupt.h"
 #include "sources/source.h"
 #include "transport/frame_codec.h"
@@ -37,7 +38,8 @@ Status run_publish(const PublishOptions& o) {
   auto connected = transport::RedisClient::connect(uri, std::chrono::milliseconds(2000));
   if (!connected) return fail(ErrorCode::kOutput, connected.error().message);
   transport::RedisClient client = std::move(*connected);
-  const std::string source_id = o.source_id.empty() ? o.source : o.source_id;
+  // Every frame carries it into Redis (and workers copy it into their detections): not a password.
+  const std::string source_id = o.source_id.empty() ? without_password(o.source) : o.source_id;
   const SourceInfo& info = source->info();
   // Paced by the source's own clock for files; live sources deliver at their rate anyway.
   const bool paced = o.fps == "source" && !info.live && info.fps > 0;
@@ -70,12 +72,12 @@ Status run_publish(const PublishOptions& o) {
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!o.quiet)
     log_info("published %lld frames (%.1f MB, %.1f frames/s) from %s to %s%s", static_cast<long long>(sent), bytes / 1e6,
-             s > 0 ? static_cast<double>(sent) / s : 0.0, o.source.c_str(), uri.redacted().c_str(),
+             s > 0 ? static_cast<double>(sent) / s : 0.0, without_password(o.source).c_str(), uri.redacted().c_str(),
              skipped ? (", " + std::to_string(skipped) + " undecodable frames skipped").c_str() : "");
   if (interrupt_requested()) return fail(ErrorCode::kInterrupted, "interrupted after " + std::to_string(sent) + " frames");
   // What was sent is in Redis; say what of the source was lost (exit 7, as `run` does).
   if (auto damage = source->damage()) return fail(ErrorCode::kDamagedSource, *damage);
-  if (skipped > 0) return fail(ErrorCode::kDamagedSource, o.source + ": " + std::to_string(skipped) + " frames could not be decoded");
+  if (skipped > 0) return fail(ErrorCode::kDamagedSource, without_password(o.source) + ": " + std::to_string(skipped) + " frames could not be decoded");
   return ok();
 }
 

@@ -10,6 +10,7 @@ extern "C" {
 }
 
 #include "core/log.h"
+#include "core/uri_redaction.h"
 
 namespace sd {
 
@@ -19,7 +20,12 @@ thread_local std::string t_last_error;
 
 void log_callback(void* avcl, int level, const char* fmt, va_list args) {
   if (log_verbose()) {
-    av_log_default_callback(avcl, level, fmt, args);
+    // FFmpeg's own line, as its default callback writes it, with any password in a URL hidden.
+    if (level > av_log_get_level()) return;
+    thread_local int print_prefix = 1;
+    char line[1024];
+    av_log_format_line(avcl, level, fmt, args, line, sizeof line, &print_prefix);
+    std::fputs(without_password(line).c_str(), stderr);
     return;
   }
   if (level > AV_LOG_ERROR) return;

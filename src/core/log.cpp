@@ -38,6 +38,13 @@ void log_info(const char* fmt, ...) {
   va_end(args);
 }
 
+void log_notice(const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  vlog("", fmt, args);
+  va_end(args);
+}
+
 void log_warn(const char* fmt, ...) {
   va_list args;
   va_start(args, fmt);

@@ -13,6 +13,9 @@ bool log_quiet();
 void set_log_verbose(bool verbose);
 bool log_verbose();
 void log_info(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// Information printed even with --quiet: what a user needs to use the run at all (the address of
+// the web view when --serve picked a free port).
+void log_notice(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/build_info.h"
+#include "core/uri_redaction.h"
 #include "report/html_report_page.h"
 
 namespace sd {
@@ -76,7 +77,7 @@ nlohmann::json report_data(const Profiler& profiler, const ProfileReport& report
                       {"outages", h.outages},
                       {"outage_s", h.outage_ms / 1000.0},
                       {"frames_lost_to_outages", h.frames_lost_to_outages},
-                      {"last_error", h.last_error}});
+                      {"last_error", without_password(h.last_error)}});
   d["health"] = std::move(health);
   return d;
 }

@@ -1,6 +1,7 @@
 #include "runtime/live_stats.h"
 
 #include "core/build_info.h"
+#include "core/uri_redaction.h"
 #include "runtime/run_context.h"
 
 namespace sd {
@@ -12,18 +13,6 @@ const char* live_queue_name(LiveQueue q) {
     case LiveQueue::kSink: return "sink";
   }
   return "?";
-}
-
-std::string without_password(const std::string& uri) {
-  const size_t scheme = uri.find("://");
-  if (scheme == std::string::npos) return uri;
-  const size_t host_start = scheme + 3;
-  const size_t at = uri.find('@', host_start);
-  const size_t slash = uri.find('/', host_start);
-  if (at == std::string::npos || (slash != std::string::npos && slash < at)) return uri;
-  const size_t colon = uri.find(':', host_start);
-  const size_t password = colon != std::string::npos && colon < at ? colon + 1 : host_start;  // "user@": the password alone
-  return uri.substr(0, password) + "***" + uri.substr(at);
 }
 
 LiveStats collect_live_stats(RunContext& run, Clock::time_point since) {

@@ -43,7 +43,4 @@ struct LiveStats {
 
 LiveStats collect_live_stats(RunContext& run, Clock::time_point since);
 
-// "rtsp://user:secret@cam/1" -> "rtsp://user:***@cam/1": URIs shown on pages and in labels.
-std::string without_password(const std::string& uri);
-
 }  // namespace sd

@@ -27,6 +27,7 @@
 #include "core/human_bytes.h"
 #include "core/memory_budget.h"
 #include "core/log.h"
+#include "core/uri_redaction.h"
 #include "runtime/drain_deadline.h"
 #include "runtime/interrupt.h"
 #include "runtime/live_stats.h"
@@ -187,16 +188,22 @@ Status Pipeline::open_sources(int decode_threads, cv::Size& largest) {
     so.reconnect = options_.reconnect;
     so.stall_timeout_ms = options_.stall_timeout_ms;
     so.reconnect_for_ms = options_.reconnect_for_ms;
-    so.health = &run_.health.add(options_.sources[static_cast<size_t>(s)]);
-    SD_ASSIGN_OR_RETURN(auto source, open_(options_.sources[static_cast<size_t>(s)], so));
+    const std::string& spec = options_.sources[static_cast<size_t>(s)];
+    const std::string shown = without_password(spec);  // what the profile, report and health show
+    so.health = &run_.health.add(shown);
+    auto source = open_(spec, so);
+    // A stop request cuts an opening stream short (FFmpeg then fails it with "Invalid data" or
+    // "Immediate exit requested"): that is an interrupted run, not a source that failed.
+    if (!source && interrupt_requested()) return fail(ErrorCode::kInterrupted, "interrupted while opening source " + shown);
+    if (!source) return tl::unexpected(source.error());
     SourceLane lane;
-    lane.info = source->info();
-    lane.source = std::move(source);
+    lane.info = (*source)->info();
+    lane.source = std::move(*source);
     lane.policy = queue_policy_for(options_.policy, lane.info.live);
     largest.width = std::max(largest.width, lane.info.width);
     largest.height = std::max(largest.height, lane.info.height);
     run_.lanes.push_back(std::move(lane));
-    run_.profiler.add_source(options_.sources[static_cast<size_t>(s)], run_.lanes.back().info.live);
+    run_.profiler.add_source(shown, run_.lanes.back().info.live);
   }
   return ok();
 }
@@ -330,7 +337,8 @@ Status Pipeline::start_server(const ServeAddress& address) {
   WebServerConfig config{address, options_.serve_token, board, [this, since] { return collect_live_stats(run_, since); }};
   SD_ASSIGN_OR_RETURN(server_, WebServer::start(std::move(config)));
   const std::string host = address.host.find(':') != std::string::npos ? "[" + address.host + "]" : address.host;
-  log_info("web view: http://%s:%d/ (also /metrics, /health)%s", host.c_str(), server_->port(),
+  // Also with --quiet: with --serve 0 this line is the only way to learn the port.
+  log_notice("web view: http://%s:%d/ (also /metrics, /health)%s", host.c_str(), server_->port(),
            options_.serve_token.empty() ? "" : "; the page needs ?token=...");
   if (!is_loopback_host(address.host) && options_.serve_token.empty())
     log_warn("--serve %s: listening beyond this machine without --serve-token: anyone who can reach port %d sees the "
@@ -459,6 +467,8 @@ void Pipeline::finalize() {
     for (auto& p : lane.raw->drain()) run_.drop(std::move(p), DropReason::kAborted);
   for (size_t s = 0; s < run_.lanes.size(); ++s)
     if (int64_t n = run_.lanes[s].source->dropped_too_old(); n > 0) run_.profiler.count_drop(static_cast<int>(s), DropReason::kMaxAge, n);
+  for (size_t s = 0; s < run_.lanes.size(); ++s)
+    if (int64_t n = run_.lanes[s].source->damaged_frames(); n > 0) run_.profiler.count_damaged(static_cast<int>(s), n);
   for (auto& p : run_.scheduler->drain()) run_.drop(std::move(p), DropReason::kAborted);
   close_sources();
 }

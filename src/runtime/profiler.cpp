@@ -70,6 +70,11 @@ void Profiler::count_drop(int source, DropReason reason, int64_t n) {
   source_counters_[static_cast<size_t>(source)].drops[static_cast<size_t>(reason)] += n;
 }
 
+void Profiler::count_damaged(int source, int64_t n) {
+  if (source < 0 || source >= static_cast<int>(source_counters_.size())) return;
+  source_counters_[static_cast<size_t>(source)].damaged += n;
+}
+
 std::vector<SourceReport> Profiler::live_sources() const {
   std::lock_guard<std::mutex> lock(mutex_);  // sources are added before the run; the counters are atomics
   return source_reports();
@@ -88,6 +93,7 @@ std::vector<SourceReport> Profiler::source_reports() const {
     s.frames_read = c.read;
     s.frames_done = c.done;
     s.live = c.live;
+    s.damaged = c.damaged;
     for (size_t d = 0; d < s.drops.size(); ++d) s.drops[d] = c.drops[d];
     if (i < board.size() && (c.live || board[i].reconnects > 0)) {
       s.outages = board[i].outages;
@@ -185,9 +191,12 @@ ProfileReport Profiler::report() const {
   r.workers = workers_;
   r.outputs = outputs_;
   r.sources = source_reports();
-  for (const SourceReport& s : r.sources)
+  r.corrupt_frames = 0;
+  for (const SourceReport& s : r.sources) {
     for (size_t i = 0; i < s.drops.size(); ++i) r.drops[i] += s.drops[i];
-  r.corrupt_frames = r.drops[static_cast<size_t>(DropReason::kCorrupt)];
+    r.corrupt_frames += s.damaged;
+  }
+  r.corrupt_frames += r.drops[static_cast<size_t>(DropReason::kCorrupt)];
   LatencyHistogram latency;
   for (const auto& rec : recorders_) {
     latency.merge(rec->frame_latency());
@@ -469,6 +478,12 @@ std::string format_profile(const ProfileReport& r) {
                     static_cast<long long>(s.frames_read), static_cast<long long>(s.frames_done));
       out += line;
     }
+    if (s.damaged > 0) {
+      std::snprintf(line, sizeof line, "source %s: %lld frame%s decoded from data cut off or corrupt (processed; corrupt %lld in all)\n",
+                    s.uri.c_str(), static_cast<long long>(s.damaged), s.damaged == 1 ? "" : "s",
+                    static_cast<long long>(s.damaged + s.drops[static_cast<size_t>(DropReason::kCorrupt)]));
+      out += line;
+    }
     if (s.outages > 0) {
       std::snprintf(line, sizeof line, "source %s: %lld outages, %.1f s down, %lld reconnects, about %lld frames lost\n",
                     s.uri.c_str(), static_cast<long long>(s.outages), s.outage_ms / 1000.0, static_cast<long long>(s.reconnects),
@@ -521,7 +536,13 @@ nlohmann::json profile_to_json(const ProfileReport& r) {
   for (const auto& s : r.sources) {
     nlohmann::json sd = nlohmann::json::object();
     for (int i = 0; i < kDropReasonCount; ++i) sd[drop_reason_name(static_cast<DropReason>(i))] = s.drops[static_cast<size_t>(i)];
-    nlohmann::json source = {{"uri", s.uri}, {"live", s.live}, {"frames_read", s.frames_read}, {"frames_done", s.frames_done}, {"drops", sd}};
+    nlohmann::json source = {{"uri", s.uri},
+                             {"live", s.live},
+                             {"frames_read", s.frames_read},
+                             {"frames_done", s.frames_done},
+                             {"drops", sd},
+                             {"corrupt_frames", s.drops[static_cast<size_t>(DropReason::kCorrupt)] + s.damaged},
+                             {"damaged_frames", s.damaged}};
     if (s.outages > 0) {
       source["outages"] = s.outages;
       source["reconnects"] = s.reconnects;

@@ -168,6 +168,7 @@ struct SourceReport {
   int64_t reconnects = 0;
   double outage_ms = 0;
   int64_t frames_lost = 0;  // to outages, estimated from the source's frame rate
+  int64_t damaged = 0;      // decoded from data cut off or corrupt in the source, and processed (Source::damaged_frames)
 };
 
 struct ProfileReport {
@@ -175,7 +176,9 @@ struct ProfileReport {
   std::vector<SourceReport> sources;
   double wall_ms = 0;
   int64_t frames = 0;          // frames that reached the sinks
-  int64_t corrupt_frames = 0;  // skipped because they could not be decoded
+  // Frames the source's damage touched, as its warning counts them: skipped because they could not
+  // be decoded (drops "corrupt"), or decoded from data cut off or corrupt (SourceReport::damaged).
+  int64_t corrupt_frames = 0;
   std::array<int64_t, kDropReasonCount> drops{};
   int workers = 1;
   double inference_fps = 0;    // what the inference stage sustains when never starved
@@ -213,6 +216,8 @@ class Profiler {
   }
   void count_drop(int source, DropReason reason, int64_t n = 1);
   void count_corrupt_frame(int source = 0) { count_drop(source, DropReason::kCorrupt); }
+  // Frames decoded from damaged data (processed, not dropped), told by the source at the end.
+  void count_damaged(int source, int64_t n);
   void set_workers(int n) { workers_ = n; }
 
   // While the run goes, from any thread: the stages' live figures, and the per-source counters
@@ -230,7 +235,7 @@ class Profiler {
   struct SourceCounters {
     std::string uri;
     bool live = false;
-    std::atomic<int64_t> read{0}, done{0};
+    std::atomic<int64_t> read{0}, done{0}, damaged{0};
     std::array<std::atomic<int64_t>, kDropReasonCount> drops{};
   };
   bool trace_;

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/uri_redaction.h"
+
 namespace sd {
 
 nlohmann::json source_health_json(const LiveSourceStats& s, int64_t now_wall_us) {

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <filesystem>
 
+#include "core/uri_redaction.h"
+
 namespace sd {
 
 namespace {
@@ -11,7 +13,9 @@ void replace_all(std::string& s, const std::string& what, const std::string& wit
     s.replace(pos, what.size(), with);
 }
 
-std::string source_name(const std::string& uri) {
+// From the URI as shown (without its password): a password never ends up in a file name.
+std::string source_name(const std::string& given) {
+  const std::string uri = without_password(given);
   std::string stem = std::filesystem::path(uri).stem().string();
   std::string out;
   for (char c : stem.empty() ? uri : stem)

@@ -15,6 +15,7 @@ extern "C" {
 }
 
 #include "core/ffmpeg_log.h"
+#include "core/uri_redaction.h"
 
 namespace sd {
 
@@ -98,14 +99,15 @@ Result<std::unique_ptr<Source>> FfmpegVideoSource::open_stream(const std::string
 Result<std::unique_ptr<Source>> FfmpegVideoSource::open_input(const std::string& path, const SourceOptions& options, bool network) {
   auto src = std::unique_ptr<FfmpegVideoSource>(new FfmpegVideoSource());
   src->source_id_ = options.source_id;
-  src->info_.uri = path;
+  src->info_.uri = without_password(path);  // the name every message and output shows
+  const std::string& shown = src->info_.uri;
   src->info_.kind = network ? SourceKind::kStream : SourceKind::kVideoFile;
   src->stream_ = network;
   src->stall_timeout_ms_ = options.stall_timeout_ms;
   FfmpegState& av = *src->av_;
   const std::string what = network ? "stream " : "video file ";
   auto cannot = [&](const std::string& why) {
-    return fail(ErrorCode::kSource, "cannot open " + what + path + ": " + why);
+    return fail(ErrorCode::kSource, "cannot open " + what + shown + ": " + without_password(why));
   };
   if (!av.packet || !av.frame) return cannot("out of memory");
 
@@ -128,7 +130,7 @@ Result<std::unique_ptr<Source>> FfmpegVideoSource::open_input(const std::string&
   av.format.reset(fmt);
   // FFmpeg reads any text as ANSI art (its "tty" demuxer): a README "decodes" into frames.
   for (const char* text_format : {"tty", "bin", "xbin", "adf", "idf"})
-    if (std::strcmp(fmt->iformat->name, text_format) == 0) return fail(ErrorCode::kSource, "not a video: " + path + " (it reads as text)");
+    if (std::strcmp(fmt->iformat->name, text_format) == 0) return fail(ErrorCode::kSource, "not a video: " + shown + " (it reads as text)");
   if (int r = avformat_find_stream_info(fmt, nullptr); r < 0) return cannot("no stream information (" + av_error(r) + ")");
   const AVCodec* decoder = nullptr;
   av.stream = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &decoder, 0);
@@ -140,7 +142,7 @@ Result<std::unique_ptr<Source>> FfmpegVideoSource::open_input(const std::string&
     case AV_CODEC_ID_BINTEXT:
     case AV_CODEC_ID_XBIN:
     case AV_CODEC_ID_IDF:
-      return fail(ErrorCode::kSource, "not a video: " + path + " (it reads as text)");
+      return fail(ErrorCode::kSource, "not a video: " + shown + " (it reads as text)");
     default: break;
   }
 

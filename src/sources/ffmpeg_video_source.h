@@ -23,6 +23,7 @@ class FfmpegVideoSource final : public Source {
   const SourceInfo& info() const override { return info_; }
   Result<bool> read(Frame& frame) override;
   std::optional<std::string> damage() const override;
+  int64_t damaged_frames() const override { return stream_ ? 0 : corrupt_packets_; }  // a file's, as damage() says
 
  private:
   FfmpegVideoSource();

@@ -9,6 +9,7 @@
 #include <gst/video/video.h>
 
 #include "core/log.h"
+#include "core/uri_redaction.h"
 
 namespace sd {
 
@@ -132,10 +133,12 @@ Result<std::unique_ptr<Source>> GStreamerSource::open(const std::string& descrip
   src->source_id_ = options.source_id;
   src->should_stop_ = options.should_stop;
   src->stall_timeout_ms_ = options.stall_timeout_ms > 0 ? options.stall_timeout_ms : kDefaultStallMs;
-  src->info_.uri = description;
+  src->info_.uri = without_password(description);  // an rtspsrc location= may carry one
   src->info_.kind = SourceKind::kGStreamer;
   GstState& g = *src->gst_;
-  auto cannot = [&](const std::string& why) { return fail(ErrorCode::kSource, "GStreamer pipeline '" + description + "': " + why); };
+  auto cannot = [&](const std::string& why) {
+    return fail(ErrorCode::kSource, "GStreamer pipeline '" + src->info_.uri + "': " + without_password(why));
+  };
 
   GError* raw = nullptr;
   g.pipeline.reset(gst_parse_launch(description.c_str(), &raw));
@@ -194,7 +197,7 @@ Result<bool> GStreamerSource::read(Frame& frame) {
     // Waiting in short slices: a stop request ends the wait, and so does the stall timeout.
     if (should_stop_ && should_stop_()) return false;
     if (std::string err = g.pending_error(); !err.empty())
-      return fail(ErrorCode::kSource, "GStreamer pipeline '" + info_.uri + "': " + err);
+      return fail(ErrorCode::kSource, "GStreamer pipeline '" + info_.uri + "': " + without_password(err));
     sample.reset(gst_app_sink_try_pull_sample(sink, kPullSlice));
     if (sample) break;
     if (gst_app_sink_is_eos(sink)) {

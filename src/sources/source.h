@@ -62,6 +62,9 @@ class Source {
   // Frames the source took in and dropped itself, by the pipeline's drop reason names (a Redis
   // source: entries too old for --max-age, acknowledged unread), added to the profile at the end.
   virtual int64_t dropped_too_old() const { return 0; }
+  // After the end: frames decoded from data cut off or corrupt in the source (processed, their
+  // pictures possibly wrong), as damage() counts them; added to the profile's corrupt frames.
+  virtual int64_t damaged_frames() const { return 0; }
   // How long the last read() waited for a frame to arrive at all (a Redis stream that was empty
   // for now), in ms: the profile counts it as waiting for input, not as the read stage's work.
   virtual double last_read_idle_ms() const { return 0; }

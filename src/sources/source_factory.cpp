@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "core/uri_redaction.h"
 #include "sources/ffmpeg_video_source.h"
 #include "sources/gstreamer_source.h"
 #include "sources/image_source.h"
@@ -66,12 +67,12 @@ Result<std::unique_ptr<Source>> open_plain_source(const std::string& spec, const
   if (!fs::exists(spec, ec)) {
     if (spec.find_first_of("*?[") != std::string::npos) {
       auto files = expand_glob(spec);
-      if (files.empty()) return fail(ErrorCode::kSource, "source pattern " + spec + " matches no file");
+      if (files.empty()) return fail(ErrorCode::kSource, "source pattern " + without_password(spec) + " matches no file");
       return ImageSource::open(spec, std::move(files), options);
     }
     if (spec.find('!') != std::string::npos)
-      return fail(ErrorCode::kSource, "source '" + spec + "' is neither a file nor a GStreamer pipeline (a pipeline must end in appsink)");
-    return fail(ErrorCode::kSource, "source " + spec + " does not exist");
+      return fail(ErrorCode::kSource, "source '" + without_password(spec) + "' is neither a file nor a GStreamer pipeline (a pipeline must end in appsink)");
+    return fail(ErrorCode::kSource, "source " + without_password(spec) + " does not exist");
   }
   if (has_image_extension(spec)) return ImageSource::open(spec, {spec}, options);
   return FfmpegVideoSource::open(spec, options);
