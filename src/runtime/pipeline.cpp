@@ -41,6 +41,7 @@
 #include "serve/http_server.h"
 #include "sinks/sink_factory.h"
 #include "sinks/web_view_sink.h"
+#include "sources/source.h"
 
 namespace sd {
 
@@ -317,9 +318,12 @@ Status Pipeline::check_files() const {
   else if (is_darknet_model_path(options_.model.model))
     inputs.push_back({"--weights (beside the .cfg)", std::filesystem::path(options_.model.model).replace_extension(".weights").string()});
   if (!options_.model.classes_file.empty()) inputs.push_back({"--classes", options_.model.classes_file});
-  std::error_code ec;
-  for (const auto& s : options_.sources)
-    if (std::filesystem::is_regular_file(s, ec)) inputs.push_back({"--source", s});
+  // Every file a source reads: a video or an image, each image of a folder or a glob.
+  for (const auto& s : options_.sources) {
+    const std::vector<std::string> files = files_read_by_source(s);
+    const bool one_file = files.size() == 1 && files[0] == s;
+    for (const auto& f : files) inputs.push_back({"--source", f, one_file ? "" : "an image of " + s});
+  }
   for (const auto& target : sink_targets(options_))
     for (auto& f : sink_files(target, options_.sources)) outputs.push_back(std::move(f));
   if (!options_.profile_json.empty()) outputs.push_back({"--profile-json", options_.profile_json});
