@@ -255,34 +255,59 @@ TEST(RobustnessOutputTargets, DashIsStandardOutputForDetectionsAndAMatroskaVideo
   EXPECT_NE(test::last_line(r.err).find("2 sources cannot share it"), std::string::npos) << r.err;
 }
 
-// `run -d - | head -1`: the reader goes away after one line. The run ends with exit 5 and one line
-// (not SIGPIPE's 141), the other outputs are finished and no temporary file is left.
-TEST(RobustnessOutputTargets, AClosedPipeOnStandardOutputEndsTheRunWithOneLine) {
-  test::TempDir dir;
+// Spawns streamdet with its standard output into a pipe, reads up to the first newline byte (as
+// `head -1` does) and closes the pipe. Returns what was read; `p` is the process, still running.
+std::string read_first_line_then_close(const std::vector<std::string>& args, const std::string& stderr_path, test::Process& p) {
   int fds[2];
-  ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  if (::pipe2(fds, O_CLOEXEC) != 0) return "";
   test::SpawnOptions to_pipe;
   to_pipe.stdout_fd = fds[1];
-  test::Process p = test::spawn_streamdet(run_args(kEndlessClip, {"-d", "-", "-o", dir.file("v.mp4"), "--trace", dir.file("t.json")}),
-                                          dir.file("stderr.txt"), to_pipe);
+  p = test::spawn_streamdet(args, stderr_path, to_pipe);
   ::close(fds[1]);
-  // head -1, with a hang guard (not a measurement): a run that writes no line is ended.
+  // A hang guard (not a measurement): a run that writes nothing to its standard output is ended.
   std::string first;
   char c = 0;
   pollfd readable{fds[0], POLLIN, 0};
   while (::poll(&readable, 1, 60000) == 1 && ::read(fds[0], &c, 1) == 1 && c != '\n') first += c;
   ::close(fds[0]);
   if (c != '\n') ::kill(p.pid, SIGKILL);
-  const int code = test::wait_exit_code(p);
-  const std::string err = test::read_file(dir.file("stderr.txt"));
-  EXPECT_TRUE(nlohmann::json::accept(first)) << first;
-  EXPECT_EQ(code, exit_code::kOutput) << err;
-  auto lines = test::nonempty_lines(err);
-  ASSERT_EQ(lines.size(), 1u) << err;
-  EXPECT_NE(lines[0].find("writing detections to standard output failed: its reader closed the pipe"), std::string::npos) << lines[0];
-  EXPECT_EQ(test::list_dir(dir.path().string()), (std::vector<std::string>{"stderr.txt", "t.json", "v.mp4"}));
-  EXPECT_GE(test::count_video_frames(dir.file("v.mp4")), 1);
-  EXPECT_TRUE(nlohmann::json::accept(test::read_file(dir.file("t.json"))));
+  return first;
+}
+
+// `run -d - | head -1`: the reader goes away after one line. The run ends with exit 5 and one line
+// (not SIGPIPE's 141), the other outputs are finished and no temporary file is left. The same for
+// a video on standard output (`-o - | player` where the player quits).
+TEST(RobustnessOutputTargets, AClosedPipeOnStandardOutputEndsTheRunWithOneLine) {
+  {
+    test::TempDir dir;
+    test::Process p;
+    const std::string first = read_first_line_then_close(
+        run_args(kEndlessClip, {"-d", "-", "-o", dir.file("v.mp4"), "--trace", dir.file("t.json")}), dir.file("stderr.txt"), p);
+    const int code = test::wait_exit_code(p);
+    const std::string err = test::read_file(dir.file("stderr.txt"));
+    EXPECT_TRUE(nlohmann::json::accept(first)) << first;
+    EXPECT_EQ(code, exit_code::kOutput) << err;
+    auto lines = test::nonempty_lines(err);
+    ASSERT_EQ(lines.size(), 1u) << err;
+    EXPECT_NE(lines[0].find("writing detections to standard output failed: its reader closed the pipe"), std::string::npos)
+        << lines[0];
+    EXPECT_EQ(test::list_dir(dir.path().string()), (std::vector<std::string>{"stderr.txt", "t.json", "v.mp4"}));
+    EXPECT_GE(test::count_video_frames(dir.file("v.mp4")), 1);
+    EXPECT_TRUE(nlohmann::json::accept(test::read_file(dir.file("t.json"))));
+  }
+  {
+    test::TempDir dir;
+    test::Process p;
+    read_first_line_then_close(run_args(kEndlessClip, {"-o", "-", "-d", dir.file("d.jsonl")}), dir.file("stderr.txt"), p);
+    const int code = test::wait_exit_code(p);
+    const std::string err = test::read_file(dir.file("stderr.txt"));
+    EXPECT_EQ(code, exit_code::kOutput) << err;
+    auto lines = test::nonempty_lines(err);
+    ASSERT_EQ(lines.size(), 1u) << err;
+    EXPECT_NE(lines[0].find("video standard output failed: its reader closed the pipe"), std::string::npos) << lines[0];
+    EXPECT_EQ(test::list_dir(dir.path().string()), (std::vector<std::string>{"d.jsonl", "stderr.txt"}));
+    EXPECT_GE(test::count_valid_jsonl_lines(dir.file("d.jsonl")), 1);
+  }
 }
 
 // Encoders need even sizes: a 1x1 picture's video is written at 2x2, a 5x3 one at 4x2, and a

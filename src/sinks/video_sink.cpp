@@ -102,7 +102,9 @@ VideoSink::~VideoSink() = default;  // an unfinished file is removed by file_
 
 Status VideoSink::failed(const std::string& what, int averror) {
   broken_ = true;
-  return fail(ErrorCode::kOutput, what + " video " + shown_ + " failed: " + av_error_text(averror));
+  // A reader that went away (`-o - | player` closed) is an output that closed, said as such.
+  const std::string why = averror == AVERROR(EPIPE) ? "its reader closed the pipe" : av_error_text(averror);
+  return fail(ErrorCode::kOutput, what + " video " + shown_ + " failed: " + why);
 }
 
 Status VideoSink::open_encoder(cv::Size size) {
