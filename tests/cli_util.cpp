@@ -30,7 +30,7 @@ Process spawn_streamdet(const std::vector<std::string>& args, const std::string&
   pid_t pid = fork();
   if (pid == 0) {
     int err = open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int out = open(options.stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int out = options.stdout_fd >= 0 ? dup(options.stdout_fd) : open(options.stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (err < 0 || out < 0) _exit(127);
     dup2(err, 2);
     dup2(out, 1);

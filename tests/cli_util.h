@@ -20,6 +20,9 @@ inline const std::string kTinyDynamicModel = std::string(STREAMDET_SOURCE_DIR) +
 
 struct SpawnOptions {
   std::string stdout_path = "/dev/null";
+  // When 0 or more, the child's standard output is this descriptor (a pipe's write end) instead
+  // of stdout_path. Make the pipe with O_CLOEXEC, so that the child holds no copy of its read end.
+  int stdout_fd = -1;
   // RLIMIT_FSIZE for the child (SIGXFSZ ignored): a write past it fails with EFBIG, as on a
   // full disk, on any machine and without root.
   std::optional<uint64_t> file_size_limit;

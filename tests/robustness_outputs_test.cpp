@@ -1,5 +1,6 @@
-// Outputs are never lost, overwritten or left broken: an output that is also an input is refused
-// before anything runs; a writer that cannot work fails before the first frame and leaves no file;
+// Outputs are never lost, overwritten or left broken: an output that is also an input (any file a
+// source reads, each image of a folder or glob included) is refused before anything runs, and two
+// sources whose videos would share a name are both named; a writer that cannot work fails before the first frame and leaves no file;
 // a full disk is an error naming the file and leaves the final name absent (or an earlier good
 // file untouched); JSON Lines hold whole lines at every moment, even after kill -9; a second
 // Ctrl-C leaves no temporary file behind.
@@ -15,6 +16,7 @@
 #include <thread>
 
 #include <nlohmann/json.hpp>
+#include <opencv2/imgcodecs.hpp>
 
 #include "cli_util.h"
 #include "core/error.h"
@@ -43,6 +45,12 @@ bool wait_for_lines(const std::string& path, size_t lines) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return true;
+}
+
+std::vector<std::string> run_args_for(const std::string& source, const std::vector<std::string>& more) {
+  std::vector<std::string> args = {"run", "-m", kTinyModel, "-s", source, "-q"};
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
 }
 
 TEST(RobustnessOutputs, AnOutputThatIsAnInputIsRefusedBeforeAnythingRuns) {
@@ -83,6 +91,55 @@ TEST(RobustnessOutputs, AnOutputThatIsAnInputIsRefusedBeforeAnythingRuns) {
   }
   EXPECT_FALSE(fs::exists(dir.file("o.mp4")));
   EXPECT_FALSE(fs::exists(dir.file("x.json")));
+}
+
+TEST(RobustnessOutputs, AnImageThatAFolderOrGlobSourceReadsIsNeverAnOutput) {
+  test::TempDir dir;
+  fs::create_directories(dir.file("imgs"));
+  for (const std::string name : {"a.png", "b.png"}) cv::imwrite(dir.file("imgs/" + name), test::numbered_frame(1));
+  const std::string a_bytes = test::read_file(dir.file("imgs/a.png"));
+  const std::string b_bytes = test::read_file(dir.file("imgs/b.png"));
+  const std::string folder = dir.file("imgs");
+  const std::string glob = dir.file("imgs/*.png");
+  struct Case {
+    std::string source;
+    std::vector<std::string> output;
+  };
+  const std::vector<Case> cases = {
+      {folder, {"-d", dir.file("imgs/a.png")}},
+      {folder, {"--profile-json", dir.file("imgs/b.png")}},
+      {folder + "/", {"--trace", dir.file("imgs/a.png")}},
+      {glob, {"--report", dir.file("imgs/b.png")}},
+      {glob, {"-d", dir.file("imgs/a.png")}},
+      {glob, {"--sink", dir.file("imgs/a.png.jsonl"), "--profile-json", dir.file("imgs/b.png")}},
+  };
+  for (const auto& c : cases) {
+    test::CliResult r = test::run_cli(dir, run_args_for(c.source, c.output));
+    const std::string named = c.output[c.output.size() - 1];
+    EXPECT_EQ(r.code, exit_code::kOutput) << c.source << " " << named << ": " << r.err;
+    auto lines = test::nonempty_lines(r.err);
+    ASSERT_EQ(lines.size(), 1u) << r.err;
+    EXPECT_NE(lines[0].find(named + " is the input --source " + named + " (an image of " + c.source + ")"), std::string::npos)
+        << lines[0];
+    EXPECT_EQ(test::read_file(dir.file("imgs/a.png")), a_bytes);
+    EXPECT_EQ(test::read_file(dir.file("imgs/b.png")), b_bytes);
+    EXPECT_EQ(test::list_dir(folder), (std::vector<std::string>{"a.png", "b.png"})) << "something was written";
+  }
+}
+
+TEST(RobustnessOutputs, TwoSourcesWhoseVideoNamesCollideAreBothNamed) {
+  test::TempDir dir;
+  test::write_numbered_mp4(dir.file("in.mp4"), 3);
+  fs::create_directories(dir.file("sub"));
+  fs::copy_file(dir.file("in.mp4"), dir.file("sub/in.mp4"));
+  test::CliResult r = test::run_cli(dir, {"run", "-m", kTinyModel, "-q", "-s", dir.file("in.mp4"), "-s", dir.file("sub/in.mp4"), "-o",
+                                          dir.file("out_{name}.mp4")});
+  EXPECT_EQ(r.code, exit_code::kOutput) << r.err;
+  auto lines = test::nonempty_lines(r.err);
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_NE(lines[0].find("(for --source " + dir.file("in.mp4") + ")"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("(for --source " + dir.file("sub/in.mp4") + ")"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("are the same file"), std::string::npos) << lines[0];
 }
 
 TEST(RobustnessOutputs, AWriterThatCannotWorkFailsBeforeTheFirstFrameAndLeavesNoFile) {

@@ -15,6 +15,7 @@ TEST(JsonlSink, OneLinePerFrameInTheDocumentedShape) {
   test::TempDir dir;
   auto sink = JsonlSink::open(dir.file("d.jsonl"), {"clip \"1\".mp4"}, {"person", "bicycle", "car"});
   ASSERT_TRUE(sink);
+  ASSERT_TRUE((*sink)->start());
   FrameResult r;
   r.frame.index = 12;
   r.frame.timestamp_ms = 400.0;

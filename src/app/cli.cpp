@@ -279,9 +279,10 @@ int cli_main(int argc, char** argv) {
       ->required()
       ->take_all();
   run_cmd->add_option("-o,--output", run.output,
-                      "annotated video to write (.mp4, .avi, .mkv); with several sources {i} or {name} in the name, "
-                      "else _<i> is added");
-  run_cmd->add_option("-d,--detections", run.detections, "detections as JSON Lines, one line per frame (all sources)");
+                      "annotated video to write (.mp4, .avi, .mkv; - for Matroska on standard output); with several "
+                      "sources {i} or {name} in the name, else _<i> is added");
+  run_cmd->add_option("-d,--detections", run.detections,
+                      "detections as JSON Lines, one line per frame (all sources); - for standard output");
   run_cmd->add_option("--sink", run.sinks,
                       "another output, its kind from its name: a video file, a .jsonl file, or "
                       "redis://[user:pass@]host:port/STREAM (detections into a Redis stream); repeat for several")

@@ -56,6 +56,10 @@ void install_interrupt_handler() {
   // Past a file-size limit (ulimit -f) a write fails with EFBIG, reported like a full disk,
   // instead of the process being killed with its outputs half-written.
   std::signal(SIGXFSZ, SIG_IGN);
+  // A reader that closed its pipe (`streamdet run -d - | head -1`) makes a write fail with EPIPE,
+  // an output that closed: the other outputs are finished and the run ends with exit 5 and one
+  // line, instead of the whole process being killed (exit 141) with temporary files left behind.
+  std::signal(SIGPIPE, SIG_IGN);
 }
 
 bool interrupt_requested() { return g_signals.load(std::memory_order_relaxed) > 0; }

@@ -46,6 +46,7 @@
 #include "sinks/sink_factory.h"
 #include "sinks/web_view_sink.h"
 #include "runtime/tracking.h"
+#include "sources/source.h"
 
 namespace sd {
 
@@ -108,13 +109,13 @@ class Pipeline {
     };
     if (!options_.profile_json.empty()) keep_first_error(write_profile_json(outcome.profile));
     if (!options_.trace.empty()) {
-      Status st = write_chrome_trace(run_.profiler, trace_file_.temp_path(), options_.trace);
+      Status st = write_chrome_trace(run_.profiler, trace_file_.write_path(), options_.trace);
       keep_first_error(st ? trace_file_.commit() : st);
     }
     if (!options_.report.empty()) {
       ReportContext context{options_.model.model, "", run_.health.snapshot()};
       const std::string html = render_html_report(report_data(run_.profiler, outcome.profile, context));
-      Status st = write_html_report(report_file_.temp_path(), options_.report, html);
+      Status st = write_html_report(report_file_.write_path(), options_.report, html);
       if (!st) report_file_.discard();
       keep_first_error(st ? report_file_.commit() : st);
     }
@@ -210,7 +211,7 @@ Status Pipeline::open_sources(int decode_threads, cv::Size& largest) {
 
 // Every output is opened before the first frame, so that a bad path fails fast. The videos are
 // opened first: they are written under temporary names and leave nothing behind when a later
-// output fails to open, while a .jsonl file is created in place.
+// output fails to open; a .jsonl file is only checked here and created by Sink::start().
 Status Pipeline::open_sinks() {
   SinkContext context;
   for (const auto& l : run_.lanes) context.sources.push_back({l.info.uri, l.info.fps, l.info.width, l.info.height});
@@ -325,6 +326,9 @@ Status Pipeline::setup() {
     run_.view = std::make_unique<LiveView>(names, det.class_names);
   }
   if (serve) SD_TRY(start_server(*serve));
+  // Last: nothing after this can refuse the run, so an output written in place (JSON Lines) is
+  // created or truncated only now, and a run refused at start leaves every existing file as it was.
+  for (auto& sink : run_.sinks) SD_TRY(sink->start());
   return ok();
 }
 
@@ -355,9 +359,12 @@ Status Pipeline::check_files() const {
   else if (is_darknet_model_path(options_.model.model))
     inputs.push_back({"--weights (beside the .cfg)", std::filesystem::path(options_.model.model).replace_extension(".weights").string()});
   if (!options_.model.classes_file.empty()) inputs.push_back({"--classes", options_.model.classes_file});
-  std::error_code ec;
-  for (const auto& s : options_.sources)
-    if (std::filesystem::is_regular_file(s, ec)) inputs.push_back({"--source", s});
+  // Every file a source reads: a video or an image, each image of a folder or a glob.
+  for (const auto& s : options_.sources) {
+    const std::vector<std::string> files = files_read_by_source(s);
+    const bool one_file = files.size() == 1 && files[0] == s;
+    for (const auto& f : files) inputs.push_back({"--source", f, one_file ? "" : "an image of " + s});
+  }
   for (const auto& target : sink_targets(options_))
     for (auto& f : sink_files(target, options_.sources)) outputs.push_back(std::move(f));
   if (!options_.profile_json.empty()) outputs.push_back({"--profile-json", options_.profile_json});
@@ -394,7 +401,7 @@ Status Pipeline::check_memory_in_flight(size_t packets, cv::Size largest_frame) 
 
 Status Pipeline::write_profile_json(const ProfileReport& profile) {
   {
-    std::ofstream out(profile_file_.temp_path(), std::ios::trunc);
+    std::ofstream out(profile_file_.write_path(), std::ios::trunc);
     out << profile_to_json(profile).dump(2) << "\n";
     out.flush();
     if (!out) {

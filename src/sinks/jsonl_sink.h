@@ -8,22 +8,26 @@
 #include <string>
 #include <vector>
 
+#include "sinks/output_place.h"
 #include "sinks/sink.h"
 
 namespace sd {
 
 class JsonlSink final : public Sink {
  public:
-  // Opens (truncates) the file now, so an unwritable path fails before processing starts. The
-  // file is written in place, one whole line per frame in one write (no stdio buffer), so that it
-  // can be followed while the run goes on and holds only complete lines at every moment, even
-  // after kill -9; a write that fails part-way (a full disk) is cut back to the last whole line.
+  // Checks now that the file can be written (an unwritable path fails before processing starts)
+  // without touching it; start() creates or truncates it. The file is written in place, one whole
+  // line per frame in one write (no stdio buffer), so that it can be followed while the run goes on
+  // and holds only complete lines at every moment, even after kill -9; a write that fails
+  // part-way (a full disk) is cut back to the last whole line. `-` is standard output; a device
+  // or a FIFO is written as it is (a FIFO is opened by start(), which waits for its reader).
   // `source_uris[i]` names the source of frames with source_id i (unless the frame names its
   // producer's source: frame.source_name).
   static Result<std::unique_ptr<JsonlSink>> open(const std::string& path, const std::vector<std::string>& source_uris,
                                                  const std::vector<std::string>& class_names);
   ~JsonlSink() override;
   std::string name() const override { return "jsonl " + path_; }
+  Status start() override;
   Status write(const FrameResult& result) override;
   Status finish() override;
 
@@ -32,6 +36,8 @@ class JsonlSink final : public Sink {
 
  private:
   std::string path_;
+  std::string shown_;                       // the path, or "standard output" for `-`
+  OutputPlacement placement_ = OutputPlacement::kReplace;
   std::mutex mutex_;                        // one file for every source's sink thread
   int fd_ = -1;
   int64_t bytes_ = 0;                       // whole lines written so far

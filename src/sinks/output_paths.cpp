@@ -52,7 +52,7 @@ bool same_file(const std::string& a, const std::string& b) {
   return ca == cb;
 }
 
-std::string describe(const NamedFile& f) { return f.option + " " + f.path; }
+std::string describe(const NamedFile& f) { return f.option + " " + f.path + (f.note.empty() ? "" : " (" + f.note + ")"); }
 
 }  // namespace
 

@@ -12,10 +12,12 @@ namespace sd {
 std::string output_path_for_source(const std::string& pattern, int index, const std::string& source_uri,
                                    int source_count);
 
-// A file named on the command line: the option that named it ("-o", "--source") and the path.
+// A file named on the command line: the option that named it ("-o", "--source") and the path, and
+// what tells it apart in a message ("for --source b.mp4", "read from --source imgs/"), if anything.
 struct NamedFile {
   std::string option;
   std::string path;
+  std::string note;
 };
 
 // kOutput naming both when an output is also an input, or two outputs are the same file

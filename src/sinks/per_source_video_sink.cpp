@@ -10,6 +10,9 @@ Result<std::unique_ptr<PerSourceVideoSink>> PerSourceVideoSink::open(const std::
   auto sink = std::unique_ptr<PerSourceVideoSink>(new PerSourceVideoSink());
   sink->pattern_ = pattern;
   const int n = static_cast<int>(sources.size());
+  if (pattern == "-" && n > 1)
+    return fail(ErrorCode::kOutput, "cannot write video to standard output (-o -): " + std::to_string(n) +
+                                        " sources cannot share it; name a file per source (-o 'out_{name}.mkv')");
   for (int s = 0; s < n; ++s) {
     const SinkSourceInfo& src = sources[static_cast<size_t>(s)];
     SD_ASSIGN_OR_RETURN(auto video, VideoSink::open(output_path_for_source(pattern, s, src.uri, n), src.fps, src.width, src.height));

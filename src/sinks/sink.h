@@ -29,6 +29,10 @@ class Sink {
   virtual std::string name() const = 0;
   // Whether write() wants the frame with the detections drawn on it (an annotated video).
   virtual bool wants_drawn_frame() const { return false; }
+  // Called once, after every check that can refuse the run has passed (sources, model, every
+  // other output, the --serve port) and before the first frame: an output written in place
+  // creates or truncates its file here, so a run refused at start leaves an existing file as it was.
+  virtual Status start() { return ok(); }
   // Writes one frame's results. Called by one thread per source, so for different sources at the
   // same time (each source's frames in order): a sink shared by sources guards its own state.
   // When write() returns, the results are out of the process (a file's kernel buffer, Redis):

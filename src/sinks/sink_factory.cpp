@@ -33,7 +33,11 @@ Result<std::unique_ptr<Sink>> open_jsonl(const SinkTarget& t, const SinkContext&
 std::vector<NamedFile> video_files(const SinkTarget& t, const std::vector<std::string>& uris) {
   std::vector<NamedFile> files;
   const int n = static_cast<int>(uris.size());
-  for (int s = 0; s < n; ++s) files.push_back({t.option, output_path_for_source(t.target, s, uris[static_cast<size_t>(s)], n)});
+  // With several sources each file says whose it is: two that come out the same name both.
+  for (int s = 0; s < n; ++s) {
+    const std::string& uri = uris[static_cast<size_t>(s)];
+    files.push_back({t.option, output_path_for_source(t.target, s, uri, n), n > 1 ? "for --source " + uri : ""});
+  }
   return files;
 }
 

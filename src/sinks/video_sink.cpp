@@ -15,6 +15,8 @@ extern "C" {
 }
 
 #include "core/ffmpeg_log.h"
+#include "core/log.h"
+#include "sinks/output_place.h"
 
 namespace sd {
 
@@ -73,13 +75,25 @@ const char* VideoSink::supported_extensions() { return ".mp4, .mov, .m4v, .mkv, 
 bool VideoSink::is_video_path(const std::string& path) { return is_video_extension(lower_extension(path)); }
 
 Result<std::unique_ptr<VideoSink>> VideoSink::open(const std::string& path, double fps, int width, int height) {
-  if (!is_video_extension(lower_extension(path)))
+  const bool to_stdout = path == "-";
+  if (!to_stdout && !is_video_extension(lower_extension(path)))
     return fail(ErrorCode::kOutput, "cannot write video to " + path + ": not a video file name (use " + supported_extensions() + ")");
   capture_ffmpeg_log();
   auto sink = std::unique_ptr<VideoSink>(new VideoSink());
   sink->path_ = path;
+  sink->shown_ = output_display_name(path);
+  sink->to_stdout_ = to_stdout;
   sink->fps_ = fps > 0 && std::isfinite(fps) ? fps : 25.0;
-  SD_ASSIGN_OR_RETURN(sink->file_, AtomicFile::create(path, "video"));
+  if (to_stdout) {
+    SD_TRY(place_output(path, "video", /*stdout_allowed=*/true));
+  } else {
+    SD_ASSIGN_OR_RETURN(sink->file_, AtomicFile::create(path, "video"));
+    // MP4/MOV write their index last, seeking back to the start; AVI too. Only Matroska streams.
+    if (sink->file_.in_place() && lower_extension(path) != ".mkv")
+      return fail(ErrorCode::kOutput, "cannot write video to " + path + ": a " + lower_extension(path) +
+                                          " file needs seeking back to finish it, which a device or a FIFO cannot do "
+                                          "(name it .mkv: Matroska streams)");
+  }
   if (width > 0 && height > 0) SD_TRY(sink->open_encoder(cv::Size(width, height)));
   return sink;
 }
@@ -88,24 +102,33 @@ VideoSink::~VideoSink() = default;  // an unfinished file is removed by file_
 
 Status VideoSink::failed(const std::string& what, int averror) {
   broken_ = true;
-  return fail(ErrorCode::kOutput, what + " video " + path_ + " failed: " + av_error_text(averror));
+  // A reader that went away (`-o - | player` closed) is an output that closed, said as such.
+  const std::string why = averror == AVERROR(EPIPE) ? "its reader closed the pipe" : av_error_text(averror);
+  return fail(ErrorCode::kOutput, what + " video " + shown_ + " failed: " + why);
 }
 
 Status VideoSink::open_encoder(cv::Size size) {
-  // 4:2:0 wants even sizes: an odd row or column is dropped (frames are resized to fit).
+  // 4:2:0 wants even sizes: an odd row or column is dropped (frames are resized to fit), and a
+  // side of 1 becomes 2. Said once, so that a video of another size is not a surprise.
   size_ = cv::Size(std::max(2, size.width & ~1), std::max(2, size.height & ~1));
+  if (size_ != size)
+    log_warn("video %s: %dx%d frames are written at %dx%d (the encoder needs even sizes)", shown_.c_str(), size.width, size.height,
+             size_.width, size_.height);
   enc_ = std::make_unique<VideoEncoder>();
   VideoEncoder& e = *enc_;
   auto cannot = [&](const std::string& why) {
     broken_ = true;
-    return fail(ErrorCode::kOutput, "cannot write video to " + path_ + ": " + why);
+    return fail(ErrorCode::kOutput, "cannot write video to " + shown_ + ": " + why);
   };
   if (!e.frame || !e.packet) return cannot("out of memory");
-  // The container follows the target's name, not the temporary file's.
-  const AVOutputFormat* format = av_guess_format(nullptr, path_.c_str(), nullptr);
+  // The container follows the target's name, not the temporary file's; standard output gets
+  // Matroska, the one container here that is written front to back.
+  const AVOutputFormat* format =
+      to_stdout_ ? av_guess_format("matroska", nullptr, nullptr) : av_guess_format(nullptr, path_.c_str(), nullptr);
   if (!format) return cannot("FFmpeg knows no container for this name");
+  const std::string url = to_stdout_ ? "pipe:1" : file_.write_path();
   AVFormatContext* muxer = nullptr;
-  if (int r = avformat_alloc_output_context2(&muxer, format, nullptr, file_.temp_path().c_str()); r < 0 || !muxer)
+  if (int r = avformat_alloc_output_context2(&muxer, format, nullptr, url.c_str()); r < 0 || !muxer)
     return cannot(av_error_text(r));
   e.muxer.reset(muxer);
   const bool mjpeg = lower_extension(path_) == ".avi";
@@ -130,7 +153,7 @@ Status VideoSink::open_encoder(cv::Size size) {
   e.stream->time_base = c->time_base;
   e.stream->avg_frame_rate = c->framerate;
   if (!(muxer->oformat->flags & AVFMT_NOFILE)) {
-    if (int r = avio_open(&muxer->pb, file_.temp_path().c_str(), AVIO_FLAG_WRITE); r < 0) return cannot(av_error_text(r));
+    if (int r = avio_open(&muxer->pb, url.c_str(), AVIO_FLAG_WRITE); r < 0) return cannot(av_error_text(r));
   }
   if (int r = avformat_write_header(muxer, nullptr); r < 0) return failed("writing the header of", r);
   e.frame->format = c->pix_fmt;
@@ -156,7 +179,7 @@ Status VideoSink::encode(bool flush) {
 }
 
 Status VideoSink::write(const FrameResult& result) {
-  if (finished_ || broken_) return fail(ErrorCode::kOutput, "video " + path_ + " is already finalized");
+  if (finished_ || broken_) return fail(ErrorCode::kOutput, "video " + shown_ + " is already finalized");
   const cv::Mat& image = result.frame.bgr(converted_);  // an I420 frame not drawn on is converted here
   if (!enc_) SD_TRY(open_encoder(image.size()));
   const cv::Mat* bgr = &image;
@@ -169,7 +192,7 @@ Status VideoSink::write(const FrameResult& result) {
   if (int r = av_frame_make_writable(e.frame.get()); r < 0) return failed("encoding", r);
   e.sws.reset(sws_getCachedContext(e.sws.release(), size_.width, size_.height, AV_PIX_FMT_BGR24, size_.width, size_.height,
                                    e.codec->pix_fmt, SWS_BILINEAR, nullptr, nullptr, nullptr));
-  if (!e.sws) return fail(ErrorCode::kOutput, "video " + path_ + ": cannot convert frames to the encoder's pixel format");
+  if (!e.sws) return fail(ErrorCode::kOutput, "video " + shown_ + ": cannot convert frames to the encoder's pixel format");
   const uint8_t* src[4] = {bgr->data, nullptr, nullptr, nullptr};
   const int src_stride[4] = {static_cast<int>(bgr->step[0]), 0, 0, 0};
   sws_scale(e.sws.get(), src, src_stride, 0, size_.height, e.frame->data, e.frame->linesize);
@@ -204,7 +227,7 @@ Status VideoSink::finish() {
     }
   }
   enc_.reset();
-  return file_.commit();
+  return to_stdout_ ? ok() : file_.commit();
 }
 
 void VideoSink::discard() {

@@ -1,7 +1,9 @@
 // Annotated video, encoded and muxed by FFmpeg (libavcodec/libavformat): the source's fps and frame
 // size kept, MPEG-4 part 2 in .mp4/.mov/.m4v/.mkv, MJPEG in .avi. Every step's return value is
 // checked, so a failed write (a full disk) is an error naming the file, not a file without its
-// index. Written under a temporary name (sinks/atomic_file.h) and put in place by finish().
+// index. Written under a temporary name (sinks/atomic_file.h) and put in place by finish(); into a
+// device or a FIFO in place, and for `-` to standard output, as Matroska only (the one container
+// written front to back: MP4, MOV and AVI seek back to finish).
 #pragma once
 
 #include <memory>
@@ -44,6 +46,8 @@ class VideoSink final : public Sink {
   Status encode(bool flush);
   Status failed(const std::string& what, int averror);
   std::string path_;
+  std::string shown_;        // the path, or "standard output" for `-`
+  bool to_stdout_ = false;   // `-o -`: Matroska on standard output, no file of ours
   AtomicFile file_;
   double fps_ = 25;
   cv::Size size_;

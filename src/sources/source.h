@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "core/frame.h"
@@ -101,5 +102,10 @@ struct SourceOptions {
 };
 
 Result<std::unique_ptr<Source>> open_source(const std::string& spec, const SourceOptions& options = {});
+
+// The files on disk that the source `spec` will read, as open_source() finds them: the file itself,
+// every image of a folder, every file a glob matches; none for cameras, streams, pipelines,
+// synthetic scenes and Redis. For the check that no output overwrites an input.
+std::vector<std::string> files_read_by_source(const std::string& spec);
 
 }  // namespace sd

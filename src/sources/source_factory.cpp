@@ -49,6 +49,17 @@ std::vector<std::string> expand_glob(const std::string& pattern) {
   return files;
 }
 
+std::vector<std::string> images_in_folder(const std::string& folder) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder, ec))
+    if (entry.is_regular_file() && has_image_extension(entry.path().string())) files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+bool is_glob(const std::string& spec) { return spec.find_first_of("*?[") != std::string::npos; }
+
 // Every kind but the two that never go through the supervisor: synthetic clips (they end when
 // they end) and Redis streams (they reconnect on their own, transport/redis_reconnect.h).
 Result<std::unique_ptr<Source>> open_plain_source(const std::string& spec, const SourceOptions& options) {
@@ -57,15 +68,9 @@ Result<std::unique_ptr<Source>> open_plain_source(const std::string& spec, const
   if (spec.find('!') != std::string::npos && spec.find("appsink") != std::string::npos) return GStreamerSource::open(spec, options);
   if (is_url(spec)) return FfmpegVideoSource::open_stream(spec, options);
   std::error_code ec;
-  if (fs::is_directory(spec, ec)) {
-    std::vector<std::string> files;
-    for (const auto& entry : fs::directory_iterator(spec, ec))
-      if (entry.is_regular_file() && has_image_extension(entry.path().string())) files.push_back(entry.path().string());
-    std::sort(files.begin(), files.end());
-    return ImageSource::open(spec, std::move(files), options);
-  }
+  if (fs::is_directory(spec, ec)) return ImageSource::open(spec, images_in_folder(spec), options);
   if (!fs::exists(spec, ec)) {
-    if (spec.find_first_of("*?[") != std::string::npos) {
+    if (is_glob(spec)) {
       auto files = expand_glob(spec);
       if (files.empty()) return fail(ErrorCode::kSource, "source pattern " + without_password(spec) + " matches no file");
       return ImageSource::open(spec, std::move(files), options);
@@ -79,6 +84,15 @@ Result<std::unique_ptr<Source>> open_plain_source(const std::string& spec, const
 }
 
 }  // namespace
+
+std::vector<std::string> files_read_by_source(const std::string& spec) {
+  if (spec.empty() || is_synthetic_spec(spec) || is_redis_spec(spec) || is_url(spec)) return {};
+  std::error_code ec;
+  if (fs::is_directory(spec, ec)) return images_in_folder(spec);
+  if (fs::is_regular_file(spec, ec)) return {spec};
+  if (!fs::exists(spec, ec) && is_glob(spec)) return expand_glob(spec);
+  return {};  // a camera, a GStreamer pipeline, or nothing there (open_source says so)
+}
 
 Result<std::unique_ptr<Source>> open_source(const std::string& spec, const SourceOptions& options) {
   if (spec.empty()) return fail(ErrorCode::kSource, "empty --source");
