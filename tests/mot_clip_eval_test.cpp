@@ -223,6 +223,32 @@ TEST(TrackingClip, IgnoredTruthIsNeitherMissedNorMatched) {
   EXPECT_DOUBLE_EQ(m.mota, 0.0);  // 1 - (0 + 1 + 0) / 1
 }
 
+TEST(TrackingClip, ClassAwareByDefault) {
+  // A triangle (class 2) tracked as 6, except in frame 1 where only a square's track (class 1)
+  // lies on it. Class-aware: a miss and a false positive in frame 1, no switch. Class-agnostic:
+  // the triangle goes 6 -> 5 -> 6, two switches.
+  GroundTruthBox triangle = box_at(0, 1, -1);
+  triangle.box.class_id = 2;
+  GroundTruthBox on_it = box_at(0, -1, 6);
+  on_it.box.class_id = 2;
+  GroundTruthBox square_track = box_at(0, -1, 5);
+  square_track.box.class_id = 1;
+  const std::vector<FrameRecord> truth = {{0, 0, {triangle}}, {1, 33.3, {triangle}}, {2, 66.7, {triangle}}};
+  const std::vector<FrameRecord> tracks = {{0, 0, {on_it}}, {1, 33.3, {square_track}}, {2, 66.7, {on_it}}};
+  auto aware = evaluate_tracking(truth, tracks);
+  ASSERT_TRUE(aware) << aware.error().message;
+  EXPECT_EQ(aware->metrics.id_switches, 0);
+  EXPECT_EQ(aware->metrics.matches, 2);
+  EXPECT_EQ(aware->metrics.misses, 1);
+  EXPECT_EQ(aware->metrics.false_positives, 1);
+  MotClipOptions agnostic_options;
+  agnostic_options.class_aware = false;
+  auto agnostic = evaluate_tracking(truth, tracks, agnostic_options);
+  ASSERT_TRUE(agnostic) << agnostic.error().message;
+  EXPECT_EQ(agnostic->metrics.id_switches, 2);
+  EXPECT_EQ(agnostic->metrics.matches, 3);
+}
+
 TEST(TrackingClip, MissingTruthIdentityOrRepeatedTrackIdIsAnError) {
   std::vector<FrameRecord> truth = {{0, 0, {box_at(0, -1, -1)}}};
   auto no_id = evaluate_tracking(truth, {});

@@ -5,7 +5,7 @@
 //   streamdet_synth frames --out-dir DIR --count N --seed S [--sizes 320x192,256x256] [--min-objects --max-objects]
 //   streamdet_synth still  --image f.png --index i [scene options] [--draw-truth]
 //   streamdet_synth eval   --truth truth.jsonl --detections dets.jsonl [--iou 0.5]
-//   streamdet_synth mot    --truth truth.jsonl --tracks tracked.jsonl [--iou 0.5] [--json]
+//   streamdet_synth mot    --truth truth.jsonl --tracks tracked.jsonl [--iou 0.5] [--class-agnostic] [--json]
 //   streamdet_synth jitter --truth truth.jsonl --out dets.jsonl [--jitter 0.05 --seed 1]
 //   streamdet_synth track  --detections dets.jsonl --out tracked.jsonl [ByteTrack options]
 #include <cstdio>
@@ -81,11 +81,11 @@ sd::Status write_still(const sd::synth::SceneOptions& o, int index, const std::s
   return sd::ok();
 }
 
-void print_mot(const sd::eval::MotClipEvaluation& e, double iou_threshold) {
+void print_mot(const sd::eval::MotClipEvaluation& e, const sd::eval::MotClipOptions& o) {
   const sd::eval::MotMetrics& m = e.metrics;
-  std::printf("frames %lld (missing %lld, unexpected %lld), IoU >= %.2f, class-agnostic\n",
-              static_cast<long long>(m.frames), static_cast<long long>(e.frames_missing),
-              static_cast<long long>(e.frames_unexpected), iou_threshold);
+  std::printf("frames %lld (missing %lld, unexpected %lld), IoU >= %.2f, %s\n", static_cast<long long>(m.frames),
+              static_cast<long long>(e.frames_missing), static_cast<long long>(e.frames_unexpected), o.iou_threshold,
+              o.class_aware ? "class-aware" : "class-agnostic");
   std::printf("truth boxes %lld (ignored %lld), hypotheses %lld (on ignored truth %lld, untracked detections %lld)\n",
               static_cast<long long>(m.truth_boxes), static_cast<long long>(e.ignored_truth),
               static_cast<long long>(m.hypothesis_boxes), static_cast<long long>(e.ignored_hypotheses),
@@ -154,6 +154,8 @@ int main(int argc, char** argv) {
   auto* still = app.add_subcommand("still", "write one frame of a scene as an image and print its ground truth");
   add_scene_options(still, still_options);
   still->add_option("--index", still_index, "frame index")->capture_default_str();
+  still->add_option("--frames", still_options.frames, "clip length (traverse: entries spread over it)")
+      ->capture_default_str();
   still->add_option("--image", image, "output image")->required();
   still->add_flag("--draw-truth", draw_truth, "draw the ground-truth boxes (grey: ignored)");
 
@@ -165,12 +167,13 @@ int main(int argc, char** argv) {
   eval->add_option("--iou", eval_iou, "IoU needed for a match")->capture_default_str();
 
   std::string mot_truth, mot_tracks;
-  double mot_iou = 0.5;
-  bool mot_as_json = false;
+  sd::eval::MotClipOptions mot_options;
+  bool mot_as_json = false, mot_agnostic = false;
   auto* mot = app.add_subcommand("mot", "MOT metrics (MOTA, IDF1, ID switches, ...) of tracked detections against ground truth");
   mot->add_option("--truth", mot_truth, "ground truth JSONL from `clip` (with object_id)")->required();
   mot->add_option("--tracks", mot_tracks, "detections JSONL with track_id (`streamdet run --track`, `track`)")->required();
-  mot->add_option("--iou", mot_iou, "IoU needed for a match")->capture_default_str();
+  mot->add_option("--iou", mot_options.iou_threshold, "IoU needed for a match")->capture_default_str();
+  mot->add_flag("--class-agnostic", mot_agnostic, "a hypothesis may match truth of any class");
   mot->add_flag("--json", mot_as_json, "print one JSON object instead of the table");
 
   std::string jitter_truth, jitter_out;
@@ -212,10 +215,11 @@ int main(int argc, char** argv) {
   }
   if (*still) return report(write_still(still_options, still_index, image, draw_truth));
   if (*mot) {
-    auto evaluation = sd::eval::evaluate_tracking_clip(mot_truth, mot_tracks, mot_iou);
+    mot_options.class_aware = !mot_agnostic;
+    auto evaluation = sd::eval::evaluate_tracking_clip(mot_truth, mot_tracks, mot_options);
     if (!evaluation) return report(tl::unexpected(evaluation.error()));
-    if (mot_as_json) std::printf("%s\n", sd::eval::mot_json(*evaluation, mot_iou).c_str());
-    else print_mot(*evaluation, mot_iou);
+    if (mot_as_json) std::printf("%s\n", sd::eval::mot_json(*evaluation, mot_options).c_str());
+    else print_mot(*evaluation, mot_options);
     return 0;
   }
   if (*jitter) {

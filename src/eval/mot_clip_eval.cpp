@@ -19,7 +19,7 @@ struct FramePair {
 // Whether each hypothesis is paired with an ignored truth box in the frame's one-to-one pairing of
 // hypotheses with all truth boxes (most pairs first, then the least total 1 - IoU).
 std::vector<char> on_ignored_truth(const std::vector<GroundTruthBox>& truth, const std::vector<MotObject>& hyps,
-                                   double iou_threshold) {
+                                   const MotClipOptions& options) {
   std::vector<char> result(hyps.size(), 0);
   const bool any_ignored = std::any_of(truth.begin(), truth.end(), [](const GroundTruthBox& g) { return g.ignore; });
   if (!any_ignored || hyps.empty()) return result;
@@ -28,8 +28,9 @@ std::vector<char> on_ignored_truth(const std::vector<GroundTruthBox>& truth, con
   std::vector<double> weights(rows * cols, 0.0);
   for (size_t t = 0; t < rows; ++t)
     for (size_t h = 0; h < cols; ++h) {
+      if (options.class_aware && truth[t].box.class_id != hyps[h].box.class_id) continue;
       const double v = iou(truth[t].box, hyps[h].box);
-      if (v >= iou_threshold) weights[t * cols + h] = big - (1.0 - v);
+      if (v >= options.iou_threshold) weights[t * cols + h] = big - (1.0 - v);
     }
   const track::Assignment a = track::max_weight_matching(weights, static_cast<int>(rows), static_cast<int>(cols));
   for (const auto& [t, h] : a.matches)
@@ -42,13 +43,13 @@ std::string where(int64_t frame) { return "frame " + std::to_string(frame); }
 }  // namespace
 
 Result<MotClipEvaluation> evaluate_tracking(const std::vector<FrameRecord>& truth,
-                                            const std::vector<FrameRecord>& tracked, double iou_threshold) {
+                                            const std::vector<FrameRecord>& tracked, const MotClipOptions& options) {
   std::map<int64_t, FramePair> frames;  // in frame order
   for (const FrameRecord& r : truth) frames[r.frame].truth = &r;
   for (const FrameRecord& r : tracked) frames[r.frame].tracked = &r;
 
   MotClipEvaluation result;
-  MotAccumulator acc(iou_threshold);
+  MotAccumulator acc(options.iou_threshold, options.class_aware);
   const std::vector<GroundTruthBox> none;
   std::vector<MotObject> truth_objects, hyps, kept_hyps;
   std::set<int64_t> ids;
@@ -86,7 +87,7 @@ Result<MotClipEvaluation> evaluate_tracking(const std::vector<FrameRecord>& trut
                                             " appears twice");
       hyps.push_back({d.track_id, d.box});
     }
-    const std::vector<char> ignored = on_ignored_truth(truth_boxes, hyps, iou_threshold);
+    const std::vector<char> ignored = on_ignored_truth(truth_boxes, hyps, options);
     kept_hyps.clear();
     for (size_t h = 0; h < hyps.size(); ++h) {
       if (ignored[h]) ++result.ignored_hypotheses;
@@ -99,18 +100,19 @@ Result<MotClipEvaluation> evaluate_tracking(const std::vector<FrameRecord>& trut
 }
 
 Result<MotClipEvaluation> evaluate_tracking_clip(const std::string& truth_jsonl, const std::string& tracked_jsonl,
-                                                 double iou_threshold) {
+                                                 const MotClipOptions& options) {
   SD_ASSIGN_OR_RETURN(auto truth, read_frames_jsonl(truth_jsonl));
   SD_ASSIGN_OR_RETURN(auto tracked, read_frames_jsonl(tracked_jsonl));
-  auto result = evaluate_tracking(truth, tracked, iou_threshold);
+  auto result = evaluate_tracking(truth, tracked, options);
   if (!result) return fail(result.error().code, truth_jsonl + " against " + tracked_jsonl + ": " + result.error().message);
   return result;
 }
 
-std::string mot_json(const MotClipEvaluation& e, double iou_threshold) {
+std::string mot_json(const MotClipEvaluation& e, const MotClipOptions& options) {
   const MotMetrics& m = e.metrics;
   const double per_20 = m.truth_tracks > 0 ? 20.0 * static_cast<double>(m.id_switches) / static_cast<double>(m.truth_tracks) : 0.0;
-  nlohmann::json j = {{"iou_threshold", iou_threshold},
+  nlohmann::json j = {{"iou_threshold", options.iou_threshold},
+                      {"class_aware", options.class_aware},
                       {"frames", m.frames},
                       {"frames_missing", e.frames_missing},
                       {"frames_unexpected", e.frames_unexpected},

@@ -10,8 +10,11 @@
 //   truth boxes, ignored ones included (most pairs with IoU >= the threshold, then the highest IoU);
 //   a hypothesis paired with an ignored box is removed (neither a match nor a false positive), and
 //   the ignored boxes are removed (never a miss). The rest goes to MotAccumulator.
-// - Class-agnostic, like py-motmetrics on a MOTChallenge sequence: a hypothesis may match a truth
-//   box of another class (identities are what is measured; `streamdet_synth eval` scores classes).
+// - Class-aware by default, as TrackEval scores multi-class data: a hypothesis matches only truth of
+//   its class (streamdet's tracker is class-aware too). Class-agnostic (py-motmetrics on one
+//   MOTChallenge sequence) on request: there, of two overlapping objects of different classes, the
+//   one behind (a partial box) often pairs better with the other's hypothesis, and the swap of
+//   the pairing from frame to frame counts as identity switches the tracker never made.
 // - A truth frame with no tracked line has no hypotheses (its objects are missed); a tracked line
 //   for a frame the truth lacks is a frame with no truth (its hypotheses are false positives).
 #pragma once
@@ -26,6 +29,11 @@
 
 namespace sd::eval {
 
+struct MotClipOptions {
+  double iou_threshold = 0.5;
+  bool class_aware = true;
+};
+
 struct MotClipEvaluation {
   MotMetrics metrics;
   int64_t frames_missing = 0, frames_unexpected = 0;  // as in ClipEvaluation
@@ -37,13 +45,13 @@ struct MotClipEvaluation {
 // Errors (kSource): a non-ignored truth box without "object_id", or two boxes of one frame with
 // the same object_id or track_id.
 Result<MotClipEvaluation> evaluate_tracking(const std::vector<FrameRecord>& truth,
-                                            const std::vector<FrameRecord>& tracked, double iou_threshold = 0.5);
+                                            const std::vector<FrameRecord>& tracked, const MotClipOptions& options = {});
 
 Result<MotClipEvaluation> evaluate_tracking_clip(const std::string& truth_jsonl, const std::string& tracked_jsonl,
-                                                 double iou_threshold = 0.5);
+                                                 const MotClipOptions& options = {});
 
 // The evaluation as one JSON object (no trailing newline): every field of MotMetrics and the
 // counts above, plus "ids_per_20_tracks" (ID switches per 20 ground-truth tracks).
-std::string mot_json(const MotClipEvaluation& evaluation, double iou_threshold);
+std::string mot_json(const MotClipEvaluation& evaluation, const MotClipOptions& options);
 
 }  // namespace sd::eval
