@@ -184,6 +184,10 @@ int main(int argc, char** argv) {
   jitter->add_option("--jitter", jitter_options.jitter, "each edge moves by up to this fraction of the box's side")
       ->capture_default_str();
   jitter->add_option("--seed", jitter_options.seed, "jitter seed")->capture_default_str();
+  jitter->add_option("--score", jitter_options.visible_score, "confidence of the boxes seen")->capture_default_str();
+  jitter->add_option("--hidden-score", jitter_options.hidden_score,
+                     "confidence of the boxes the truth ignores (mostly hidden, tiny)")
+      ->capture_default_str();
 
   std::string track_dets, track_out;
   sd::track::TrackerOptions tracker_options;
