@@ -51,6 +51,6 @@ for (clips, keep, kind), rs in sorted(groups.items(), key=lambda g: (g[0][0], g[
     mota = 1 - (s("misses") + s("false_positives") + s("id_switches")) / s("truth_boxes")
     frames = "every frame" if keep == 1 else "every 2nd dropped"
     kind = "jittered truth" if kind == "jitter" else "tiny_synth_v8"
-    print(f"| {clips} | {frames} | {kind} | {idf1:.3f} | {mota:.3f} | {s(\"id_switches\")} / {s(\"truth_tracks\")} | "
-          f"{20 * s(\"id_switches\") / s(\"truth_tracks\"):.2f} |")
+    ids, tracks = s("id_switches"), s("truth_tracks")
+    print(f"| {clips} | {frames} | {kind} | {idf1:.3f} | {mota:.3f} | {ids} / {tracks} | {20 * ids / tracks:.2f} |")
 '
