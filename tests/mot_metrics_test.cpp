@@ -146,5 +146,24 @@ TEST(MotMetrics, IdentityPairingIsGlobalNotPerFrame) {
   EXPECT_DOUBLE_EQ(m.idf1, 24.0 / 36.0);
 }
 
+TEST(MotMetrics, ClassAwareMatchesOnlyTheSameClass) {
+  // One object of class 1, a hypothesis on it of class 2: class-agnostic a match, class-aware a
+  // miss and a false positive.
+  MotObject truth = obj(1, 0), hyp = obj(9, 0);
+  truth.box.class_id = 1;
+  hyp.box.class_id = 2;
+  MotAccumulator agnostic, aware(0.5, /*class_aware=*/true);
+  agnostic.add_frame(std::vector{truth}, std::vector{hyp});
+  aware.add_frame(std::vector{truth}, std::vector{hyp});
+  EXPECT_EQ(agnostic.summary().matches, 1);
+  EXPECT_DOUBLE_EQ(agnostic.summary().idf1, 1.0);
+  const MotMetrics m = aware.summary();
+  EXPECT_EQ(m.matches, 0);
+  EXPECT_EQ(m.misses, 1);
+  EXPECT_EQ(m.false_positives, 1);
+  EXPECT_EQ(m.idtp, 0);
+  EXPECT_DOUBLE_EQ(m.mota, -1.0);
+}
+
 }  // namespace
 }  // namespace sd::eval

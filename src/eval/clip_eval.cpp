@@ -3,6 +3,7 @@
 #include <fstream>
 #include <map>
 #include <unordered_set>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,8 @@ Result<FrameRecord> parse_line(const std::string& text, const std::string& where
   if (frame == line.end() || !frame->is_number_integer())
     return fail(ErrorCode::kSource, where + ": missing integer \"frame\"");
   record.frame = frame->get<int64_t>();
+  auto timestamp = line.find("timestamp_ms");
+  if (timestamp != line.end() && timestamp->is_number()) record.timestamp_ms = timestamp->get<double>();
   auto dets = line.find("detections");
   if (dets == line.end() || !dets->is_array()) return fail(ErrorCode::kSource, where + ": missing array \"detections\"");
   for (const auto& d : *dets) {
@@ -38,6 +41,13 @@ Result<FrameRecord> parse_line(const std::string& text, const std::string& where
     g.box.score = (confidence != d.end() && confidence->is_number()) ? confidence->get<float>() : 1.f;
     auto ignore = d.find("ignore");
     g.ignore = ignore != d.end() && ignore->is_boolean() && ignore->get<bool>();
+    for (auto [key, id] : {std::pair{"object_id", &g.object_id}, std::pair{"track_id", &g.track_id}}) {
+      auto value = d.find(key);
+      if (value == d.end()) continue;
+      if (!value->is_number_integer())
+        return fail(ErrorCode::kSource, where + ": \"" + key + "\" must be an integer");
+      *id = value->get<int64_t>();
+    }
     record.boxes.push_back(g);
   }
   return record;

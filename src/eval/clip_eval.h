@@ -15,11 +15,13 @@ namespace sd::eval {
 
 struct FrameRecord {
   int64_t frame = 0;
+  double timestamp_ms = 0;            // "timestamp_ms" where the line has it, else 0
   std::vector<GroundTruthBox> boxes;  // for detections files, `ignore` is false and score is set
 };
 
 // Reads one record per non-empty line. Errors (kSource) name the file and line: unreadable
-// file, bad JSON, missing "frame"/"detections", a box that is not 4 numbers, a repeated frame.
+// file, bad JSON, missing "frame"/"detections", a box that is not 4 numbers, a repeated frame,
+// an "object_id" or "track_id" that is not an integer.
 Result<std::vector<FrameRecord>> read_frames_jsonl(const std::string& path);
 
 struct ClipEvaluation {

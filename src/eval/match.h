@@ -15,6 +15,9 @@ namespace sd::eval {
 struct GroundTruthBox {
   Detection box;  // class_id and coordinates; score unused
   bool ignore = false;
+  // Identities where a file gives them (eval/mot_clip_eval): "object_id" of the ground truth,
+  // "track_id" of a tracked detection; -1 where absent. Detection matching does not use them.
+  int64_t object_id = -1, track_id = -1;
 };
 
 struct MatchOptions {

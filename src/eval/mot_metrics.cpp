@@ -15,7 +15,8 @@ void MotAccumulator::add_frame(std::span<const MotObject> truth, std::span<const
   std::vector<double> overlap(nt * nh);
   for (size_t o = 0; o < nt; ++o)
     for (size_t h = 0; h < nh; ++h) {
-      const double v = iou(truth[o].box, hypotheses[h].box);
+      const bool comparable = !class_aware_ || truth[o].box.class_id == hypotheses[h].box.class_id;
+      const double v = comparable ? iou(truth[o].box, hypotheses[h].box) : 0.0;
       overlap[o * nh + h] = v;
       if (v >= iou_threshold_) ++overlap_[{truth[o].id, hypotheses[h].id}];
     }

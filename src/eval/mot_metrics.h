@@ -39,7 +39,10 @@ struct MotMetrics {
 
 class MotAccumulator {
  public:
-  explicit MotAccumulator(double iou_threshold = 0.5) : iou_threshold_(iou_threshold) {}
+  // class_aware: a hypothesis overlaps only ground truth of its own class (box.class_id), as
+  // TrackEval scores multi-class data class by class; false: any class (py-motmetrics).
+  explicit MotAccumulator(double iou_threshold = 0.5, bool class_aware = false)
+      : iou_threshold_(iou_threshold), class_aware_(class_aware) {}
 
   // One frame, in order: its ground truth and the tracker's output (ids unique within a frame).
   void add_frame(std::span<const MotObject> truth, std::span<const MotObject> hypotheses);
@@ -50,6 +53,7 @@ class MotAccumulator {
     std::vector<char> matched;  // per frame it is present in: 1 matched, 0 missed
   };
   double iou_threshold_;
+  bool class_aware_;
   MotMetrics counts_;
   double distance_sum_ = 0;
   std::map<int64_t, int64_t> last_match_;                  // truth id -> the hypothesis it last had

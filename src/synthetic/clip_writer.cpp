@@ -22,6 +22,7 @@ nlohmann::json detections_json(const std::vector<TruthBox>& truth) {
     const double visible = static_cast<double>(static_cast<int>(t.visible_fraction * 100.f + 0.5f)) / 100.0;
     dets.push_back({{"box", {t.box.x1, t.box.y1, t.box.x2, t.box.y2}},
                     {"class_id", t.box.class_id},
+                    {"object_id", t.object_id},
                     {"class_name", class_names()[static_cast<size_t>(t.box.class_id)]},
                     {"confidence", 1.0},
                     {"ignore", t.ignore},
@@ -38,6 +39,9 @@ Status check_options(const SceneOptions& o) {
   if (!(o.fps > 0)) return fail(ErrorCode::kUsage, "synthetic clip fps must be positive");
   if (o.num_objects < 0 || o.num_objects > 1000)
     return fail(ErrorCode::kUsage, "synthetic clip object count " + std::to_string(o.num_objects) + " is outside 0..1000");
+  if (o.keep_every < 1) return fail(ErrorCode::kUsage, "synthetic clip: keep every n-th frame needs n >= 1");
+  if (o.stop_percent < 0 || o.stop_percent > 100)
+    return fail(ErrorCode::kUsage, "synthetic clip stop percentage " + std::to_string(o.stop_percent) + " is outside 0..100");
   return ok();
 }
 
@@ -67,17 +71,19 @@ Status write_synthetic_clip(const SceneOptions& options, const std::string& vide
 
   std::ofstream truth_file(truth_jsonl_path, std::ios::binary | std::ios::trunc);
   if (!truth_file) return fail(ErrorCode::kOutput, "cannot open ground-truth file " + truth_jsonl_path + " for writing");
-  cv::VideoWriter writer(video_path, cv::CAP_FFMPEG, fourcc, options.fps, cv::Size(options.width, options.height));
+  // Frames dropped: the video runs at fps / keep_every, so a reader's timestamps stay the true ones.
+  const double video_fps = options.fps / options.keep_every;
+  cv::VideoWriter writer(video_path, cv::CAP_FFMPEG, fourcc, video_fps, cv::Size(options.width, options.height));
   if (!writer.isOpened())
     return fail(ErrorCode::kOutput, "cannot open video " + video_path + " for writing (OpenCV FFmpeg VideoWriter)");
 
   const SyntheticScene scene(options);
   cv::Mat frame;
   std::vector<TruthBox> truth;
-  for (int i = 0; i < options.frames; ++i) {
+  for (int i = 0, written = 0; i < options.frames; i += options.keep_every, ++written) {
     scene.render(i, frame, truth);
     writer.write(frame);
-    truth_file << truth_jsonl_line(video_path, i, 1000.0 * i / options.fps, truth) << '\n';
+    truth_file << truth_jsonl_line(video_path, written, 1000.0 * i / options.fps, truth) << '\n';
   }
   writer.release();
   truth_file.flush();

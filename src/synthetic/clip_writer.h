@@ -16,13 +16,16 @@ namespace sd::synth {
 
 // The ground truth of one frame as a JSONL line (no trailing newline):
 // {"source": ..., "frame": i, "timestamp_ms": t, "detections": [{"box": [x1, y1, x2, y2],
-//  "class_id": c, "class_name": ..., "confidence": 1.0, "ignore": false, "visible": 0.93}, ...]}
+//  "class_id": c, "object_id": k, "class_name": ..., "confidence": 1.0, "ignore": false,
+//  "visible": 0.93}, ...]}; object_id is the object's identity, the same in every frame.
 std::string truth_jsonl_line(const std::string& source, int frame, double timestamp_ms,
                              const std::vector<TruthBox>& truth);
 
 // Renders options.frames frames and writes them to `video_path` with OpenCV's VideoWriter
 // (FFmpeg backend; ".mp4" -> mp4v, ".avi" -> MJPG) and their ground truth to `truth_jsonl_path`
-// ("source" is video_path). Errors: kUsage (bad options or extension), kOutput (cannot write).
+// ("source" is video_path). With options.keep_every n > 1, only scene frames 0, n, 2n, ... below
+// options.frames are written (see SceneOptions::keep_every). Errors: kUsage (bad options or
+// extension), kOutput (cannot write).
 Status write_synthetic_clip(const SceneOptions& options, const std::string& video_path,
                             const std::string& truth_jsonl_path);
 

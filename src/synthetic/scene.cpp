@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <utility>
 
 #include <opencv2/imgproc.hpp>
 
@@ -79,6 +80,13 @@ void draw_shape(int class_id, cv::Mat& mask) {
 
 }  // namespace
 
+bool parse_motion(const std::string& name, Motion& motion) {
+  if (name == "bounce") motion = Motion::kBounce;
+  else if (name == "traverse") motion = Motion::kTraverse;
+  else return false;
+  return true;
+}
+
 const std::vector<std::string>& class_names() {
   static const std::vector<std::string> names = {"disc", "square", "triangle", "cross"};
   return names;
@@ -130,6 +138,55 @@ SyntheticScene::SyntheticScene(const SceneOptions& options) : options_(options) 
     o.colour2 = lerp(o.colour, shade, static_cast<int>(rng.uniform(90, 150)));
     o.pattern = static_cast<int>(rng.uniform(3, 6));
   }
+  // Paths from a stream of their own, so that the bounce scenes keep their pixels.
+  if (options_.motion == Motion::kTraverse) {
+    SplitMix64 path_rng(hash64(options.seed, 0x7EA5E));
+    for (Object& o : objects_) plan_traverse(o, path_rng);
+  }
+}
+
+void SyntheticScene::plan_traverse(Object& o, SplitMix64& rng) const {
+  const int fps = std::max(1, static_cast<int>(options_.fps + 0.5));
+  const int duration = static_cast<int>(rng.uniform(2 * fps, 5 * fps));  // frames spent moving
+  const bool vertical = rng.chance(30);
+  const bool reverse = rng.chance(50);
+  const int along_frame = vertical ? options_.height : options_.width;
+  const int cross_frame = vertical ? options_.width : options_.height;
+  const int along_side = vertical ? o.base_h : o.base_w;
+  const int cross_side = vertical ? o.base_w : o.base_h;
+  // Start and end just outside the frame, even at the largest pulsation (+15%).
+  const int64_t margin = along_side * 60 / 100 + 2;
+  int64_t a0 = -margin * kFixed, a1 = (along_frame + margin) * kFixed;
+  if (reverse) std::swap(a0, a1);
+  const int64_t c_lo = (cross_side / 2) * kFixed;
+  const int64_t c_hi = std::max<int64_t>(c_lo, (cross_frame - cross_side / 2) * kFixed);
+  const int64_t c0 = rng.uniform(c_lo, c_hi), c1 = rng.uniform(c_lo, c_hi);
+  const int64_t va = (a1 - a0) / duration, vc = (c1 - c0) / duration;
+  o.sx = vertical ? c0 : a0;
+  o.sy = vertical ? a0 : c0;
+  o.vx = vertical ? vc : va;
+  o.vy = vertical ? va : vc;
+  // Entries spread over the clip, a third of a crossing early so that the first frame has objects.
+  o.enter = static_cast<int>(rng.uniform(-duration / 3, std::max(0, options_.frames - duration / 3)));
+  if (rng.chance(options_.stop_percent)) {
+    o.stop_at = static_cast<int>(rng.uniform(duration / 4, 3 * duration / 4));
+    o.stop_frames = static_cast<int>(rng.uniform(fps, 3 * fps));
+  }
+}
+
+void SyntheticScene::centre_at(const Object& o, int index, int64_t& cx, int64_t& cy) const {
+  if (options_.motion == Motion::kBounce) {
+    cx = bounce(o.x0, o.vx, index, o.lo_x, o.hi_x);
+    cy = bounce(o.y0, o.vy, index, o.lo_y, o.hi_y);
+    return;
+  }
+  // Before its entry the object is further out than its start, after its exit beyond its end:
+  // outside the frame either way.
+  const int64_t t = static_cast<int64_t>(index) - o.enter;
+  int64_t moved = t;
+  if (o.stop_frames > 0 && t > o.stop_at) moved = t < o.stop_at + o.stop_frames ? o.stop_at : t - o.stop_frames;
+  cx = o.sx + o.vx * moved;
+  cy = o.sy + o.vy * moved;
 }
 
 void SyntheticScene::render_object(const Object& o, int index, int label, cv::Mat& bgr, cv::Mat& labels,
@@ -141,10 +198,13 @@ void SyntheticScene::render_object(const Object& o, int index, int label, cv::Ma
   const int w = std::max<int>(4, static_cast<int>(o.base_w * size_scale / (100 * period)));
   const int h = std::max<int>(4, static_cast<int>(o.base_h * size_scale / (100 * period)));
 
-  const int64_t cx = bounce(o.x0, o.vx, index, o.lo_x, o.hi_x);
-  const int64_t cy = bounce(o.y0, o.vy, index, o.lo_y, o.hi_y);
+  int64_t cx = 0, cy = 0;
+  centre_at(o, index, cx, cy);
   const int left = static_cast<int>(floor_div(cx - w * kFixed / 2, kFixed));
   const int top = static_cast<int>(floor_div(cy - h * kFixed / 2, kFixed));
+  full_area = 1;
+  // Wholly outside (a traversing object before its entry or after its exit): nothing to draw.
+  if (left >= bgr.cols || top >= bgr.rows || left + w <= 0 || top + h <= 0) return;
 
   cv::Mat mask = cv::Mat::zeros(h, w, CV_8U);
   draw_shape(o.class_id, mask);

@@ -11,8 +11,21 @@
 #include <opencv2/core/mat.hpp>
 
 #include "core/detection.h"
+#include "synthetic/prng.h"
 
 namespace sd::synth {
+
+// How the objects move.
+enum class Motion {
+  // Each object bounces inside a box for ever (some boxes reach past the frame's edges): every
+  // object is there from the first frame to the last. The detection clips.
+  kBounce,
+  // Tracking clips: each object enters at one edge at its own time, crosses the frame on a straight
+  // line (left-right or top-bottom, either way) and leaves at the opposite edge; some stop on the way
+  // for one to three seconds. Paths cross, and objects pass behind one another (drawing order).
+  // num_objects counts the objects of the whole clip; their entries are spread over it.
+  kTraverse,
+};
 
 struct SceneOptions {
   int width = 320, height = 192;
@@ -20,7 +33,17 @@ struct SceneOptions {
   double fps = 30.0;
   uint64_t seed = 1;
   int num_objects = 6;
+  Motion motion = Motion::kBounce;
+  // kTraverse: percent of the objects that stop once on their way.
+  int stop_percent = 30;
+  // Clip writing: keep frames 0, n, 2n, ... of the scene (1: all). The video is written at fps / n
+  // so that a reader's timestamps are the scene's true times; the truth numbers the kept frames
+  // 0, 1, 2, ... as a reader does and gives each its true timestamp (index * n / fps).
+  int keep_every = 1;
 };
+
+// "bounce" / "traverse" <-> Motion; false for an unknown name.
+bool parse_motion(const std::string& name, Motion& motion);
 
 // The class names, indexed by class id: "disc", "square", "triangle", "cross".
 const std::vector<std::string>& class_names();
@@ -54,6 +77,10 @@ class SyntheticScene {
  private:
   struct Object {
     int class_id = 0;
+    // kTraverse: the centre moves from (sx, sy) by (vx, vy) per frame from frame `enter`, pausing
+    // for stop_frames frames after stop_at frames of moving (stop_frames 0: never stops).
+    int64_t sx = 0, sy = 0;
+    int enter = 0, stop_at = 0, stop_frames = 0;
     int base_w = 0, base_h = 0;          // size in pixels before pulsation
     int64_t x0 = 0, y0 = 0;              // centre at frame 0, 1/256 pixel
     int64_t vx = 0, vy = 0;              // velocity, 1/256 pixel per frame
@@ -63,6 +90,8 @@ class SyntheticScene {
     int pattern = 0;                     // per-object pattern parameter (stripe width, ...)
   };
 
+  void plan_traverse(Object& o, SplitMix64& rng) const;
+  void centre_at(const Object& o, int index, int64_t& cx, int64_t& cy) const;
   void render_object(const Object& o, int index, int label, cv::Mat& bgr, cv::Mat& labels,
                      int& full_area) const;
 
