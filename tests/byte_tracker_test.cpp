@@ -159,6 +159,36 @@ TEST(ByteTracker, DroppedFramesArePredictedByTimeNotFrameCount) {
   EXPECT_EQ(t.ids_issued(), 1);
 }
 
+// An object that stops behind an occluder reappears where it was last seen, not where its
+// velocity would have carried it: the recovery round (IoU with the box last seen) keeps its id.
+TEST(ByteTracker, AnObjectThatStoppedWhileHiddenIsRecoveredWhereItWasLastSeen) {
+  ByteTracker t;
+  double time = 0;
+  for (int f = 0; f < 20; ++f, time += kFrameMs) EXPECT_EQ(t.update(std::vector{box_at(100 + 6.0 * f, 100, 40, 40)}, time)[0], 1);
+  for (int f = 0; f < 12; ++f, time += kFrameMs) t.update({}, time);  // hidden; the filter runs on by 72 px
+  const double stopped_at = 100 + 6.0 * 19;
+  EXPECT_EQ(t.update(std::vector{box_at(stopped_at + 2, 100, 40, 40)}, time)[0], 1);
+  EXPECT_EQ(t.ids_issued(), 1);
+}
+
+// A half-hidden object's sliver (low-score boxes) keeps its track and shrinks the filter's box as
+// it hides; when it comes out whole further on, it keeps its id.
+TEST(ByteTracker, AnObjectReemergingWholeAfterItsSliverWasTrackedKeepsItsId) {
+  ByteTracker t;
+  double time = 0;
+  double x = 100;
+  for (int f = 0; f < 15; ++f, time += kFrameMs, x += 4) t.update(std::vector{box_at(x, 100, 40, 40)}, time);
+  // Sliding behind an occluder on its right: the visible part shrinks from the right, scored low.
+  for (int f = 0; f < 7; ++f, time += kFrameMs, x += 4) {
+    const double visible = 40 - 3.0 * (f + 1);
+    const auto ids = t.update(std::vector{box_at(x - 20 + visible / 2, 100, visible, 40, 0.3f)}, time);
+    EXPECT_EQ(ids[0], 1) << "the sliver keeps the track in the low-score round, frame " << f;
+  }
+  for (int f = 0; f < 4; ++f, time += kFrameMs, x += 4) t.update({}, time);  // wholly hidden
+  EXPECT_EQ(t.update(std::vector{box_at(x, 100, 40, 40)}, time)[0], 1);
+  EXPECT_EQ(t.ids_issued(), 1);
+}
+
 TEST(ByteTracker, ClassAwareTracksDoNotTakeAnotherClassUnlessAgnostic) {
   for (bool agnostic : {false, true}) {
     TrackerOptions o;

@@ -13,6 +13,7 @@ namespace {
 constexpr double kSecondRoundLimit = 0.5;       // low-score round: IoU > 0.5
 constexpr double kUnconfirmedLimit = 0.7;       // tracks born last frame: IoU * score > 0.3
 constexpr double kDuplicateLimit = 0.15;        // a live and a lost track this close are one object
+constexpr double kRecoveryLimit = 0.7;          // recovery round: IoU with the last box seen > 0.3
 constexpr double kNoEdge = std::numeric_limits<double>::quiet_NaN();
 
 }  // namespace
@@ -25,6 +26,7 @@ struct ByteTracker::Track {
   int class_id = 0;
   float score = 0;
   BoxState filter;
+  Detection last_box;  // the last detection it took: where a hidden object was last seen
   State state = State::kTracked;
   double predicted_to_ms = 0;  // the time the filter's state is for
   double first_seen_ms = 0, last_seen_ms = 0;
@@ -39,11 +41,11 @@ ByteTracker::ByteTracker(ByteTracker&&) noexcept = default;
 ByteTracker& ByteTracker::operator=(ByteTracker&&) noexcept = default;
 
 std::vector<double> ByteTracker::iou_costs(const std::vector<size_t>& tracks, const std::vector<size_t>& dets,
-                                           std::span<const Detection> detections, bool fuse_score) const {
+                                           std::span<const Detection> detections, bool fuse_score, Where where) const {
   std::vector<double> costs(tracks.size() * dets.size());
   for (size_t r = 0; r < tracks.size(); ++r) {
     const Track& t = tracks_[tracks[r]];
-    const Detection predicted = BoxKalman::box_of(t.filter);
+    const Detection predicted = where == Where::kRecovery ? t.last_box : BoxKalman::box_of(t.filter);
     for (size_t c = 0; c < dets.size(); ++c) {
       const Detection& d = detections[dets[c]];
       double& cost = costs[r * dets.size() + c];
@@ -51,7 +53,10 @@ std::vector<double> ByteTracker::iou_costs(const std::vector<size_t>& tracks, co
         cost = kNoEdge;
         continue;
       }
-      const double overlap = iou(predicted, d);
+      double overlap = iou(predicted, d);
+      // Where a hidden object may be seen again: where it was predicted, or where it was last seen
+      // (it stopped behind the occluder, or its prediction ran off).
+      if (where == Where::kRecovery) overlap = std::max(overlap, static_cast<double>(iou(BoxKalman::box_of(t.filter), d)));
       cost = overlap > 0 ? 1.0 - overlap * (fuse_score ? d.score : 1.0) : kNoEdge;
     }
   }
@@ -62,6 +67,7 @@ void ByteTracker::take(Track& track, const Detection& det, double timestamp_ms) 
   BoxKalman::update(track.filter, det);
   track.state = State::kTracked;
   track.score = det.score;
+  track.last_box = det;
   track.last_seen_ms = timestamp_ms;
   track.matched_this_frame = true;
 }
@@ -92,7 +98,8 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
   for (size_t k = 0; k < tracks_.size(); ++k) (tracks_[k].id > 0 ? pool : unconfirmed).push_back(k);
 
   // Round 1: confirmed tracks (live and lost) against the confident detections.
-  Assignment first = min_cost_assignment(iou_costs(pool, high, detections, true), static_cast<int>(pool.size()),
+  Assignment first = min_cost_assignment(iou_costs(pool, high, detections, true, Where::kPredicted),
+                                         static_cast<int>(pool.size()),
                                          static_cast<int>(high.size()), options_.match_thresh);
   for (const auto& [r, c] : first.matches) {
     Track& t = tracks_[pool[static_cast<size_t>(r)]];
@@ -103,7 +110,7 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
   std::vector<size_t> live_left;
   for (int r : first.unmatched_rows)
     if (tracks_[pool[static_cast<size_t>(r)]].state == State::kTracked) live_left.push_back(pool[static_cast<size_t>(r)]);
-  Assignment second = min_cost_assignment(iou_costs(live_left, low, detections, false), static_cast<int>(live_left.size()),
+  Assignment second = min_cost_assignment(iou_costs(live_left, low, detections, false, Where::kPredicted), static_cast<int>(live_left.size()),
                                           static_cast<int>(low.size()), kSecondRoundLimit);
   for (const auto& [r, c] : second.matches) {
     Track& t = tracks_[live_left[static_cast<size_t>(r)]];
@@ -112,11 +119,31 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
   }
   for (int r : second.unmatched_rows) tracks_[live_left[static_cast<size_t>(r)]].state = State::kLost;
 
+  // Recovery (OC-SORT's observation-centric recovery): the confirmed tracks still unmatched
+  // against the confident detections left, by IoU with the box each track was last seen at. An
+  // object that re-emerges from behind another, or moves again after a stop, is found there when
+  // its filter's prediction has run off.
+  std::vector<size_t> high_left, unmatched;
+  for (int c : first.unmatched_cols) high_left.push_back(high[static_cast<size_t>(c)]);
+  for (size_t k : pool)
+    if (!tracks_[k].matched_this_frame) unmatched.push_back(k);
+  Assignment recovery = min_cost_assignment(iou_costs(unmatched, high_left, detections, false, Where::kRecovery),
+                                            static_cast<int>(unmatched.size()), static_cast<int>(high_left.size()),
+                                            kRecoveryLimit);
+  for (const auto& [r, c] : recovery.matches) {
+    Track& t = tracks_[unmatched[static_cast<size_t>(r)]];
+    take(t, detections[high_left[static_cast<size_t>(c)]], timestamp_ms);
+    ids[high_left[static_cast<size_t>(c)]] = t.id;
+  }
+  {
+    std::vector<size_t> left;
+    for (int c : recovery.unmatched_cols) left.push_back(high_left[static_cast<size_t>(c)]);
+    high_left = std::move(left);
+  }
+
   // Round 3: tracks born last frame against the confident detections left; matched, they are
   // confirmed and get their id; unmatched, they were noise and go.
-  std::vector<size_t> high_left;
-  for (int c : first.unmatched_cols) high_left.push_back(high[static_cast<size_t>(c)]);
-  Assignment third = min_cost_assignment(iou_costs(unconfirmed, high_left, detections, true),
+  Assignment third = min_cost_assignment(iou_costs(unconfirmed, high_left, detections, true, Where::kPredicted),
                                          static_cast<int>(unconfirmed.size()), static_cast<int>(high_left.size()),
                                          kUnconfirmedLimit);
   for (const auto& [r, c] : third.matches) {
@@ -137,6 +164,7 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
     t.class_id = d.class_id;
     t.score = d.score;
     t.filter = BoxKalman::initiate(d);
+    t.last_box = d;
     t.predicted_to_ms = t.first_seen_ms = t.last_seen_ms = timestamp_ms;
     t.matched_this_frame = true;
     if (first_frame_) {  // nothing to confirm against on the first frame

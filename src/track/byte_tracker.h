@@ -61,9 +61,13 @@ class ByteTracker {
   // run's options include everywhere (Eigen's parameter names collide with glibc's resolv.h macros).
   struct Track;
 
-  // Costs rows = tracks (indices into tracks_), cols = detections (indices into dets).
+  // Which box of a track a detection is compared with: the prediction, or (recovery) the better of
+  // the prediction and the box last seen.
+  enum class Where { kPredicted, kRecovery };
+  // Costs rows = tracks (indices into tracks_), cols = detections (indices into dets): 1 - IoU
+  // (times the detection's score with fuse_score); no edge for another class or no overlap.
   std::vector<double> iou_costs(const std::vector<size_t>& tracks, const std::vector<size_t>& dets,
-                                std::span<const Detection> detections, bool fuse_score) const;
+                                std::span<const Detection> detections, bool fuse_score, Where where) const;
   void take(Track& track, const Detection& det, double timestamp_ms);
   void remove_duplicates();
 
