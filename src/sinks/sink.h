@@ -6,6 +6,7 @@
 #include <array>
 #include <string>
 
+#include "analytics/counting.h"
 #include "core/detection.h"
 #include "core/error.h"
 #include "core/frame.h"
@@ -21,6 +22,7 @@ struct FrameResult {
   Frame frame;             // the original frame; drawn on first when a sink wants_drawn_frame()
   Detections detections;   // original-frame pixels (frame.original_size when it was decoded smaller)
   std::array<StageTiming, 4> timings{};  // read, preprocess, inference (its share of the batch), postprocess
+  std::vector<CountEvent> events;  // lines crossed, zones entered and left in this frame (--line, --zone)
 };
 
 class Sink {
