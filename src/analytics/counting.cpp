@@ -51,14 +51,14 @@ std::string format_counting(const CountingReport& r) {
   std::string out;
   char line[512];
   for (const auto& l : r.lines) {
-    std::snprintf(line, sizeof line, "line %s/%s: in %lld (%s), out %lld (%s)\n", l.source.c_str(), l.name.c_str(),
+    std::snprintf(line, sizeof line, "line %s (%s): in %lld (%s), out %lld (%s)\n", l.name.c_str(), l.source.c_str(),
                   static_cast<long long>(l.in()), by_class(l.in_by_class).c_str(), static_cast<long long>(l.out()),
                   by_class(l.out_by_class).c_str());
     out += line;
   }
   for (const auto& z : r.zones) {
-    std::snprintf(line, sizeof line, "zone %s/%s: entries %lld, exits %lld, inside at the end %lld, dwell max %.1f s mean %.1f s\n",
-                  z.source.c_str(), z.name.c_str(), static_cast<long long>(z.entries), static_cast<long long>(z.exits),
+    std::snprintf(line, sizeof line, "zone %s (%s): entries %lld, exits %lld, inside at the end %lld, dwell max %.1f s mean %.1f s\n",
+                  z.name.c_str(), z.source.c_str(), static_cast<long long>(z.entries), static_cast<long long>(z.exits),
                   static_cast<long long>(z.occupancy), z.dwell_max_ms / 1000.0, z.dwell_mean_ms() / 1000.0);
     out += line;
   }
