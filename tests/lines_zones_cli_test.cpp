@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <string>
@@ -14,6 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
+#include "redis_server.h"
+#include "transport/redis_client.h"
+#include "transport/redis_uri.h"
 #include "synthetic/clip_writer.h"
 
 namespace sd {
@@ -111,6 +115,35 @@ TEST(LinesZonesCli, LineCountsOnATraverseClipMatchTheTruthAndTheEventsMatchThePr
   EXPECT_EQ(zone["occupancy"], entered - left);
   EXPECT_GE(entered, 4);  // every object of the clip goes through the right half
   EXPECT_NEAR(zone["dwell_max_ms"].get<double>(), dwell_max, 0.05);
+}
+
+// A Redis sink gets each event as an entry of its own in STREAM:events, the same JSON as the file.
+TEST(LinesZonesCli, EventsGoToTheRedisSinkAsEntriesOfTheirOwn) {
+  if (!test::redis_server_available()) GTEST_SKIP() << "no " << test::kRedisServerPath;
+  test::RedisServer server;
+  ASSERT_TRUE(server.start());
+  test::TempDir dir;
+  auto r = test::run_cli(dir, {"run", "-m", kTinyModel, "-s", "synth:w=320,h=192,frames=60,seed=3", "--line", "mid:0.5,0,0.5,1",
+                               "--zone", "left:0,0,160,0,160,192,0,192", "--events", dir.file("events.jsonl"), "--sink",
+                               server.uri("dets"), "-q"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<std::string> file_lines;
+  std::ifstream in(dir.file("events.jsonl"));
+  for (std::string line; std::getline(in, line);) file_lines.push_back(line);
+  ASSERT_GE(file_lines.size(), 3u);  // worked out by a run: entries at the first frame, crossings later
+  auto client = transport::RedisClient::connect(*transport::parse_redis_uri(server.uri("dets:events"), std::nullopt),
+                                                std::chrono::milliseconds(2000));
+  ASSERT_TRUE(client) << client.error().message;
+  ASSERT_TRUE(client->xgroup_create("dets:events", "check", "0"));
+  auto entries = client->xreadgroup("check", "c", "dets:events", 10000, 0, ">");
+  ASSERT_TRUE(entries) << entries.error().message;
+  ASSERT_EQ(entries->size(), file_lines.size());
+  for (size_t i = 0; i < file_lines.size(); ++i) {
+    ASSERT_EQ((*entries)[i].fields.size(), 1u);
+    EXPECT_EQ((*entries)[i].fields[0].first, "event");
+    EXPECT_EQ((*entries)[i].fields[0].second, file_lines[i]);
+  }
+  EXPECT_EQ(*client->xlen("dets"), 60);  // the detections' stream as before: one entry per frame
 }
 
 TEST(LinesZonesCli, APrefixPutsALineOnOneSourceOnly) {
