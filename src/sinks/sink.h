@@ -13,6 +13,8 @@
 
 namespace sd {
 
+class PlaceCounter;
+
 struct StageTiming {
   const char* stage = "";
   double ms = 0;
@@ -23,6 +25,7 @@ struct FrameResult {
   Detections detections;   // original-frame pixels (frame.original_size when it was decoded smaller)
   std::array<StageTiming, 4> timings{};  // read, preprocess, inference (its share of the batch), postprocess
   std::vector<CountEvent> events;  // lines crossed, zones entered and left in this frame (--line, --zone)
+  const PlaceCounter* counter = nullptr;  // the source's lines and zones with their counts, for a sink that draws its own copy
 };
 
 class Sink {

@@ -62,6 +62,7 @@ Status OutputStage::write(FramePacket& p, StageRecorder& rec) {
   FrameResult result;
   result.timings = stage_timings(p);
   result.events = std::move(events);
+  result.counter = lane.counter.get();
   std::swap(result.frame, p.frame);
   std::swap(result.detections, p.detections);
   // In the order they were named (the JSON lines before the video by default: when the video's
