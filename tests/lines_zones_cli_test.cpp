@@ -71,7 +71,7 @@ TEST(LinesZonesCli, LineCountsOnATraverseClipMatchTheTruthAndTheEventsMatchThePr
 
   auto r = test::run_cli(dir, {"run", "-m", kTinyModel, "-s", dir.file("clip.avi"), "--line", "mid:160,0,160,192", "--zone",
                                "right:0.5,0,1,0,1,1,0.5,1", "--events", dir.file("events.jsonl"), "--profile-json",
-                               dir.file("profile.json")});
+                               dir.file("profile.json"), "--report", dir.file("report.html")});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("line mid (" + dir.file("clip.avi") + "): in 1 (triangle 1), out 3 (cross 1 disc 1 square 1)"),
             std::string::npos)
@@ -115,6 +115,10 @@ TEST(LinesZonesCli, LineCountsOnATraverseClipMatchTheTruthAndTheEventsMatchThePr
   EXPECT_EQ(zone["occupancy"], entered - left);
   EXPECT_GE(entered, 4);  // every object of the clip goes through the right half
   EXPECT_NEAR(zone["dwell_max_ms"].get<double>(), dwell_max, 0.05);
+  // The HTML report has the counts in its data and a table for them.
+  const std::string page = test::read_file(dir.file("report.html"));
+  EXPECT_NE(page.find("<table id=\"counting\""), std::string::npos);
+  EXPECT_NE(page.find("\"in_by_class\""), std::string::npos);
 }
 
 // A Redis sink gets each event as an entry of its own in STREAM:events, the same JSON as the file.
