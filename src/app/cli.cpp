@@ -5,6 +5,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -152,6 +153,7 @@ void add_live_source_options(CLI::App& cmd, RunOptions& r, std::string& reconnec
 struct TrackFlags {
   std::string mode = "auto";
   CLI::Option* new_track = nullptr;
+  std::vector<std::string> lines, zones;  // --line, --zone as given (analytics/place_specs.h)
 };
 
 void add_tracking_options(CLI::App& cmd, RunOptions& r, TrackFlags& flags) {
@@ -177,6 +179,13 @@ void add_tracking_options(CLI::App& cmd, RunOptions& r, TrackFlags& flags) {
       ->capture_default_str()
       ->check(real_in(0, 1e6, Interval::kClosed, "frames"));
   cmd.add_flag("--track-agnostic", t.class_agnostic, "a track may take detections of any class (default: its own class only)");
+  cmd.add_option("--line", flags.lines,
+                 "[SOURCE/]NAME:x1,y1,x2,y2: count tracks crossing this line, 'in' from its left to its right going "
+                 "from point 1 to point 2 (pixels, or fractions of the frame: 0.5,0,0.5,1); repeatable");
+  cmd.add_option("--zone", flags.zones,
+                 "[SOURCE/]NAME:x1,y1,x2,y2,x3,y3,...: a polygon; count tracks entering and leaving it, those inside, "
+                 "their dwell time; repeatable");
+  cmd.add_option("--events", r.events, "line crossings and zone entries and exits as JSON Lines; - for standard output");
 }
 
 Status resolve_tracking(const TrackFlags& flags, RunOptions& r) {
@@ -196,6 +205,13 @@ Status resolve_tracking(const TrackFlags& flags, RunOptions& r) {
     return fail(ErrorCode::kUsage, line);
   }
   if (flags.new_track->count() == 0) t.new_track_thresh = std::min(1.0, t.track_thresh + 0.1);
+  for (bool zone : {false, true})
+    for (const std::string& text : zone ? flags.zones : flags.lines) {
+      SD_ASSIGN_OR_RETURN(PlaceSpec spec, parse_place_spec(zone, text));
+      if (r.track == TrackMode::kOff) return fail(ErrorCode::kUsage, spec.given + ": lines and zones count tracks, and --track is off");
+      r.places.push_back(std::move(spec));
+    }
+  if (!r.events.empty() && r.places.empty()) return fail(ErrorCode::kUsage, "--events " + r.events + ": no --line or --zone to report");
   return ok();
 }
 

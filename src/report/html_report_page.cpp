@@ -46,6 +46,8 @@ canvas { background: #fff; border: 1px solid #e3e6ea; display: block; }
 <p class="note" id="timeline-note"></p>
 <h2>Drops and sources</h2>
 <table id="sources"></table>
+<h2 id="counting-title" hidden>Lines and zones</h2>
+<table id="counting" hidden></table>
 <script type="application/json" id="data">/*STREAMDET_REPORT_DATA*/</script>
 <script>
 "use strict";
@@ -169,6 +171,19 @@ $("sources").innerHTML = "<tr><th>Source</th><th>Live</th><th>Read</th><th>Done<
       h.state || "", h.reconnects ?? "", h.outages ?? "", h.outage_s !== undefined ? f(h.outage_s) : ""]
       .map((v) => `<td>${esc(v)}</td>`).join("") + "</tr>";
   }).join("");
+
+// --line / --zone counts, when the run had some.
+if (P.counting) {
+  $("counting-title").hidden = $("counting").hidden = false;
+  const byClass = (m) => Object.entries(m).map(([k, v]) => `${k} ${v}`).join(", ");
+  const row = (cells) => "<tr>" + cells.map((v) => `<td>${esc(v)}</td>`).join("") + "</tr>";
+  $("counting").innerHTML = "<tr><th>Source</th><th>Line or zone</th><th>In / entries</th><th>Out / exits</th>" +
+    "<th>Inside at the end</th><th>Dwell max s</th><th>Dwell mean s</th><th>By class</th></tr>" +
+    P.counting.lines.map((l) => row([l.source, "line " + l.line, l.in, l.out, "", "", "",
+      "in: " + byClass(l.in_by_class) + "; out: " + byClass(l.out_by_class)])).join("") +
+    P.counting.zones.map((z) => row([z.source, "zone " + z.zone, z.entries, z.exits, z.occupancy,
+      f(z.dwell_max_ms / 1000), f(z.dwell_mean_ms / 1000), ""])).join("");
+}
 </script>
 </body>
 </html>

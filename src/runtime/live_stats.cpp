@@ -41,6 +41,7 @@ LiveStats collect_live_stats(RunContext& run, Clock::time_point since) {
     src.queues[static_cast<size_t>(LiveQueue::kInference)] = s < scheduled.size() ? static_cast<int64_t>(scheduled[s]) : 0;
     src.queues[static_cast<size_t>(LiveQueue::kSink)] = lane.done ? static_cast<int64_t>(lane.done->size()) : 0;
     out.sources.push_back(std::move(src));
+    if (lane.counter) out.counting.append(lane.counter->counts());
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "analytics/counting.h"
 #include "core/frame.h"
 #include "runtime/live_metrics.h"
 #include "runtime/profiler.h"
@@ -39,6 +40,7 @@ struct LiveStats {
   int workers = 0;
   LiveMetrics::Snapshot stages{};
   std::vector<LiveSourceStats> sources;
+  CountingReport counting;  // --line / --zone counts so far, every source
 };
 
 LiveStats collect_live_stats(RunContext& run, Clock::time_point since);

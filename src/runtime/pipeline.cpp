@@ -42,6 +42,7 @@
 #include "model/model_info.h"
 #include "report/html_report.h"
 #include "sinks/atomic_file.h"
+#include "sinks/output_paths.h"
 #include "serve/http_server.h"
 #include "sinks/sink_factory.h"
 #include "sinks/web_view_sink.h"
@@ -79,6 +80,7 @@ std::vector<SinkTarget> sink_targets(const RunOptions& o) {
   if (!o.detections.empty()) targets.push_back({"-d", o.detections, SinkTarget::Kind::kJsonl});
   if (!o.output.empty()) targets.push_back({"-o", o.output, SinkTarget::Kind::kVideo});
   for (const auto& t : o.sinks) targets.push_back({"--sink", t, SinkTarget::Kind::kByName});
+  if (!o.events.empty()) targets.push_back({"--events", o.events, SinkTarget::Kind::kEvents});
   return targets;
 }
 
@@ -97,6 +99,8 @@ class Pipeline {
     execute();
     if (server_) server_->stop();  // served until the outputs were finalized; its threads end here
     outcome.profile = run_.profiler.report();
+    for (const auto& lane : run_.lanes)
+      if (lane.counter) outcome.profile.counting.append(lane.counter->counts());
     outcome.status = final_status();
     // An interrupted run says it in its exit line; any other end (--frames reached, an error) here.
     if (outcome.status || outcome.status.error().code != ErrorCode::kInterrupted)
@@ -126,6 +130,8 @@ class Pipeline {
   Status setup();
   Status open_sources(int decode_threads, cv::Size& largest);
   Status open_sinks();
+  Status set_up_counting();
+  void make_counters();
   Status start_server(const ServeAddress& address);
   Status check_files() const;
   Status check_memory_in_flight(size_t packets, cv::Size largest_frame) const;
@@ -141,6 +147,7 @@ class Pipeline {
   RunContext run_;
   AtomicFile profile_file_, trace_file_, report_file_;  // created at set-up: an unwritable path fails before the first frame
   std::vector<std::unique_ptr<InferenceContext>> contexts_;
+  std::vector<SourcePlaces> places_;  // per source, from --line / --zone (set_up_counting)
   std::unique_ptr<WebServer> server_;  // after run_: stopped before what it reads goes away
 };
 
@@ -209,6 +216,31 @@ Status Pipeline::open_sources(int decode_threads, cv::Size& largest) {
   return ok();
 }
 
+// --line and --zone per source, in its pixels, each source with them counted by its own counter
+// (fed by its output thread after tracking). Refused here (exit 2) before the model is loaded.
+Status Pipeline::set_up_counting() {
+  if (options_.places.empty()) return ok();
+  std::vector<PlaceSource> sources;
+  for (size_t s = 0; s < run_.lanes.size(); ++s) {
+    const SourceLane& lane = run_.lanes[s];
+    sources.push_back({without_password(lane.info.uri), source_file_name(options_.sources[s]), lane.info.width,
+                       lane.info.height, tracks_source(options_.track, lane.info.kind)});
+  }
+  SD_ASSIGN_OR_RETURN(places_, resolve_places(options_.places, sources));
+  return ok();
+}
+
+// After the model is loaded: the counts are by class name.
+void Pipeline::make_counters() {
+  for (size_t s = 0; s < places_.size() && s < run_.lanes.size(); ++s) {
+    if (places_[s].empty()) continue;
+    SourceLane& lane = run_.lanes[s];
+    lane.counter = std::make_unique<PlaceCounter>(static_cast<int>(s), without_password(lane.info.uri), std::move(places_[s]),
+                                                  run_.det.class_names, default_band_px(lane.info.width, lane.info.height),
+                                                  options_.tracker.track_buffer * 1000.0 / 30.0);
+  }
+}
+
 // Every output is opened before the first frame, so that a bad path fails fast. The videos are
 // opened first: they are written under temporary names and leave nothing behind when a later
 // output fails to open; a .jsonl file is only checked here and created by Sink::start().
@@ -258,6 +290,7 @@ Status Pipeline::setup() {
       options_.decode_threads > 0 ? options_.decode_threads : std::max(1, (cores - inference_threads) / n_sources);
   cv::Size largest;
   SD_TRY(open_sources(decode_threads, largest));
+  SD_TRY(set_up_counting());  // the sources' sizes are known: lines and zones are checked now
 
   // Inference threads are divided among the workers (worker_plan.h says how many by default).
   const bool any_live = std::any_of(run_.lanes.begin(), run_.lanes.end(), [](const SourceLane& l) { return l.info.live; });
@@ -274,6 +307,7 @@ Status Pipeline::setup() {
     any_tracked = any_tracked || lane.tracker;
   }
   run_.det.decode.conf_threshold = decode_threshold(options_.model.conf, options_.tracker, any_tracked);
+  make_counters();
   const Detector& det = run_.det;
   run_.batch = options_.batch;
   if (run_.batch > 1 && !det.engine->capabilities().dynamic_batch)

@@ -491,6 +491,7 @@ std::string format_profile(const ProfileReport& r) {
       out += line;
     }
   }
+  out += format_counting(r.counting);
   out += r.verdict + "\n";
   return out;
 }
@@ -510,6 +511,7 @@ nlohmann::json profile_to_json(const ProfileReport& r) {
   j["run_queue_ms"] = r.run_queue_ms;
   j["outputs"] = r.outputs;
   j["verdict"] = r.verdict;
+  if (!r.counting.empty()) j["counting"] = counting_to_json(r.counting);
   nlohmann::json drops = nlohmann::json::object();
   for (int i = 0; i < kDropReasonCount; ++i) drops[drop_reason_name(static_cast<DropReason>(i))] = r.drops[static_cast<size_t>(i)];
   j["drops"] = drops;

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "analytics/counting.h"
 #include "core/frame.h"
 #include "runtime/latency_histogram.h"
 #include "runtime/live_metrics.h"
@@ -191,6 +192,7 @@ struct ProfileReport {
   double run_queue_ms = -1;    // the stage threads' time runnable but waiting for a core, summed; -1: unknown
   std::vector<std::string> outputs;  // the sinks, by kind ("video", "jsonl", ...), for the verdict
   std::string verdict;         // one line: which stage limits throughput, and who waits on whom
+  CountingReport counting;     // --line / --zone counts (filled by the pipeline at the end)
 };
 
 class Profiler {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "analytics/lines_zones.h"
 #include "core/error.h"
 #include "core/frame_outcome.h"
 #include "runtime/bounded_queue.h"
@@ -32,6 +33,7 @@ struct SourceLane {
   std::unique_ptr<BoundedQueue<PacketPtr>> raw;   // read -> preprocess
   std::unique_ptr<BoundedQueue<PacketPtr>> done;  // inference -> output (capacity = pool: never blocks)
   std::unique_ptr<track::ByteTracker> tracker;    // with --track (runtime/tracking.h); used by the output thread only
+  std::unique_ptr<PlaceCounter> counter;          // with --line / --zone on this source; updated by the output thread
 };
 
 // Spans kept per thread when only the --report needs them (no --trace): the page shows at most

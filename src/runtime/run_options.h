@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analytics/place_specs.h"
 #include "postprocess/layout.h"
 #include "track/byte_tracker.h"
 
@@ -76,6 +77,9 @@ struct RunOptions {
   // Tracking (track/byte_tracker.h): the mode and ByteTrack's parameters.
   TrackMode track = TrackMode::kAuto;
   track::TrackerOptions tracker;
+  // Counting (analytics/lines_zones.h): --line and --zone, checked for syntax; --events.
+  std::vector<PlaceSpec> places;
+  std::string events;          // JSON Lines, one line per crossing, entry or exit
 };
 
 const char* frame_policy_name(FramePolicy p);

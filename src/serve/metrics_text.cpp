@@ -121,6 +121,30 @@ void source_health(std::string& out, const LiveStats& stats) {
   for (const auto& s : stats.sources) lost.sample(source_label(s), s.health.frames_lost_to_outages);
 }
 
+// --line and --zone (analytics/lines_zones.h): only when the run has some.
+void counting_metrics(std::string& out, const CountingReport& counts) {
+  if (counts.empty()) return;
+  Family crossings(out, "streamdet_line_crossings_total", "counter",
+                   "Tracks that crossed a line, by direction (in: from its left to its right) and class.");
+  for (const auto& l : counts.lines)
+    for (const char* direction : {"in", "out"})
+      for (const auto& [name, n] : std::string(direction) == "in" ? l.in_by_class : l.out_by_class)
+        crossings.sample(label("source", l.source) + "," + label("line", l.name) + "," + label("direction", direction) + "," +
+                             label("class", name),
+                         n);
+  Family entries(out, "streamdet_zone_entries_total", "counter", "Tracks that entered a zone (or were first seen inside).");
+  for (const auto& z : counts.zones) entries.sample(label("source", z.source) + "," + label("zone", z.name), z.entries);
+  Family exits(out, "streamdet_zone_exits_total", "counter", "Tracks that left a zone.");
+  for (const auto& z : counts.zones) exits.sample(label("source", z.source) + "," + label("zone", z.name), z.exits);
+  Family occupancy(out, "streamdet_zone_occupancy", "gauge", "Tracks inside a zone now.");
+  for (const auto& z : counts.zones) occupancy.sample(label("source", z.source) + "," + label("zone", z.name), z.occupancy);
+  Family dwell(out, "streamdet_zone_dwell_seconds", "summary", "Time tracks spent inside a zone, counted when they left.");
+  for (const auto& z : counts.zones) {
+    dwell.sample(label("source", z.source) + "," + label("zone", z.name), z.dwell_total_ms / 1000.0, "_sum");
+    dwell.sample(label("source", z.source) + "," + label("zone", z.name), z.dwell_count, "_count");
+  }
+}
+
 }  // namespace
 
 std::string prometheus_label_value(const std::string& value) {
@@ -140,6 +164,7 @@ std::string prometheus_text(const LiveStats& stats) {
   out.reserve(16384);
   source_counters(out, stats);
   source_health(out, stats);
+  counting_metrics(out, stats.counting);
   stage_histograms(out, stats);
   Family cpu(out, "streamdet_cpu_seconds_total", "counter", "CPU time of the process, every thread.");
   cpu.sample("", stats.cpu_ms / 1000.0);

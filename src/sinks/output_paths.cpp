@@ -24,6 +24,8 @@ std::string source_name(const std::string& given) {
 }
 }  // namespace
 
+std::string source_file_name(const std::string& source_uri) { return source_name(source_uri); }
+
 std::string output_path_for_source(const std::string& pattern, int index, const std::string& source_uri,
                                    int source_count) {
   std::string out = pattern;

@@ -9,6 +9,9 @@
 
 namespace sd {
 
+// What "{name}" becomes for a source: its file stem (or URI), reduced to letters, digits, - and _.
+std::string source_file_name(const std::string& source_uri);
+
 std::string output_path_for_source(const std::string& pattern, int index, const std::string& source_uri,
                                    int source_count);
 

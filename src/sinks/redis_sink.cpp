@@ -3,6 +3,7 @@
 #include <chrono>
 #include <mutex>
 
+#include "sinks/jsonl_sink.h"
 #include "sinks/sink_factory.h"
 #include "sources/redis_source.h"
 #include "transport/messages.pb.h"
@@ -36,8 +37,22 @@ class RedisSink final : public Sink {
                                                                  : std::string();
     std::lock_guard<std::mutex> lock(mutex_);  // one connection for every source's thread
     message_ = encode_detections_message(result, source, context_.model_name, context_.class_names);
+    SD_TRY(add(client_.uri().stream, "detections", message_));
+    // Line crossings and zone entries and exits (--line, --zone): one entry each in STREAM:events,
+    // after the frame's detections, the JSON of the --events file in its "event" field.
+    for (const CountEvent& e : result.events) {
+      message_ = count_event_json(e, json_quote(source));
+      SD_TRY(add(client_.uri().stream + ":events", "event", message_));
+    }
+    return ok();
+  }
+
+  Status finish() override { return ok(); }
+
+ private:
+  Status add(const std::string& stream, std::string_view field, const std::string& value) {
     while (true) {
-      auto r = client_.xadd(client_.uri().stream, maxlen_, {{"detections", message_}});
+      auto r = client_.xadd(stream, maxlen_, {{field, value}});
       if (r) return ok();
       if (!client_.connection_lost()) return fail(ErrorCode::kOutput, r.error().message);
       // Sent again after a reconnect: if the first XADD was stored, the entry is there twice.
@@ -46,9 +61,6 @@ class RedisSink final : public Sink {
     }
   }
 
-  Status finish() override { return ok(); }
-
- private:
   transport::RedisClient client_;
   int64_t maxlen_, reconnect_for_ms_;
   SinkContext context_;

@@ -5,6 +5,8 @@
 // can drop the rare duplicate that at-least-once delivery makes. The XADD is synchronous: when
 // write() returns, the entry is in Redis, and the frame's source may acknowledge it. A lost server
 // is reconnected with backoff for up to reconnect-for ms (query keys: maxlen, reconnect-for).
+// With --line / --zone, each crossing, entry and exit is an entry of its own in STREAM:events (its
+// "event" field: the JSON line of the --events file), added after its frame's detections.
 #pragma once
 
 #include <memory>

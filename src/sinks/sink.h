@@ -6,11 +6,14 @@
 #include <array>
 #include <string>
 
+#include "analytics/counting.h"
 #include "core/detection.h"
 #include "core/error.h"
 #include "core/frame.h"
 
 namespace sd {
+
+class PlaceCounter;
 
 struct StageTiming {
   const char* stage = "";
@@ -21,6 +24,8 @@ struct FrameResult {
   Frame frame;             // the original frame; drawn on first when a sink wants_drawn_frame()
   Detections detections;   // original-frame pixels (frame.original_size when it was decoded smaller)
   std::array<StageTiming, 4> timings{};  // read, preprocess, inference (its share of the batch), postprocess
+  std::vector<CountEvent> events;  // lines crossed, zones entered and left in this frame (--line, --zone)
+  const PlaceCounter* counter = nullptr;  // the source's lines and zones with their counts, for a sink that draws its own copy
 };
 
 class Sink {

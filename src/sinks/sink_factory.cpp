@@ -4,6 +4,7 @@
 #include <array>
 #include <filesystem>
 
+#include "sinks/events_sink.h"
 #include "sinks/jsonl_sink.h"
 #include "sinks/per_source_video_sink.h"
 #include "sinks/redis_sink.h"
@@ -27,6 +28,13 @@ Result<std::unique_ptr<Sink>> open_jsonl(const SinkTarget& t, const SinkContext&
   std::vector<std::string> uris;
   for (const auto& s : c.sources) uris.push_back(s.uri);
   SD_ASSIGN_OR_RETURN(auto sink, JsonlSink::open(t.target, uris, c.class_names));
+  return std::unique_ptr<Sink>(std::move(sink));
+}
+
+Result<std::unique_ptr<Sink>> open_events(const SinkTarget& t, const SinkContext& c) {
+  std::vector<std::string> uris;
+  for (const auto& s : c.sources) uris.push_back(s.uri);
+  SD_ASSIGN_OR_RETURN(auto sink, EventsSink::open(t.target, uris));
   return std::unique_ptr<Sink>(std::move(sink));
 }
 
@@ -57,6 +65,8 @@ const std::array kSinkKinds{
     SinkKindRow{"video", SinkTarget::Kind::kVideo, &VideoSink::is_video_path, &open_video, &video_files},
     SinkKindRow{"jsonl", SinkTarget::Kind::kJsonl,
                 [](const std::string& t) { return has_extension(t, {".jsonl", ".ndjson"}); }, &open_jsonl, &single_file},
+    // --events only (a .jsonl given to --sink is detections).
+    SinkKindRow{"events", SinkTarget::Kind::kEvents, [](const std::string&) { return false; }, &open_events, &single_file},
     SinkKindRow{"redis", SinkTarget::Kind::kByName, &is_redis_sink_target,
                 [](const SinkTarget& t, const SinkContext& c) { return open_redis_sink(t.target, c); }, &no_file},
 };

@@ -32,8 +32,8 @@ struct SinkContext {
 
 // An output as named on the command line.
 struct SinkTarget {
-  enum class Kind { kByName, kVideo, kJsonl };
-  std::string option;   // "-o", "-d", "--sink": for messages
+  enum class Kind { kByName, kVideo, kJsonl, kEvents };
+  std::string option;   // "-o", "-d", "--sink", "--events": for messages
   std::string target;   // path or URI
   Kind kind = Kind::kByName;
 };

@@ -1,5 +1,6 @@
 #include "sinks/web_view_sink.h"
 
+#include "analytics/draw_places.h"
 #include "sinks/annotate.h"
 
 namespace sd {
@@ -18,6 +19,9 @@ Status WebViewSink::write(const FrameResult& result) {
       scale_boxes(boxes, static_cast<float>(decoded.width) / static_cast<float>(frame.original_size.width),
                   static_cast<float>(decoded.height) / static_cast<float>(frame.original_size.height));
     draw_detections(copy, boxes, class_names_);
+    if (result.counter)
+      draw_places(copy, result.counter->places(), result.counter->counts(),
+                  frame.original_size.empty() ? 1.0 : static_cast<double>(decoded.width) / frame.original_size.width);
   }
   board_->post(frame.source_id, std::move(copy));
   return ok();

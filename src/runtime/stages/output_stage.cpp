@@ -2,6 +2,7 @@
 
 #include "runtime/nvtx.h"
 #include "runtime/reorder_buffer.h"
+#include "analytics/draw_places.h"
 #include "runtime/tracking.h"
 #include "sinks/annotate.h"
 
@@ -30,13 +31,23 @@ const Detections& drawn_at_decoded_scale(const Frame& frame, const Detections& d
   return scaled;
 }
 
+// How much smaller the frame was decoded than its original (1 when it was not).
+double decoded_scale(const Frame& frame) {
+  if (frame.original_size.empty() || frame.original_size.width <= 0) return 1.0;
+  return static_cast<double>(frame.size().width) / frame.original_size.width;
+}
+
 }  // namespace
 
 Status OutputStage::write(FramePacket& p, StageRecorder& rec) {
   const float conf = run_.options.model.conf;
-  if (auto& tracker = run_.lanes[static_cast<size_t>(s_)].tracker) {
+  SourceLane& lane = run_.lanes[static_cast<size_t>(s_)];
+  std::vector<CountEvent> events;
+  if (auto& tracker = lane.tracker) {
     ScopedStage st(rec, Stage::kTrack, 1, s_, p.frame.index);
     track_frame(*tracker, p.detections, p.frame.timestamp_ms, conf);
+    // Lines and zones, in frame order, by the frame's capture time (part of the track stage).
+    if (lane.counter) lane.counter->update(p.detections, p.frame.index, p.frame.timestamp_ms, events);
   } else if (run_.det.decode.conf_threshold < conf) {
     keep_confident(p.detections, conf);  // decoded lower for another source's tracker
   }
@@ -44,11 +55,14 @@ Status OutputStage::write(FramePacket& p, StageRecorder& rec) {
   if (run_.draw) {
     ScopedStage st(rec, Stage::kDraw, 1, s_, p.frame.index);
     draw_detections(p.frame.bgr(), drawn_at_decoded_scale(p.frame, p.detections), run_.det.class_names);
+    if (lane.counter) draw_places(p.frame.bgr(), lane.counter->places(), lane.counter->counts(), decoded_scale(p.frame));
   }
   ScopedStage st(rec, Stage::kWrite, 1, s_, p.frame.index);
   // FrameResult holds the frame by value; swap the packet's in and out to avoid copying pixels.
   FrameResult result;
   result.timings = stage_timings(p);
+  result.events = std::move(events);
+  result.counter = lane.counter.get();
   std::swap(result.frame, p.frame);
   std::swap(result.detections, p.detections);
   // In the order they were named (the JSON lines before the video by default: when the video's
