@@ -9,6 +9,7 @@
 #include "core/detection.h"
 #include "core/error.h"
 #include "core/frame.h"
+#include "track/track_trails.h"
 
 namespace sd {
 
@@ -21,6 +22,9 @@ struct FrameResult {
   Frame frame;             // the original frame; drawn on first when a sink wants_drawn_frame()
   Detections detections;   // original-frame pixels (frame.original_size when it was decoded smaller)
   std::array<StageTiming, 4> timings{};  // read, preprocess, inference (its share of the batch), postprocess
+  // The source's track trails up to this frame with --track (nullptr: not tracked); owned by the
+  // source's output thread, which calls write(): valid during write() only.
+  const track::TrackTrails* trails = nullptr;
 };
 
 class Sink {

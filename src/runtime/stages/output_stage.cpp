@@ -4,6 +4,7 @@
 #include "runtime/reorder_buffer.h"
 #include "runtime/tracking.h"
 #include "sinks/annotate.h"
+#include "sinks/trail_drawing.h"
 
 namespace sd {
 namespace {
@@ -20,6 +21,13 @@ std::array<StageTiming, 4> stage_timings(const FramePacket& p) {
 }
 
 // Detections are in the original picture's pixels; a frame decoded smaller is drawn at its scale.
+cv::Point2f decoded_scale(const Frame& frame) {
+  const cv::Size decoded = frame.size();
+  if (frame.original_size.empty() || frame.original_size == decoded) return {1, 1};
+  return {static_cast<float>(decoded.width) / static_cast<float>(frame.original_size.width),
+          static_cast<float>(decoded.height) / static_cast<float>(frame.original_size.height)};
+}
+
 const Detections& drawn_at_decoded_scale(const Frame& frame, const Detections& detections) {
   thread_local Detections scaled;
   const cv::Size decoded = frame.size();
@@ -34,21 +42,29 @@ const Detections& drawn_at_decoded_scale(const Frame& frame, const Detections& d
 
 Status OutputStage::write(FramePacket& p, StageRecorder& rec) {
   const float conf = run_.options.model.conf;
-  if (auto& tracker = run_.lanes[static_cast<size_t>(s_)].tracker) {
+  auto& tracker = run_.lanes[static_cast<size_t>(s_)].tracker;
+  if (tracker) {
     ScopedStage st(rec, Stage::kTrack, 1, s_, p.frame.index);
     track_frame(*tracker, p.detections, p.frame.timestamp_ms, conf);
+    trails_.update(p.detections, p.frame.timestamp_ms);
+    run_.profiler.set_tracks(s_, static_cast<int64_t>(tracker->live_track_count()), tracker->ids_issued());
   } else if (run_.det.decode.conf_threshold < conf) {
     keep_confident(p.detections, conf);  // decoded lower for another source's tracker
   }
   if (run_.view) run_.view->post_detections(s_, p.detections);
   if (run_.draw) {
     ScopedStage st(rec, Stage::kDraw, 1, s_, p.frame.index);
+    if (tracker) {
+      const cv::Point2f scale = decoded_scale(p.frame);
+      draw_trails(p.frame.bgr(), p.detections, trails_, scale.x, scale.y);
+    }
     draw_detections(p.frame.bgr(), drawn_at_decoded_scale(p.frame, p.detections), run_.det.class_names);
   }
   ScopedStage st(rec, Stage::kWrite, 1, s_, p.frame.index);
   // FrameResult holds the frame by value; swap the packet's in and out to avoid copying pixels.
   FrameResult result;
   result.timings = stage_timings(p);
+  result.trails = tracker ? &trails_ : nullptr;
   std::swap(result.frame, p.frame);
   std::swap(result.detections, p.detections);
   // In the order they were named (the JSON lines before the video by default: when the video's
