@@ -11,15 +11,18 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 #include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
 
 #include "fake_engine.h"
 #include "runtime/interrupt.h"
 #include "runtime/live_stats.h"
 #include "runtime/pipeline.h"
+#include "serve/frame_board.h"
 #include "serve/metrics_text.h"
 #include "serve/stats_json.h"
 #include "sinks/annotate.h"
 #include "sinks/trail_drawing.h"
+#include "sinks/web_view_sink.h"
 #include "test_util.h"
 #include "track/track_trails.h"
 
@@ -153,6 +156,33 @@ TEST(TrailDrawing, NeighboursOfOneClassGetDifferentColoursWhenTracked) {
   d.x1 = 20, d.x2 = 80, d.y1 = 40;
   draw_detections(image, {d}, {"a", "b", "c", "d"});
   EXPECT_TRUE(has_colour(image, 50, 80, track_colour(12)));
+}
+
+// The web view draws on its own copy of the frames it sends (when no other output has the
+// pipeline draw them): the trails too. Its JPEG blurs colours, so: not black along the trail.
+TEST(TrailDrawing, TheWebViewsFramesHaveTheTrails) {
+  TrackTrails trails;
+  for (int x = 100; x <= 700; x += 20) trails.update({standing_at(static_cast<float>(x), 400, 3)}, x * 1.0);
+  auto board = std::make_shared<FrameBoard>(1, 1000.0, 95);
+  WebViewSink sink(board, {"a"}, /*frames_drawn=*/false);
+  FrameBoard::Watch watch(*board, 0);
+  FrameResult result;
+  result.frame.image = cv::Mat(800, 800, CV_8UC3, cv::Scalar(0, 0, 0));
+  result.frame.set_bgr();
+  result.detections = {standing_at(700, 400, 3)};
+  result.trails = &trails;
+  ASSERT_TRUE(sink.write(result));
+  auto jpeg = board->next(0, 0, std::chrono::milliseconds(1000));
+  ASSERT_TRUE(jpeg);
+  const std::vector<uchar> bytes(jpeg->data->begin(), jpeg->data->end());
+  const cv::Mat shown = cv::imdecode(bytes, cv::IMREAD_COLOR);
+  ASSERT_EQ(shown.size(), cv::Size(800, 800));
+  const auto brightness = [&](int x, int y) {
+    const cv::Vec3b p = shown.at<cv::Vec3b>(y, x);
+    return p[0] + p[1] + p[2];
+  };
+  for (int x = 150; x <= 650; x += 50) EXPECT_GT(brightness(x, 400), 150) << "x " << x;
+  EXPECT_LT(brightness(400, 300), 30);
 }
 
 TEST(TrackMetrics, LiveTracksGaugeOnlyForTrackedSources) {
