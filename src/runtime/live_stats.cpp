@@ -36,6 +36,8 @@ LiveStats collect_live_stats(RunContext& run, Clock::time_point since) {
       src.frames_read = counts[s].frames_read;
       src.frames_done = counts[s].frames_done;
       src.drops = counts[s].drops;
+      src.tracked = counts[s].tracked;
+      src.live_tracks = counts[s].live_tracks;
     }
     src.queues[static_cast<size_t>(LiveQueue::kPreprocess)] = lane.raw ? static_cast<int64_t>(lane.raw->size()) : 0;
     src.queues[static_cast<size_t>(LiveQueue::kInference)] = s < scheduled.size() ? static_cast<int64_t>(scheduled[s]) : 0;

@@ -30,6 +30,8 @@ struct LiveSourceStats {
   std::array<int64_t, kDropReasonCount> drops{};
   std::array<int64_t, kLiveQueueCount> queues{};
   bool live = false;  // frames arrive on the source's clock: the live verdict does not count its reading as work
+  bool tracked = false;    // --track covers it
+  int64_t live_tracks = 0;  // confirmed tracks matched in the latest frame written
 };
 
 struct LiveStats {

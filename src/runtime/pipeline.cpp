@@ -302,9 +302,11 @@ Status Pipeline::setup() {
   // With several sources of different sizes, auto sizes the network for the largest one.
   SD_ASSIGN_OR_RETURN(run_.det, load_detector(model, largest));
   bool any_tracked = false;
-  for (auto& lane : run_.lanes) {
+  for (size_t s = 0; s < run_.lanes.size(); ++s) {
+    SourceLane& lane = run_.lanes[s];
     lane.tracker = make_tracker(options_, lane.info);
     any_tracked = any_tracked || lane.tracker;
+    if (lane.tracker) run_.profiler.set_tracks(static_cast<int>(s), 0, 0);  // tracked: 0 live until a frame says more
   }
   run_.det.decode.conf_threshold = decode_threshold(options_.model.conf, options_.tracker, any_tracked);
   make_counters();

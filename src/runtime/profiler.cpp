@@ -94,6 +94,10 @@ std::vector<SourceReport> Profiler::source_reports() const {
     s.frames_done = c.done;
     s.live = c.live;
     s.damaged = c.damaged;
+    const int64_t live_tracks = c.live_tracks.load(std::memory_order_relaxed);
+    s.tracked = live_tracks >= 0;
+    s.live_tracks = std::max<int64_t>(0, live_tracks);
+    s.track_ids_issued = std::max<int64_t>(0, c.track_ids.load(std::memory_order_relaxed));
     for (size_t d = 0; d < s.drops.size(); ++d) s.drops[d] = c.drops[d];
     if (i < board.size() && (c.live || board[i].reconnects > 0)) {
       s.outages = board[i].outages;
@@ -484,6 +488,11 @@ std::string format_profile(const ProfileReport& r) {
                     static_cast<long long>(s.damaged + s.drops[static_cast<size_t>(DropReason::kCorrupt)]));
       out += line;
     }
+    if (s.tracked) {
+      std::snprintf(line, sizeof line, "source %s: tracks live at the end %lld, ids issued %lld\n", s.uri.c_str(),
+                    static_cast<long long>(s.live_tracks), static_cast<long long>(s.track_ids_issued));
+      out += line;
+    }
     if (s.outages > 0) {
       std::snprintf(line, sizeof line, "source %s: %lld outages, %.1f s down, %lld reconnects, about %lld frames lost\n",
                     s.uri.c_str(), static_cast<long long>(s.outages), s.outage_ms / 1000.0, static_cast<long long>(s.reconnects),
@@ -550,6 +559,10 @@ nlohmann::json profile_to_json(const ProfileReport& r) {
       source["reconnects"] = s.reconnects;
       source["outage_ms"] = s.outage_ms;
       source["frames_lost"] = s.frames_lost;
+    }
+    if (s.tracked) {
+      source["live_tracks"] = s.live_tracks;
+      source["track_ids_issued"] = s.track_ids_issued;
     }
     j["sources"].push_back(source);
   }

@@ -170,6 +170,10 @@ struct SourceReport {
   double outage_ms = 0;
   int64_t frames_lost = 0;  // to outages, estimated from the source's frame rate
   int64_t damaged = 0;      // decoded from data cut off or corrupt in the source, and processed (Source::damaged_frames)
+  // With --track: the confirmed tracks matched in the latest frame, and the ids handed out so far.
+  bool tracked = false;
+  int64_t live_tracks = 0;
+  int64_t track_ids_issued = 0;
 };
 
 struct ProfileReport {
@@ -221,6 +225,12 @@ class Profiler {
   // Frames decoded from damaged data (processed, not dropped), told by the source at the end.
   void count_damaged(int source, int64_t n);
   void set_workers(int n) { workers_ = n; }
+  // A tracked source's tracker after each frame (its output thread): tracks live, ids issued.
+  void set_tracks(int source, int64_t live, int64_t ids_issued) {
+    SourceCounters& c = source_counters_[static_cast<size_t>(source)];
+    c.live_tracks.store(live, std::memory_order_relaxed);
+    c.track_ids.store(ids_issued, std::memory_order_relaxed);
+  }
 
   // While the run goes, from any thread: the stages' live figures, and the per-source counters
   // (frames_read, frames_done, drops; the other fields of SourceReport are left empty).
@@ -238,6 +248,7 @@ class Profiler {
     std::string uri;
     bool live = false;
     std::atomic<int64_t> read{0}, done{0}, damaged{0};
+    std::atomic<int64_t> live_tracks{-1}, track_ids{-1};  // -1: not tracked
     std::array<std::atomic<int64_t>, kDropReasonCount> drops{};
   };
   bool trace_;

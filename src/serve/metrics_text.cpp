@@ -1,5 +1,6 @@
 #include "serve/metrics_text.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
@@ -93,6 +94,11 @@ void source_counters(std::string& out, const LiveStats& stats) {
     for (int r = 0; r < kDropReasonCount; ++r)
       dropped.sample(source_label(s) + "," + label("reason", drop_reason_name(static_cast<DropReason>(r))),
                      s.drops[static_cast<size_t>(r)]);
+  if (std::any_of(stats.sources.begin(), stats.sources.end(), [](const LiveSourceStats& s) { return s.tracked; })) {
+    Family tracks(out, "streamdet_live_tracks", "gauge", "Confirmed tracks in a tracked source's latest frame (--track).");
+    for (const auto& s : stats.sources)
+      if (s.tracked) tracks.sample(source_label(s), s.live_tracks);
+  }
   Family queue(out, "streamdet_queue_depth", "gauge", "Frames waiting in front of a stage.");
   for (const auto& s : stats.sources)
     for (int q = 0; q < kLiveQueueCount; ++q)

@@ -40,6 +40,7 @@ nlohmann::json stats_json(const LiveStats& stats, const LiveRates& rates, int64_
     nlohmann::json drops = nlohmann::json::object();
     for (int r = 0; r < kDropReasonCount; ++r) drops[drop_reason_name(static_cast<DropReason>(r))] = s.drops[static_cast<size_t>(r)];
     src["drops"] = std::move(drops);
+    if (s.tracked) src["live_tracks"] = s.live_tracks;
     nlohmann::json queues = nlohmann::json::object();
     for (int q = 0; q < kLiveQueueCount; ++q) queues[live_queue_name(static_cast<LiveQueue>(q))] = s.queues[static_cast<size_t>(q)];
     src["queues"] = std::move(queues);

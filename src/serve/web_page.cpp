@@ -49,6 +49,7 @@ function buildSource(i) {
     '<tr><td>frames read / done</td><td><span id="frames-read-' + i + '"></span> / <span id="frames-done-' + i + '"></span></td></tr>' +
     '<tr><td>queues (preprocess, inference, sink)</td><td id="queues-' + i + '"></td></tr>' +
     '<tr><td>drops</td><td id="drops-' + i + '"></td></tr>' +
+    '<tr><td>live tracks</td><td id="tracks-' + i + '"></td></tr>' +
     '<tr><td>reconnects / outages / lost frames</td><td id="outages-' + i + '"></td></tr>' +
     '<tr><td>last error</td><td id="error-' + i + '" class="muted"></td></tr></table>';
   main.insertBefore(sec, document.getElementById("stages-card"));
@@ -79,6 +80,7 @@ function render(s) {
     text("frames-read-" + i, src.frames_read); text("frames-done-" + i, src.frames_done);
     text("queues-" + i, [src.queues.preprocess, src.queues.inference, src.queues.sink].join(", "));
     text("drops-" + i, Object.entries(src.drops).filter(([, n]) => n > 0).map(([r, n]) => r + " " + n).join(", ") || "none");
+    text("tracks-" + i, src.live_tracks ?? "not tracked");
     text("outages-" + i, src.reconnects + " / " + src.outages + " (" + fmt(src.outage_seconds, 1) + " s) / " + src.frames_lost);
     text("error-" + i, src.last_error || "");
   }

@@ -8,9 +8,11 @@
 
 namespace sd {
 
-cv::Scalar class_colour(int class_id) {
-  // Golden-ratio hue steps give well-separated, stable colours for any number of classes.
-  double h = std::fmod(0.07 + 0.618033988749895 * class_id, 1.0);
+namespace {
+
+// Golden-ratio hue steps give well-separated, stable colours for any number of classes or tracks.
+cv::Scalar hue_step_colour(double offset, double step) {
+  double h = std::fmod(offset + 0.618033988749895 * step, 1.0);
   double s = 0.85, v = 0.95;
   double c = v * s, x = c * (1 - std::fabs(std::fmod(h * 6, 2.0) - 1)), m = v - c;
   double r = 0, g = 0, b = 0;
@@ -25,12 +27,18 @@ cv::Scalar class_colour(int class_id) {
   return cv::Scalar((b + m) * 255, (g + m) * 255, (r + m) * 255);
 }
 
+}  // namespace
+
+cv::Scalar class_colour(int class_id) { return hue_step_colour(0.07, class_id); }
+cv::Scalar track_colour(int64_t track_id) { return hue_step_colour(0.41, static_cast<double>(track_id)); }
+cv::Scalar detection_colour(const Detection& d) { return d.track_id >= 0 ? track_colour(d.track_id) : class_colour(d.class_id); }
+
 void draw_detections(cv::Mat& image, const Detections& detections, const std::vector<std::string>& names) {
   const int thickness = std::max(1, static_cast<int>(std::lround(std::min(image.cols, image.rows) / 400.0)));
   const double font_scale = std::max(0.4, std::min(image.cols, image.rows) / 1200.0);
   char label[160];
   for (const Detection& d : detections) {
-    cv::Scalar colour = class_colour(d.class_id);
+    cv::Scalar colour = detection_colour(d);
     cv::Point p1(static_cast<int>(std::lround(d.x1)), static_cast<int>(std::lround(d.y1)));
     cv::Point p2(static_cast<int>(std::lround(d.x2)), static_cast<int>(std::lround(d.y2)));
     cv::rectangle(image, p1, p2, colour, thickness, cv::LINE_AA);

@@ -10,6 +10,7 @@
 #include "core/detection.h"
 #include "core/error.h"
 #include "core/frame.h"
+#include "track/track_trails.h"
 
 namespace sd {
 
@@ -26,6 +27,9 @@ struct FrameResult {
   std::array<StageTiming, 4> timings{};  // read, preprocess, inference (its share of the batch), postprocess
   std::vector<CountEvent> events;  // lines crossed, zones entered and left in this frame (--line, --zone)
   const PlaceCounter* counter = nullptr;  // the source's lines and zones with their counts, for a sink that draws its own copy
+  // The source's track trails up to this frame with --track (nullptr: not tracked); owned by the
+  // source's output thread, which calls write(): valid during write() only.
+  const track::TrackTrails* trails = nullptr;
 };
 
 class Sink {

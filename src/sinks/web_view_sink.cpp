@@ -2,6 +2,7 @@
 
 #include "analytics/draw_places.h"
 #include "sinks/annotate.h"
+#include "sinks/trail_drawing.h"
 
 namespace sd {
 
@@ -15,9 +16,13 @@ Status WebViewSink::write(const FrameResult& result) {
     // Detections are in the original picture's pixels; a frame decoded smaller is drawn at its scale.
     Detections boxes = result.detections;
     const cv::Size decoded = frame.size();
-    if (!frame.original_size.empty() && frame.original_size != decoded)
-      scale_boxes(boxes, static_cast<float>(decoded.width) / static_cast<float>(frame.original_size.width),
-                  static_cast<float>(decoded.height) / static_cast<float>(frame.original_size.height));
+    float sx = 1, sy = 1;
+    if (!frame.original_size.empty() && frame.original_size != decoded) {
+      sx = static_cast<float>(decoded.width) / static_cast<float>(frame.original_size.width);
+      sy = static_cast<float>(decoded.height) / static_cast<float>(frame.original_size.height);
+      scale_boxes(boxes, sx, sy);
+    }
+    if (result.trails) draw_trails(copy, result.detections, *result.trails, sx, sy);
     draw_detections(copy, boxes, class_names_);
     if (result.counter)
       draw_places(copy, result.counter->places(), result.counter->counts(),

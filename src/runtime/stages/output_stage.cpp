@@ -5,6 +5,7 @@
 #include "analytics/draw_places.h"
 #include "runtime/tracking.h"
 #include "sinks/annotate.h"
+#include "sinks/trail_drawing.h"
 
 namespace sd {
 namespace {
@@ -21,6 +22,13 @@ std::array<StageTiming, 4> stage_timings(const FramePacket& p) {
 }
 
 // Detections are in the original picture's pixels; a frame decoded smaller is drawn at its scale.
+cv::Point2f decoded_scale(const Frame& frame) {
+  const cv::Size decoded = frame.size();
+  if (frame.original_size.empty() || frame.original_size == decoded) return {1, 1};
+  return {static_cast<float>(decoded.width) / static_cast<float>(frame.original_size.width),
+          static_cast<float>(decoded.height) / static_cast<float>(frame.original_size.height)};
+}
+
 const Detections& drawn_at_decoded_scale(const Frame& frame, const Detections& detections) {
   thread_local Detections scaled;
   const cv::Size decoded = frame.size();
@@ -31,11 +39,6 @@ const Detections& drawn_at_decoded_scale(const Frame& frame, const Detections& d
   return scaled;
 }
 
-// How much smaller the frame was decoded than its original (1 when it was not).
-double decoded_scale(const Frame& frame) {
-  if (frame.original_size.empty() || frame.original_size.width <= 0) return 1.0;
-  return static_cast<double>(frame.size().width) / frame.original_size.width;
-}
 
 }  // namespace
 
@@ -43,9 +46,12 @@ Status OutputStage::write(FramePacket& p, StageRecorder& rec) {
   const float conf = run_.options.model.conf;
   SourceLane& lane = run_.lanes[static_cast<size_t>(s_)];
   std::vector<CountEvent> events;
-  if (auto& tracker = lane.tracker) {
+  auto& tracker = lane.tracker;
+  if (tracker) {
     ScopedStage st(rec, Stage::kTrack, 1, s_, p.frame.index);
     track_frame(*tracker, p.detections, p.frame.timestamp_ms, conf);
+    trails_.update(p.detections, p.frame.timestamp_ms);
+    run_.profiler.set_tracks(s_, static_cast<int64_t>(tracker->live_track_count()), tracker->ids_issued());
     // Lines and zones, in frame order, by the frame's capture time (part of the track stage).
     if (lane.counter) lane.counter->update(p.detections, p.frame.index, p.frame.timestamp_ms, events);
   } else if (run_.det.decode.conf_threshold < conf) {
@@ -54,8 +60,10 @@ Status OutputStage::write(FramePacket& p, StageRecorder& rec) {
   if (run_.view) run_.view->post_detections(s_, p.detections);
   if (run_.draw) {
     ScopedStage st(rec, Stage::kDraw, 1, s_, p.frame.index);
+    const cv::Point2f scale = decoded_scale(p.frame);
+    if (tracker) draw_trails(p.frame.bgr(), p.detections, trails_, scale.x, scale.y);
     draw_detections(p.frame.bgr(), drawn_at_decoded_scale(p.frame, p.detections), run_.det.class_names);
-    if (lane.counter) draw_places(p.frame.bgr(), lane.counter->places(), lane.counter->counts(), decoded_scale(p.frame));
+    if (lane.counter) draw_places(p.frame.bgr(), lane.counter->places(), lane.counter->counts(), scale.x);
   }
   ScopedStage st(rec, Stage::kWrite, 1, s_, p.frame.index);
   // FrameResult holds the frame by value; swap the packet's in and out to avoid copying pixels.
@@ -63,6 +71,7 @@ Status OutputStage::write(FramePacket& p, StageRecorder& rec) {
   result.timings = stage_timings(p);
   result.events = std::move(events);
   result.counter = lane.counter.get();
+  result.trails = tracker ? &trails_ : nullptr;
   std::swap(result.frame, p.frame);
   std::swap(result.detections, p.detections);
   // In the order they were named (the JSON lines before the video by default: when the video's
