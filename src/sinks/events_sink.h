@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "sinks/output_place.h"
+#include "sinks/json_lines_file.h"
 #include "sinks/sink.h"
 
 namespace sd {
@@ -20,19 +20,14 @@ namespace sd {
 class EventsSink final : public Sink {
  public:
   static Result<std::unique_ptr<EventsSink>> open(const std::string& path, const std::vector<std::string>& source_uris);
-  ~EventsSink() override;
-  std::string name() const override { return "events " + path_; }
+  std::string name() const override { return "events " + file_->path(); }
   Status start() override;
   Status write(const FrameResult& result) override;
   Status finish() override;
 
  private:
-  std::string path_;
-  std::string shown_;
-  OutputPlacement placement_ = OutputPlacement::kReplace;
-  std::mutex mutex_;  // one file for every source's sink thread
-  int fd_ = -1;
-  int64_t bytes_ = 0;  // whole lines written so far
+  std::unique_ptr<JsonLinesFile> file_;
+  std::mutex mutex_;  // lines_ is shared by every source's sink thread
   std::vector<std::string> sources_json_;
   std::string lines_;
 };

@@ -1,14 +1,7 @@
 #include "sinks/jsonl_sink.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <charconv>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
 
 namespace sd {
 
@@ -52,44 +45,15 @@ void append_int(std::string& out, long long v) {
 
 Result<std::unique_ptr<JsonlSink>> JsonlSink::open(const std::string& path, const std::vector<std::string>& source_uris,
                                                    const std::vector<std::string>& class_names) {
-  SD_ASSIGN_OR_RETURN(OutputPlace place, place_output(path, "detections", /*stdout_allowed=*/true));
-  if (place.placement == OutputPlacement::kReplace) {
-    // Written in place (followed while it grows), not by rename: check it can be opened for
-    // writing without truncating it, or that its folder takes a new file.
-    const std::string folder = std::filesystem::path(place.path).parent_path().string();
-    struct stat st {};
-    const bool exists = ::stat(path.c_str(), &st) == 0;
-    const int fd = exists ? ::open(path.c_str(), O_WRONLY | O_CLOEXEC) : -1;
-    if (exists ? fd < 0 : ::access(folder.empty() ? "." : folder.c_str(), W_OK | X_OK) != 0)
-      return fail(ErrorCode::kOutput, "cannot write detections to " + path + ": " + std::strerror(errno));
-    if (fd >= 0) ::close(fd);
-  }
+  SD_ASSIGN_OR_RETURN(auto file, JsonLinesFile::open(path, "detections"));
   auto sink = std::unique_ptr<JsonlSink>(new JsonlSink());
-  sink->path_ = path;
-  sink->shown_ = output_display_name(path);
-  sink->placement_ = place.placement;
+  sink->file_ = std::move(file);
   for (const auto& u : source_uris) sink->sources_json_.push_back(json_quote(u));
   for (const auto& n : class_names) sink->names_json_.push_back(json_quote(n));
   return sink;
 }
 
-Status JsonlSink::start() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (fd_ >= 0) return ok();
-  switch (placement_) {
-    case OutputPlacement::kStdout: fd_ = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3); break;
-    case OutputPlacement::kInPlace: fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC); break;
-    case OutputPlacement::kReplace: fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644); break;
-  }
-  if (fd_ < 0 && errno == EINTR)  // Ctrl-C while a FIFO waited for its reader
-    return fail(ErrorCode::kInterrupted, "interrupted while " + shown_ + " waited for a reader");
-  if (fd_ < 0) return fail(ErrorCode::kOutput, "cannot write detections to " + shown_ + ": " + std::strerror(errno));
-  return ok();
-}
-
-JsonlSink::~JsonlSink() {
-  if (fd_ >= 0) ::close(fd_);
-}
+Status JsonlSink::start() { return file_->start(); }
 
 void JsonlSink::format_line(const FrameResult& result, std::string& out) const {
   out.clear();
@@ -135,37 +99,13 @@ void JsonlSink::format_line(const FrameResult& result, std::string& out) const {
 }
 
 Status JsonlSink::write(const FrameResult& result) {
+  // The line is formatted under the lock: line_ is reused by every source's sink thread.
   std::lock_guard<std::mutex> lock(mutex_);
-  if (fd_ < 0) return fail(ErrorCode::kOutput, "detections file " + shown_ + " is not open");
   format_line(result, line_);
   line_ += '\n';
-  size_t done = 0;
-  while (done < line_.size()) {
-    const ssize_t n = ::write(fd_, line_.data() + done, line_.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = n < 0 ? errno : ENOSPC;
-      // No torn last line in a file (a pipe or a device has nothing to cut back).
-      if (placement_ == OutputPlacement::kReplace && ::ftruncate(fd_, bytes_) == 0) ::lseek(fd_, bytes_, SEEK_SET);
-      // A reader that went away (`-d - | head -1`) is an output that closed, not a crash:
-      // SIGPIPE is ignored (runtime/interrupt.cpp) and the run ends with this line.
-      if (err == EPIPE)
-        return fail(ErrorCode::kOutput, "writing detections to " + shown_ + " failed: its reader closed the pipe");
-      return fail(ErrorCode::kOutput, "writing detections to " + shown_ + " failed: " + std::strerror(err));
-    }
-    done += static_cast<size_t>(n);
-  }
-  bytes_ += static_cast<int64_t>(line_.size());
-  return ok();
+  return file_->append(line_);
 }
 
-Status JsonlSink::finish() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (fd_ < 0) return ok();
-  const int rc = ::close(fd_);
-  fd_ = -1;
-  if (rc != 0) return fail(ErrorCode::kOutput, "closing detections file " + shown_ + " failed: " + std::strerror(errno));
-  return ok();
-}
+Status JsonlSink::finish() { return file_->finish(); }
 
 }  // namespace sd

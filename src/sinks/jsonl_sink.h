@@ -8,25 +8,20 @@
 #include <string>
 #include <vector>
 
-#include "sinks/output_place.h"
+#include "sinks/json_lines_file.h"
 #include "sinks/sink.h"
 
 namespace sd {
 
 class JsonlSink final : public Sink {
  public:
-  // Checks now that the file can be written (an unwritable path fails before processing starts)
-  // without touching it; start() creates or truncates it. The file is written in place, one whole
-  // line per frame in one write (no stdio buffer), so that it can be followed while the run goes on
-  // and holds only complete lines at every moment, even after kill -9; a write that fails
-  // part-way (a full disk) is cut back to the last whole line. `-` is standard output; a device
-  // or a FIFO is written as it is (a FIFO is opened by start(), which waits for its reader).
+  // One line per frame, written as sinks/json_lines_file.h says (checked now, created by start(),
+  // whole lines only at every moment; `-` is standard output).
   // `source_uris[i]` names the source of frames with source_id i (unless the frame names its
   // producer's source: frame.source_name).
   static Result<std::unique_ptr<JsonlSink>> open(const std::string& path, const std::vector<std::string>& source_uris,
                                                  const std::vector<std::string>& class_names);
-  ~JsonlSink() override;
-  std::string name() const override { return "jsonl " + path_; }
+  std::string name() const override { return "jsonl " + file_->path(); }
   Status start() override;
   Status write(const FrameResult& result) override;
   Status finish() override;
@@ -35,12 +30,8 @@ class JsonlSink final : public Sink {
   void format_line(const FrameResult& result, std::string& out) const;
 
  private:
-  std::string path_;
-  std::string shown_;                       // the path, or "standard output" for `-`
-  OutputPlacement placement_ = OutputPlacement::kReplace;
-  std::mutex mutex_;                        // one file for every source's sink thread
-  int fd_ = -1;
-  int64_t bytes_ = 0;                       // whole lines written so far
+  std::unique_ptr<JsonLinesFile> file_;
+  std::mutex mutex_;                        // line_ is shared by every source's sink thread
   std::vector<std::string> sources_json_;   // source uris, JSON-escaped and quoted
   std::vector<std::string> names_json_;     // class names, JSON-escaped and quoted
   std::string line_;                        // reused buffer
