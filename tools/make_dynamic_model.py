@@ -111,16 +111,7 @@ def dynamic_decode(self, x):
         gy, gx = torch.meshgrid(sy, sx, indexing="ij")
         points.append(torch.stack((gx, gy), 0).view(1, 2, -1))
         strides.append(torch.ones_like(gx).view(1, 1, -1) * float(s))
-    anchors = torch.cat(points, 2)
-    stride = torch.cat(strides, 2)
-    x_cat = torch.cat([xi.view(b, self.no, -1) for xi in x], 2)
-    box, cls = x_cat.split((self.reg_max * 4, self.nc), 1)
-    dist = self.dfl(box)
-    lt, rb = dist[:, :2], dist[:, 2:]
-    x1y1 = anchors - lt
-    x2y2 = anchors + rb
-    dbox = torch.cat(((x1y1 + x2y2) / 2, x2y2 - x1y1), 1) * stride
-    return torch.cat((dbox, cls.sigmoid()), 1)
+    return self.decode_with(x, torch.cat(points, 2), torch.cat(strides, 2), b)
 
 
 def reference_output(fixed_path, image):

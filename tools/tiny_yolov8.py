@@ -133,6 +133,11 @@ class Detect(nn.Module):
                                  strides.transpose(0, 1).unsqueeze(0).repeat(1, 4, 1).contiguous())
         _, anchors, strides = self.anchor_cache
         b = x[0].shape[0] if not torch.onnx.is_in_onnx_export() else 1
+        return self.decode_with(x, anchors, strides, b)
+
+    def decode_with(self, x, anchors, strides, b):
+        """Boxes (cx, cy, w, h in input pixels) and class scores from the heads' maps, given the
+        anchor centres [1, 2, N] and strides (broadcast over the 4 box rows)."""
         x_cat = torch.cat([xi.view(b, self.no, -1) for xi in x], 2)
         box, cls = x_cat.split((self.reg_max * 4, self.nc), 1)
         dist = self.dfl(box)
