@@ -11,7 +11,7 @@
 # OUT_DIR; the tracker runs each time with the options given.
 #   bench/track_quality.sh OUT_DIR [streamdet_synth track options, e.g. --match-thresh 0.9]
 # Prints one markdown row per (set, frames, detections): IDF1 and MOTA of the three clips pooled,
-# ID switches, ground-truth tracks, and switches per 20 ground-truth tracks.
+# HOTA averaged over them, ID switches, ground-truth tracks, and switches per 20 ground-truth tracks.
 set -euo pipefail
 out=$1
 shift
@@ -43,8 +43,8 @@ groups = collections.defaultdict(list)
 for line in sys.stdin:
     r = json.loads(line)
     groups[("dense" if r["seed"] <= 3 else "sparse", r["keep"], r["kind"])].append(r)
-print("| clips | frames | detections | IDF1 | MOTA | ID switches / truth tracks | per 20 tracks |")
-print("|---|---|---|---|---|---|---|")
+print("| clips | frames | detections | IDF1 | MOTA | HOTA (mean of the clips) | ID switches / truth tracks | per 20 tracks |")
+print("|---|---|---|---|---|---|---|---|")
 for (clips, keep, kind), rs in sorted(groups.items(), key=lambda g: (g[0][0], g[0][1], g[0][2] != "jitter")):
     s = lambda k: sum(r[k] for r in rs)
     idf1 = 2 * s("idtp") / (s("truth_boxes") + s("hypothesis_boxes"))
@@ -52,5 +52,6 @@ for (clips, keep, kind), rs in sorted(groups.items(), key=lambda g: (g[0][0], g[
     frames = "every frame" if keep == 1 else "every 2nd dropped"
     kind = "jittered truth" if kind == "jitter" else "tiny_synth_v8"
     ids, tracks = s("id_switches"), s("truth_tracks")
-    print(f"| {clips} | {frames} | {kind} | {idf1:.3f} | {mota:.3f} | {ids} / {tracks} | {20 * ids / tracks:.2f} |")
+    hota = sum(r["hota"] for r in rs) / len(rs)
+    print(f"| {clips} | {frames} | {kind} | {idf1:.3f} | {mota:.3f} | {hota:.3f} | {ids} / {tracks} | {20 * ids / tracks:.2f} |")
 '

@@ -1,6 +1,8 @@
 // MOT metrics on constructed cases whose values are worked out by hand (py-motmetrics' rules).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "eval/mot_metrics.h"
 
 namespace sd::eval {
@@ -163,6 +165,69 @@ TEST(MotMetrics, ClassAwareMatchesOnlyTheSameClass) {
   EXPECT_EQ(m.false_positives, 1);
   EXPECT_EQ(m.idtp, 0);
   EXPECT_DOUBLE_EQ(m.mota, -1.0);
+}
+
+}  // namespace
+}  // namespace sd::eval
+
+// HOTA (TrackEval's computation) on cases worked out by hand.
+namespace sd::eval {
+namespace {
+
+MotObject box_of_height(int64_t id, float h) {
+  MotObject o;
+  o.id = id;
+  o.box.x2 = 10;
+  o.box.y2 = h;
+  return o;
+}
+
+TEST(Hota, PerfectTrackingScoresOne) {
+  MotAccumulator acc;
+  for (int f = 0; f < 5; ++f) acc.add_frame(std::vector{obj(1, f), obj(2, 50 + f)}, std::vector{obj(8, f), obj(9, 50 + f)});
+  const HotaMetrics h = acc.summary().hota;
+  EXPECT_NEAR(h.hota, 1.0, 1e-9);
+  EXPECT_NEAR(h.deta, 1.0, 1e-9);
+  EXPECT_NEAR(h.assa, 1.0, 1e-9);
+  EXPECT_NEAR(h.loca, 1.0, 1e-9);
+}
+
+TEST(Hota, AnIdentitySwitchHalfWayHalvesAssociation) {
+  // Detection perfect (DetA 1); the object is 1 for two frames, 2 for two: each pair of identities
+  // shares 2 of the 4 + 2 - 2 frames they cover, AssA = 0.5, HOTA = sqrt(0.5) at every alpha.
+  MotAccumulator acc;
+  const int64_t hyp[] = {1, 1, 2, 2};
+  for (int f = 0; f < 4; ++f) acc.add_frame(std::vector{obj(5, 0)}, std::vector{obj(hyp[f], 0)});
+  const HotaMetrics h = acc.summary().hota;
+  EXPECT_NEAR(h.deta, 1.0, 1e-9);
+  EXPECT_NEAR(h.assa, 0.5, 1e-9);
+  EXPECT_NEAR(h.hota, std::sqrt(0.5), 1e-9);
+}
+
+TEST(Hota, LocalizationCountsOnlyAtTheAlphasItReaches) {
+  // Every box at IoU 0.62 with its truth, identities perfect: matched at alpha 0.05 to 0.60 (12 of
+  // the 19 thresholds), nothing at 0.65 to 0.95: HOTA = DetA = AssA = 12/19.
+  MotAccumulator acc;
+  for (int f = 0; f < 3; ++f) acc.add_frame(std::vector{box_of_height(1, 10)}, std::vector{box_of_height(4, 6.2f)});
+  const HotaMetrics h = acc.summary().hota;
+  EXPECT_NEAR(h.deta, 12.0 / 19, 1e-9);
+  EXPECT_NEAR(h.assa, 12.0 / 19, 1e-9);
+  EXPECT_NEAR(h.hota, 12.0 / 19, 1e-9);
+}
+
+TEST(Hota, MissedFramesCostDetectionAndAssociation) {
+  // Object 1 in 4 frames, found in the first 2 only: DetA 2 / (2 + 2) = 0.5; the pair covers
+  // 4 + 2 - 2 frames and shares 2: AssA 0.5; HOTA 0.5.
+  MotAccumulator acc;
+  for (int f = 0; f < 4; ++f) {
+    std::vector<MotObject> hyp;
+    if (f < 2) hyp.push_back(obj(3, 0));
+    acc.add_frame(std::vector{obj(1, 0)}, hyp);
+  }
+  const HotaMetrics h = acc.summary().hota;
+  EXPECT_NEAR(h.deta, 0.5, 1e-9);
+  EXPECT_NEAR(h.assa, 0.5, 1e-9);
+  EXPECT_NEAR(h.hota, 0.5, 1e-9);
 }
 
 }  // namespace

@@ -92,6 +92,7 @@ void print_mot(const sd::eval::MotClipEvaluation& e, const sd::eval::MotClipOpti
               static_cast<long long>(e.untracked_detections));
   std::printf("MOTA %.4f  MOTP %.4f (mean 1 - IoU)  IDF1 %.4f  IDP %.4f  IDR %.4f\n", m.mota, m.motp, m.idf1, m.idp,
               m.idr);
+  std::printf("HOTA %.4f  DetA %.4f  AssA %.4f  LocA %.4f\n", m.hota.hota, m.hota.deta, m.hota.assa, m.hota.loca);
   const double per_20 = m.truth_tracks > 0 ? 20.0 * static_cast<double>(m.id_switches) / static_cast<double>(m.truth_tracks) : 0.0;
   std::printf("ID switches %lld (%.2f per 20 tracks)  fragmentations %lld  FP %lld  misses %lld\n",
               static_cast<long long>(m.id_switches), per_20, static_cast<long long>(m.fragmentations),

@@ -8,6 +8,13 @@
 namespace sd::eval {
 
 void MotAccumulator::add_frame(std::span<const MotObject> truth, std::span<const MotObject> hypotheses) {
+  {
+    std::vector<int64_t> tid, hid;
+    std::vector<Detection> tbox, hbox;
+    for (const auto& t : truth) tid.push_back(t.id), tbox.push_back(t.box);
+    for (const auto& h : hypotheses) hid.push_back(h.id), hbox.push_back(h.box);
+    hota_.add_frame(tid, tbox, hid, hbox);
+  }
   ++counts_.frames;
   counts_.truth_boxes += static_cast<int64_t>(truth.size());
   counts_.hypothesis_boxes += static_cast<int64_t>(hypotheses.size());
@@ -118,6 +125,7 @@ MotMetrics MotAccumulator::summary() const {
   m.idf1 = both > 0 ? 2.0 * static_cast<double>(m.idtp) / static_cast<double>(both) : 0.0;
   m.idp = m.hypothesis_boxes > 0 ? static_cast<double>(m.idtp) / static_cast<double>(m.hypothesis_boxes) : 0.0;
   m.idr = m.truth_boxes > 0 ? static_cast<double>(m.idtp) / static_cast<double>(m.truth_boxes) : 0.0;
+  m.hota = hota_.summary();
   return m;
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/detection.h"
+#include "eval/hota.h"
 
 namespace sd::eval {
 
@@ -35,6 +36,7 @@ struct MotMetrics {
   double mota = 0, motp = 0;  // motp: mean 1 - IoU of the matches (py-motmetrics' convention)
   int64_t idtp = 0, idfp = 0, idfn = 0;
   double idf1 = 0, idp = 0, idr = 0;
+  HotaMetrics hota;  // eval/hota.h
 };
 
 class MotAccumulator {
@@ -42,7 +44,7 @@ class MotAccumulator {
   // class_aware: a hypothesis overlaps only ground truth of its own class (box.class_id), as
   // TrackEval scores multi-class data class by class; false: any class (py-motmetrics).
   explicit MotAccumulator(double iou_threshold = 0.5, bool class_aware = false)
-      : iou_threshold_(iou_threshold), class_aware_(class_aware) {}
+      : iou_threshold_(iou_threshold), class_aware_(class_aware), hota_(class_aware) {}
 
   // One frame, in order: its ground truth and the tracker's output (ids unique within a frame).
   void add_frame(std::span<const MotObject> truth, std::span<const MotObject> hypotheses);
@@ -60,6 +62,7 @@ class MotAccumulator {
   std::map<int64_t, TruthHistory> truth_history_;          // truth id -> matched or not, frame by frame
   std::map<std::pair<int64_t, int64_t>, int64_t> overlap_;  // (truth id, hypothesis id) -> frames with IoU >= threshold
   std::map<int64_t, int64_t> truth_count_, hypothesis_count_;
+  HotaAccumulator hota_;
 };
 
 }  // namespace sd::eval
