@@ -2,6 +2,7 @@
 //
 //   BM_ByteTrackerUpdate/100: one ByteTrack update with 100 moving objects (target: at most 50 us
 //     a frame on one core, issue 24).
+//   BM_PlaceCounter/100: lines and zones (3 lines, 2 zones) fed one frame of 100 tracked objects.
 //   BM_AssignmentOurs/N and BM_AssignmentDlib/N: one tracking-like N x N assignment (each track
 //     overlapping its own detection and sometimes a neighbour's), by our component-wise Hungarian
 //     and by dlib's max_cost_assignment (Debian's libdlib-dev; integer weights, dense O(N^3)).
@@ -12,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "analytics/lines_zones.h"
 #include "track/assignment.h"
 #include "track/byte_tracker.h"
 
@@ -70,6 +72,30 @@ void BM_ByteTrackerUpdate(benchmark::State& state) {
   state.counters["live_tracks"] = static_cast<double>(tracker.live_track_count());
 }
 BENCHMARK(BM_ByteTrackerUpdate)->Arg(10)->Arg(100)->Arg(300)->Unit(benchmark::kMicrosecond);
+
+void BM_PlaceCounter(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const Scene scene = make_scene(n, 2);
+  std::vector<std::vector<Detection>> frames;
+  for (int f = 0; f < 256; ++f) {
+    frames.push_back(frame_of(scene, f));
+    for (size_t i = 0; i < frames.back().size(); ++i) frames.back()[i].track_id = static_cast<int64_t>(i) + 1;
+  }
+  sd::SourcePlaces places;
+  places.lines = {{"a", {0, 400}, {1900, 400}}, {"b", {900, 0}, {900, 1100}}, {"c", {0, 0}, {1900, 1000}}};
+  places.zones = {{"left", {{0, 0}, {600, 0}, {600, 1000}, {0, 1000}}},
+                  {"hex", {{900, 200}, {1200, 250}, {1300, 500}, {1100, 800}, {800, 700}, {700, 400}}}};
+  sd::PlaceCounter counter(0, "bench", places, {"a", "b", "c"}, 5.0, 1000.0);
+  std::vector<sd::CountEvent> events;
+  int f = 0;
+  for (auto _ : state) {
+    events.clear();
+    counter.update(frames[static_cast<size_t>(f % 256)], f, f * 1000.0 / 30, events);
+    benchmark::DoNotOptimize(events.data());
+    ++f;
+  }
+}
+BENCHMARK(BM_PlaceCounter)->Arg(100)->Unit(benchmark::kMicrosecond);
 
 // Gains of a tracking-like assignment: track i overlaps detection i strongly and, one time in
 // four, detection i+1 weakly.
