@@ -1,0 +1,54 @@
+#include "frame_detector.h"
+
+namespace sd::python {
+
+Result<std::unique_ptr<FrameDetector>> FrameDetector::load(const ModelOptions& options, bool rgb) {
+  std::unique_ptr<FrameDetector> fd(new FrameDetector(options, rgb));
+  SD_ASSIGN_OR_RETURN(Detector det, load_detector(options, cv::Size()));
+  fd->adopt(std::move(det));
+  // Only "auto" on a model that takes any size waits for the first frame to size the network.
+  fd->size_settled_ = options.input_size != "auto" || !fd->det_.engine->capabilities().dynamic_input_size;
+  return fd;
+}
+
+void FrameDetector::adopt(Detector det) {
+  // A context must not outlive its engine: drop the old one before the old engine goes.
+  post_.reset();
+  context_.reset();
+  det_ = std::move(det);
+  if (rgb_) {
+    // The preprocessor reads frames as BGR and swaps to RGB when the model wants RGB: for RGB frames
+    // the opposite order gives the same network input.
+    det_.preprocess.order = det_.preprocess.order == ChannelOrder::kRgb ? ChannelOrder::kBgr : ChannelOrder::kRgb;
+  }
+  context_ = std::move(det_.first_context);
+  post_ = std::make_unique<Postprocessor>(det_.decoder, det_.decode, det_.nms);
+  input_.resize(Shape{1, 3, det_.input_size.height, det_.input_size.width});
+}
+
+// As `streamdet run` does, an "auto" input size on a dynamic model follows the first frame's size
+// (rounded up to the stride); later frames of other sizes are letterboxed into it.
+Status FrameDetector::settle_input_size(cv::Size frame_size) {
+  size_settled_ = true;
+  SD_ASSIGN_OR_RETURN(cv::Size wanted, resolve_input_size(options_.input_size, *det_.engine, det_.model, frame_size));
+  if (wanted == det_.input_size) return ok();
+  SD_ASSIGN_OR_RETURN(Detector det, load_detector(options_, frame_size));
+  adopt(std::move(det));
+  return ok();
+}
+
+Result<Detections> FrameDetector::detect(const cv::Mat& frame) {
+  if (frame.empty() || frame.type() != CV_8UC3)
+    return fail(ErrorCode::kUsage, "frame: expected an 8-bit image of 3 channels");
+  if (!size_settled_) SD_TRY(settle_input_size(frame.size()));
+  const LetterboxTransform transform = preprocess_frame(frame, det_.input_size, det_.preprocess, input_.data(), scratch_);
+  SD_TRY(context_->infer(input_.view(), outputs_));
+  views_.clear();
+  for (const Tensor& t : outputs_) views_.push_back(t.view());
+  Detections detections;
+  post_->run(views_, 0, detections);
+  for (Detection& d : detections) transform.map_back(d);
+  return detections;
+}
+
+}  // namespace sd::python
