@@ -1,8 +1,35 @@
 #include "frame_detector.h"
 
+#include <cmath>
+#include <cstdio>
+
+#include "runtime/worker_plan.h"
+
 namespace sd::python {
+namespace {
+
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// The limits the command's options check (app/cli.cpp), for the values Python hands over unchecked.
+Status check_options(const ModelOptions& o) {
+  if (!(o.conf >= 0 && o.conf <= 1))
+    return fail(ErrorCode::kUsage, "conf: must be a number in [0, 1], got " + number_text(o.conf));
+  if (!(o.iou > 0 && o.iou <= 1))
+    return fail(ErrorCode::kUsage, "iou: must be a number in (0, 1], got " + number_text(o.iou));
+  if (o.threads < 0 || o.threads > kMaxThreads)
+    return fail(ErrorCode::kUsage, "threads: must be a whole number from 0 to " + std::to_string(kMaxThreads) + ", got " +
+                                       std::to_string(o.threads));
+  return ok();
+}
+
+}  // namespace
 
 Result<std::unique_ptr<FrameDetector>> FrameDetector::load(const ModelOptions& options, bool rgb) {
+  SD_TRY(check_options(options));
   std::unique_ptr<FrameDetector> fd(new FrameDetector(options, rgb));
   SD_ASSIGN_OR_RETURN(Detector det, load_detector(options, cv::Size()));
   fd->adopt(std::move(det));

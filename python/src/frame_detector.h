@@ -21,7 +21,8 @@ namespace sd::python {
 
 class FrameDetector {
  public:
-  // Loads the model as `streamdet run` does. `rgb`: frames arrive RGB instead of OpenCV's BGR.
+  // Loads the model as `streamdet run` does, after checking conf, iou and threads against the
+  // command's limits (kUsage, named as the Python arguments). `rgb`: frames arrive RGB, not BGR.
   static Result<std::unique_ptr<FrameDetector>> load(const ModelOptions& options, bool rgb);
 
   // The detections of one 8-bit, 3-channel frame, in its pixels, highest score first.

@@ -102,6 +102,18 @@ def test_dynamic_model_sizes_its_input_from_the_first_frame_as_the_command_does(
     assert det.input_size == (640, 384)  # 640x360 rounded up to the stride 32
 
 
+def test_input_size_and_classes_take_the_commands_forms(model_path):
+    dynamic = os.path.join(os.path.dirname(model_path), "tiny_synth_v8_dynamic.onnx")
+    assert streamdet.Detector(dynamic, input_size=256).input_size == (256, 256)
+    assert streamdet.Detector(dynamic, input_size=(320, 192)).input_size == (320, 192)
+    assert streamdet.Detector(dynamic, input_size="320,192").input_size == (320, 192)
+    with pytest.raises(streamdet.UsageError, match="fixed input of 256x256"):
+        streamdet.Detector(model_path, input_size=(320, 192))
+    assert streamdet.Detector(model_path, classes=["a", "b", "c", "d"]).names == ["a", "b", "c", "d"]
+    names_file = os.path.join(os.path.dirname(model_path), "tiny_synth_v8.names")
+    assert streamdet.Detector(model_path, classes=names_file).names == ["disc", "square", "triangle", "cross"]
+
+
 def test_rgb_frames_with_rgb_true_give_the_same_detections(model_path, frames_dir, command_detections):
     det = streamdet.Detector(model_path, threads=1, rgb=True)
     rgb = np.ascontiguousarray(read_ppm(frames_dir / f"f{FRAME_INDICES[1]:03d}.ppm"))
@@ -163,6 +175,15 @@ def test_errors_raise_by_kind_with_the_commands_message(model_path, tmp_path):
     assert "\n" not in str(e.value)
     with pytest.raises(streamdet.UsageError, match="--input-size"):
         streamdet.Detector(model_path, input_size="abc")
+    for bad, message in [(dict(conf=float("nan")), "conf: must be a number in \\[0, 1\\], got nan"),
+                         (dict(iou=0.0), "iou: must be a number in \\(0, 1\\]"),
+                         (dict(threads=-1), "threads: must be a whole number from 0 to 1024, got -1"),
+                         (dict(device="bogus"), "--device bogus"),
+                         (dict(classes=str(tmp_path / "none.names")), "cannot read class names")]:
+        with pytest.raises(streamdet.UsageError, match=message):
+            streamdet.Detector(model_path, **bad)
+    with pytest.raises(streamdet.ModelError, match="unknown extension"):
+        streamdet.Detector(__file__)
     for cls in (streamdet.ModelError, streamdet.SourceError, streamdet.OutputError, streamdet.UsageError,
                 streamdet.UnsupportedError):
         assert issubclass(cls, streamdet.Error) and cls.__module__ == "streamdet"
