@@ -24,6 +24,8 @@ packages=(
   clang libclang-rt-14-dev # libFuzzer for the model-loader fuzz target
   libcpp-httplib-dev       # cpp-httplib: the --serve web view, /metrics and /health (serve/http_server.cpp)
   python3-prometheus-client  # Prometheus' own text parser, checking /metrics in the tests (Debian's /usr/bin/python3)
+  pybind11-dev python3-dev python3-numpy  # the Python module (python/, built when pybind11 is found)
+  python3-pytest           # the Python module's tests (Debian's /usr/bin/python3)
   chromium chromium-driver python3-selenium  # headless Chromium renders the --report page and loads the web view in tests (skipped without)
 )
 

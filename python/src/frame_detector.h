@@ -1,0 +1,52 @@
+// One frame in, its detections out: the pipeline's preprocess, inference and postprocess stages
+// (runtime/stages/*.cpp) for a single caller, without threads or queues. What the Python module's
+// Detector wraps; usable from C++ as it is.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <opencv2/core/mat.hpp>
+
+#include "core/detection.h"
+#include "core/error.h"
+#include "core/tensor.h"
+#include "postprocess/postprocessor.h"
+#include "preprocess/letterbox.h"
+#include "runtime/detector.h"
+#include "runtime/run_options.h"
+
+namespace sd::python {
+
+class FrameDetector {
+ public:
+  // Loads the model as `streamdet run` does, after checking conf, iou and threads against the
+  // command's limits (kUsage, named as the Python arguments). `rgb`: frames arrive RGB, not BGR.
+  static Result<std::unique_ptr<FrameDetector>> load(const ModelOptions& options, bool rgb);
+
+  // The detections of one 8-bit, 3-channel frame, in its pixels, highest score first.
+  // Not thread-safe: one call at a time per FrameDetector (its buffers are reused).
+  Result<Detections> detect(const cv::Mat& frame);
+
+  const std::vector<std::string>& class_names() const { return det_.class_names; }
+  cv::Size input_size() const { return det_.input_size; }
+
+ private:
+  FrameDetector(ModelOptions options, bool rgb) : options_(std::move(options)), rgb_(rgb) {}
+  void adopt(Detector det);
+  Status settle_input_size(cv::Size frame_size);
+
+  ModelOptions options_;
+  bool rgb_ = false;
+  bool size_settled_ = false;
+  Detector det_;
+  std::unique_ptr<InferenceContext> context_;
+  std::unique_ptr<Postprocessor> post_;
+  Tensor input_;
+  std::vector<Tensor> outputs_;
+  std::vector<TensorView> views_;
+  PreprocessScratch scratch_;
+};
+
+}  // namespace sd::python

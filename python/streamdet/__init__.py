@@ -1,0 +1,34 @@
+"""streamdet from Python: numpy frames in, detections out, on streamdet's own engine.
+
+    import streamdet
+    det = streamdet.Detector("models/tiny_synth_v8.onnx")
+    for d in det(frame):          # frame: numpy uint8 H x W x 3, BGR
+        print(d.name, d.conf, d.xyxy)
+
+Errors raise streamdet.Error subclasses by kind (ModelError, SourceError, OutputError,
+UsageError, UnsupportedError) with the command's one-line message.
+"""
+
+from ._streamdet import (
+    Detection,
+    Detections,
+    Detector,
+    Error,
+    ModelError,
+    OutputError,
+    SourceError,
+    UnsupportedError,
+    UsageError,
+)
+
+__all__ = [
+    "Detection",
+    "Detections",
+    "Detector",
+    "Error",
+    "ModelError",
+    "OutputError",
+    "SourceError",
+    "UnsupportedError",
+    "UsageError",
+]
