@@ -1,4 +1,4 @@
-#include "engine/native/dnnl/dnnl_context.h"
+#include "engine/native/cpu/dnnl_context.h"
 #include "engine/native/op_registry.h"
 
 namespace sd::native {
