@@ -1,5 +1,5 @@
 // SiLU over a convolution output that is in cache (the case in a network: the activation runs
-// right after the layer that wrote it): the vector kernel (ops/activation_kernels.h) against the
+// right after the layer that wrote it): the vector kernel (cpu/activation_kernels.h) against the
 // portable fast_sigmoid loop it replaces. Arg: floats (65536 = the tiny model's 64x64x16 layers,
 // 256 KiB, in L2).
 #include <benchmark/benchmark.h>
@@ -7,8 +7,8 @@
 #include <random>
 #include <vector>
 
-#include "engine/native/ops/activation_kernels.h"
-#include "engine/native/ops/fast_math.h"
+#include "engine/native/cpu/activation_kernels.h"
+#include "engine/native/cpu/fast_math.h"
 
 namespace sd::native::ops {
 namespace {

@@ -1,14 +1,14 @@
-// The stem convolution kernel (ops/stem_conv.cpp) alone: an RGB image into the first layer's
+// The stem convolution kernel (cpu/stem_conv.cpp) alone: an RGB image into the first layer's
 // channels, 3x3 stride 2, NCHW in, NHWC out, SiLU (third arg 1) over each finished row as the
-// engine runs it (ops/activation_kernels.h). Args: input side, output channels, SiLU.
+// engine runs it (cpu/activation_kernels.h). Args: input side, output channels, SiLU.
 // (The tiny model's stem: 256, 8; YOLOv8n's: 640, 16.)
 #include <benchmark/benchmark.h>
 
 #include <random>
 #include <vector>
 
-#include "engine/native/ops/activation_kernels.h"
-#include "engine/native/ops/stem_conv.h"
+#include "engine/native/cpu/activation_kernels.h"
+#include "engine/native/cpu/stem_conv.h"
 
 namespace sd::native::ops {
 namespace {

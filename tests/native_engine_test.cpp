@@ -11,9 +11,9 @@
 #include <random>
 #include <thread>
 
-#include "engine/native/dnnl/weight_cache.h"
-#include "engine/native/ops/activation_kernels.h"
-#include "engine/native/ops/fast_math.h"
+#include "engine/native/cpu/weight_cache.h"
+#include "engine/native/cpu/activation_kernels.h"
+#include "engine/native/cpu/fast_math.h"
 #include "engine/native/numeric.h"
 #include "engine/native/session.h"
 #include "onnx_builder.h"

@@ -11,7 +11,7 @@
 
 #include "engine/native/aligned_buffer.h"
 #include "engine/native/backend.h"
-#include "engine/native/ops/stem_conv.h"
+#include "engine/native/cpu/stem_conv.h"
 
 namespace sd::native {
 namespace {

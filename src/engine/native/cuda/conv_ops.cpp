@@ -6,7 +6,7 @@
 #include "engine/native/cuda/cuda_check.h"
 #include "engine/native/cuda/cuda_ops.h"
 #include "engine/native/layout_attrs.h"
-#include "engine/native/ops/conv_attrs.h"
+#include "engine/native/conv_attrs.h"
 
 namespace sd::native::cuda {
 namespace {

@@ -37,7 +37,7 @@ int launch_resize_nearest(const ResizeParams& p, const float* x, float* y, void*
 // Softmax over the middle dim of [outer, axis, inner].
 int launch_softmax(const float* x, float* y, int64_t outer, int64_t axis, int64_t inner, void* stream);
 
-// YOLOv8's DFL (ops/bin_expectation.cpp): y[r, a] = bias + sum_k w[k] softmax_k(x[...]) for rows
+// YOLOv8's DFL (cpu/bin_expectation.cpp): y[r, a] = bias + sum_k w[k] softmax_k(x[...]) for rows
 // r = (n, s) and anchors a, the k-th bin at x[n * stride_n + s * stride_s + k * stride_k + a].
 struct BinExpectationParams {
   int64_t n, s, k, a, stride_n, stride_s, stride_k;

@@ -10,8 +10,8 @@
 #include "engine/native/cuda/cuda_ops.h"
 #include "engine/native/cuda/data_kernels.h"
 #include "engine/native/layout_attrs.h"
-#include "engine/native/ops/conv_attrs.h"
-#include "engine/native/ops/op_util.h"
+#include "engine/native/conv_attrs.h"
+#include "engine/native/op_util.h"
 
 namespace sd::native::cuda {
 namespace {
@@ -195,7 +195,7 @@ class BinExpectationKernel final : public Kernel {
   BinExpectationParams p_;
 };
 
-// As ops/bin_expectation.cpp: x [N, S, K, A] (bin_axis 2) or [N, K, S, A] (bin_axis 1).
+// As cpu/bin_expectation.cpp: x [N, S, K, A] (bin_axis 2) or [N, K, S, A] (bin_axis 1).
 Result<std::unique_ptr<Kernel>> create_bin_expectation(const OpContext& ctx) {
   const Shape& x = ctx.inputs[0].shape;
   const int bin_axis = static_cast<int>(ctx.node.attrs.get_int("bin_axis", 2));

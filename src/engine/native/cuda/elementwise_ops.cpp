@@ -7,7 +7,7 @@
 #include "engine/native/cuda/cuda_check.h"
 #include "engine/native/cuda/cuda_ops.h"
 #include "engine/native/cuda/elementwise.h"
-#include "engine/native/ops/op_util.h"
+#include "engine/native/op_util.h"
 
 namespace sd::native::cuda {
 namespace {

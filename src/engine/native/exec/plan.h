@@ -3,6 +3,7 @@
 // Concat -> Reshape chains vanish); 4-D activations between convolutions are kept channels-last
 // (NHWC) with the layout-neutral ops between them working on the physical layout; intermediate
 // tensors share one arena by lifetime; Reshape-like ops alias their input.
+// build_plan() is the Planner of planner.h, its parts by concern in plan*.cpp.
 #pragma once
 
 #include <memory>

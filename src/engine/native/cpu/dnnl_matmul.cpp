@@ -2,8 +2,8 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "engine/native/dnnl/dnnl_context.h"
-#include "engine/native/ops/op_util.h"
+#include "engine/native/cpu/dnnl_context.h"
+#include "engine/native/op_util.h"
 
 namespace sd::native::dnnl_ops {
 namespace {

@@ -1,4 +1,6 @@
-#include "engine/native/dnnl/dnnl_context.h"
+// The CPU backend's oneDNN ops (dnnl_*.cpp), registered by family, and the oneDNN engine they
+// share; the backend's own kernels register in register_cpu_ops.cpp.
+#include "engine/native/cpu/dnnl_context.h"
 #include "engine/native/op_registry.h"
 
 namespace sd::native {

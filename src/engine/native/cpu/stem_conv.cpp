@@ -1,10 +1,10 @@
-#include "engine/native/ops/stem_conv.h"
+#include "engine/native/cpu/stem_conv.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
-#include "engine/native/ops/fast_math.h"
+#include "engine/native/cpu/fast_math.h"
 #include "engine/native/parallel.h"
 
 // 64-byte vectors passed between this file's internal functions: see fast_math.h.

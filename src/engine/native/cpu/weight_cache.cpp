@@ -1,4 +1,4 @@
-#include "engine/native/dnnl/weight_cache.h"
+#include "engine/native/cpu/weight_cache.h"
 
 #include <omp.h>
 
@@ -6,7 +6,7 @@
 #include <mutex>
 #include <vector>
 
-#include "engine/native/dnnl/dnnl_context.h"
+#include "engine/native/cpu/dnnl_context.h"
 
 namespace sd::native::dnnl_ops {
 

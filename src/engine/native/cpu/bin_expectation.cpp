@@ -8,8 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "engine/native/ops/fast_math.h"
-#include "engine/native/ops/op_util.h"
+#include "engine/native/cpu/fast_math.h"
+#include "engine/native/op_util.h"
 #include "engine/native/parallel.h"
 
 #pragma GCC diagnostic ignored "-Wpsabi"

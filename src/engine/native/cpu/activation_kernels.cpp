@@ -1,9 +1,9 @@
-#include "engine/native/ops/activation_kernels.h"
+#include "engine/native/cpu/activation_kernels.h"
 
 #include <array>
 #include <cmath>
 
-#include "engine/native/ops/fast_math.h"
+#include "engine/native/cpu/fast_math.h"
 
 #if defined(__AVX512F__)
 #include <immintrin.h>

@@ -3,10 +3,10 @@
 #include <cmath>
 #include <numeric>
 
-#include "engine/native/ops/fast_math.h"
+#include "engine/native/cpu/fast_math.h"
 #include <map>
 
-#include "engine/native/ops/op_util.h"
+#include "engine/native/op_util.h"
 #include "engine/native/parallel.h"
 
 // 64-byte vectors passed between inline functions (the 16-wide softmax rows): see fast_math.h.

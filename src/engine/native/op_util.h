@@ -1,5 +1,5 @@
-// Small helpers shared by the CPU ops: axis normalisation, broadcasting, reading constant inputs,
-// and making OpSchemas from kernel classes.
+// Small helpers shared by the ops of every backend (the CPU kernels, the CUDA ones): axis
+// normalisation, broadcasting, reading constant inputs, and making OpSchemas from kernel classes.
 #pragma once
 
 #include <initializer_list>

@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include "engine/native/ops/op_util.h"
+#include "engine/native/op_util.h"
 #include "engine/native/numeric.h"
 #include "engine/native/parallel.h"
 

@@ -5,8 +5,8 @@
 #include <cstring>
 
 #include "engine/native/numeric.h"
-#include "engine/native/ops/activation_kernels.h"
-#include "engine/native/ops/op_util.h"
+#include "engine/native/cpu/activation_kernels.h"
+#include "engine/native/op_util.h"
 #include "engine/native/parallel.h"
 
 namespace sd::native::ops {

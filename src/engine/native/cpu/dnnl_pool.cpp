@@ -1,9 +1,9 @@
 // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool on oneDNN (2-D, NCHW or NHWC).
 #include <unordered_map>
 
-#include "engine/native/dnnl/dnnl_context.h"
-#include "engine/native/ops/conv_attrs.h"
-#include "engine/native/ops/op_util.h"
+#include "engine/native/cpu/dnnl_context.h"
+#include "engine/native/conv_attrs.h"
+#include "engine/native/op_util.h"
 
 namespace sd::native::dnnl_ops {
 namespace {

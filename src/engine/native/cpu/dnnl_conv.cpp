@@ -10,12 +10,12 @@
 #include <map>
 #include <unordered_map>
 
-#include "engine/native/dnnl/dnnl_context.h"
-#include "engine/native/dnnl/weight_cache.h"
-#include "engine/native/ops/activation_kernels.h"
-#include "engine/native/ops/conv_attrs.h"
-#include "engine/native/ops/op_util.h"
-#include "engine/native/ops/stem_conv.h"
+#include "engine/native/conv_attrs.h"
+#include "engine/native/cpu/activation_kernels.h"
+#include "engine/native/cpu/dnnl_context.h"
+#include "engine/native/cpu/stem_conv.h"
+#include "engine/native/cpu/weight_cache.h"
+#include "engine/native/op_util.h"
 #include "engine/native/parallel.h"
 
 namespace sd::native::dnnl_ops {
@@ -158,7 +158,7 @@ class ConvKernel : public Kernel {
 
  private:
   // Images (1 to 4 channels) into 8 or more channels, and 8 -> 8 channel 3x3 layers, written
-  // channels-last: ops/stem_conv.h says why. (Weights and bias are float32 like the input: init checked.)
+  // channels-last: stem_conv.h says why. (Weights and bias are float32 like the input: init checked.)
   bool try_stem(const OpContext& ctx) {
     if (!dst_nhwc_) return false;
     if (!ops::stem_conv_applies(g_.c, g_.oc, g_.kh, g_.kw, src_nhwc_, ctx.node.attrs)) return false;

@@ -1,4 +1,4 @@
-#include "engine/native/ops/conv_attrs.h"
+#include "engine/native/conv_attrs.h"
 
 #include <algorithm>
 #include <map>

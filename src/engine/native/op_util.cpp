@@ -1,4 +1,4 @@
-#include "engine/native/ops/op_util.h"
+#include "engine/native/op_util.h"
 
 namespace sd::native::ops {
 
@@ -61,13 +61,3 @@ Result<std::vector<ValueType>> one_output(DType dtype, const Shape& shape) {
 }
 
 }  // namespace sd::native::ops
-
-namespace sd::native {
-void register_cpu_ops(OpRegistry& r) {
-  ops::register_elementwise_ops(r);
-  ops::register_shape_ops(r);
-  ops::register_data_ops(r);
-  ops::register_misc_ops(r);
-  ops::register_bin_expectation_op(r);
-}
-}  // namespace sd::native

@@ -33,7 +33,7 @@ bool stem_conv_applies(int64_t c, int64_t oc, int64_t kh, int64_t kw, bool src_n
 
 // The activation applied in registers before the store (a fused post op): one pass over the
 // output instead of two. SiLU and sigmoid are not among them: their exp costs more in these
-// registers (0.57 ns an element, 8-lane vectors) than a pass of ops/activation_kernels.h over
+// registers (0.57 ns an element, 8-lane vectors) than a pass of activation_kernels.h over
 // each finished row (0.2 ns).
 enum class StemActivation { kNone, kRelu, kLeakyRelu, kHardSwish, kClip };
 

@@ -1,0 +1,240 @@
+// The planner's layouts (planner.h): 4-D activations kept channels-last (NHWC) between
+// convolutions where the backend prefers it, the conversions between the layouts, and the
+// layout-neutral ops (elementwise, Concat, Split, Slice, Resize) run on the physical layout with
+// their axes and constant inputs remapped.
+#include <cstring>
+
+#include "engine/native/exec/planner.h"
+#include "engine/native/layout_attrs.h"
+
+namespace sd::native::exec {
+namespace {
+
+// Logical NCHW axis -> its position in the physical NHWC order.
+constexpr int kToPhysical[4] = {0, 3, 1, 2};
+
+Shape pad_to_rank4(const Shape& s) {
+  Shape out{1, 1, 1, 1};
+  for (int i = 0; i < s.rank; ++i) out[4 - s.rank + i] = s[i];
+  return out;
+}
+
+// A plain tensor whose bytes are already in NHWC order when seen as [n,c,h,w]: c == 1 or h*w == 1.
+bool layout_neutral(const Shape& s) {
+  if (s.rank > 4) return false;
+  Shape p = pad_to_rank4(s);
+  return p[1] == 1 || (p[2] == 1 && p[3] == 1);
+}
+
+}  // namespace
+
+Result<int> Planner::convert(int v, bool to_nhwc) {
+  auto& cache = to_nhwc ? nhwc_copy_ : plain_copy_;
+  if (auto it = cache.find(v); it != cache.end()) return it->second;
+  const ValueState src = states_[static_cast<size_t>(v)];
+  if (src.logical.shape.rank == 4 && layout_neutral(src.logical.shape) && !src.constant) {
+    int nv = new_value(src.logical, to_nhwc);
+    ValueState& a = states_[static_cast<size_t>(nv)];
+    a.input = src.input;
+    a.root = src.root >= 0 ? src.root : v;
+    a.alias_offset = src.alias_offset;
+    a.home = home_of(v);
+    a.uploaded = src.uploaded;
+    cache[v] = nv;
+    return nv;
+  }
+  Node t;
+  t.op_type = "Transpose";
+  t.name = "layout conversion";
+  Attribute perm;
+  perm.kind = Attribute::Kind::kInts;
+  perm.ints = to_nhwc ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 3, 1, 2};
+  t.attrs.set("perm", perm);
+  ValueType in_t = physical_type(v);
+  ValueType out_t{src.logical.dtype, to_nhwc ? physical_of(src.logical.shape) : src.logical.shape};
+  const OpSchema* schema = registry_.find("Transpose", g_.opset);
+  std::vector<ValueType> ins{in_t}, outs{out_t};
+  std::vector<const HostTensor*> consts{src.constant.get()};
+  OpContext ctx{t, g_.opset, ins, consts, outs};
+  int nv = new_value(src.logical, to_nhwc);
+  if (src.constant) {  // converted now, on the host
+    SD_ASSIGN_OR_RETURN(auto kernel, schema->create(ctx));
+    auto c = std::make_shared<HostTensor>(out_t.dtype, out_t.shape);
+    TensorRef in_ref = src.constant->ref(), out_ref = c->ref();
+    SD_TRY(run_once(*kernel, std::span<const TensorRef>(&in_ref, 1), std::span<const TensorRef>(&out_ref, 1)));
+    states_[static_cast<size_t>(nv)].constant = c;
+  } else {
+    SD_ASSIGN_OR_RETURN(auto placed, create_kernel(ctx));
+    SD_TRY(add_step(std::move(placed), {v}, {in_t}, {nv}, {out_t}, "layout conversion"));
+  }
+  cache[v] = nv;
+  return nv;
+}
+
+Result<int> Planner::as_plain(int v) {
+  if (v < 0 || !states_[static_cast<size_t>(v)].nhwc) return v;
+  return convert(v, false);
+}
+
+Status Planner::plan_conv_like(const Node& n, const std::vector<ValueType>& lin, const std::vector<const HostTensor*>& lconst,
+                               const std::vector<ValueType>& out_types, OpClass cls) {
+  Node copy = n;
+  std::vector<int> ins = n.inputs;
+  const OpContext lctx{n, g_.opset, lin, lconst, out_types};
+  const Backend& backend = preferred_backend(lctx);
+  const bool conv_nhwc = channels_last_ && backend.preferred_layout() == Layout::kNhwc;
+  // Fast channels-last convolutions want it on both sides (oneDNN, given a plain NCHW source
+  // and an NHWC destination, falls back to its slow reference kernel): convert the source once,
+  // unless the backend reads it as it is (an image into the CPU's stem kernel).
+  const bool plain_source = cls == OpClass::kConv && backend.conv_reads_plain_source(lctx);
+  if (conv_nhwc && cls == OpClass::kConv && !plain_source && !states_[static_cast<size_t>(ins[0])].nhwc) {
+    SD_ASSIGN_OR_RETURN(ins[0], convert(ins[0], true));
+  }
+  const int x = ins[0];
+  const bool src_nhwc = states_[static_cast<size_t>(x)].nhwc;
+  const bool dst_nhwc = cls == OpClass::kConv ? conv_nhwc : src_nhwc;
+  Attribute a;
+  a.kind = Attribute::Kind::kInt;
+  a.i = src_nhwc;
+  copy.attrs.set(kSrcNhwc, a);
+  a.i = dst_nhwc;
+  copy.attrs.set(kDstNhwc, a);
+  if (cls == OpClass::kConv && ins.size() > 3 && ins[3] >= 0) {
+    // Fused before shapes were known, the sum operand broadcasts: an Add of its own after all.
+    if (states_[static_cast<size_t>(ins[3])].logical.shape != out_types[0].shape) return plan_split_sum(n);
+    // The sum operand must be in the destination's layout.
+    if (states_[static_cast<size_t>(ins[3])].nhwc != dst_nhwc) {
+      SD_ASSIGN_OR_RETURN(ins[3], convert(ins[3], dst_nhwc));
+    }
+  }
+  OpContext ctx{copy, g_.opset, lin, lconst, out_types};
+  SD_ASSIGN_OR_RETURN(auto placed, create_kernel(ctx));
+  define_outputs(n, out_types, dst_nhwc);
+  std::vector<ValueType> types;
+  std::vector<const HostTensor*> consts;
+  SD_TRY(gather(ins, types, consts));
+  std::vector<ValueType> phys_out;
+  for (int o : n.outputs) phys_out.push_back(o >= 0 ? physical_type(o) : ValueType{});
+  return add_step(std::move(placed), ins, types, n.outputs, phys_out, g_.describe(n));
+}
+
+Status Planner::plan_layout_aware(const Node& n, const OpSchema& schema, const std::vector<ValueType>& lin,
+                                  const std::vector<const HostTensor*>& lconst, const std::vector<ValueType>& out_types, OpClass cls) {
+  // Channels-last only when a 4-D data input already is, and every output is 4-D.
+  const int data_inputs = cls == OpClass::kUnary || cls == OpClass::kSplit || cls == OpClass::kSlice || cls == OpClass::kResize
+                              ? 1 : static_cast<int>(n.inputs.size());
+  bool any_nhwc = false;
+  for (int k = 0; k < data_inputs; ++k) {
+    int v = n.inputs[static_cast<size_t>(k)];
+    if (v >= 0 && states_[static_cast<size_t>(v)].nhwc) any_nhwc = true;
+  }
+  for (const auto& t : out_types)
+    if (t.shape.rank != 4) any_nhwc = false;
+  // The linear Resize kernel interpolates the last two dims only: channels-last would put W and
+  // C there.
+  if (cls == OpClass::kResize && n.attrs.get_string("mode", "nearest") != "nearest") any_nhwc = false;
+  // An operand of lower rank broadcasts against the trailing logical dims; unless it is
+  // layout-neutral (per-channel or a scalar, seen in NHWC order below) it has no NHWC form.
+  if (cls == OpClass::kBinary)
+    for (int k = 0; k < data_inputs; ++k) {
+      const int v = n.inputs[static_cast<size_t>(k)];
+      if (v < 0) continue;
+      const Shape& s = states_[static_cast<size_t>(v)].logical.shape;
+      if (s.rank != 4 && !layout_neutral(s)) any_nhwc = false;
+    }
+  if (!any_nhwc) return plan_plain(n, schema, out_types);
+  (void)lin;
+  (void)lconst;
+
+  Node copy = n;
+  std::vector<int> ins = n.inputs;
+  std::vector<ValueType> types;
+  std::vector<const HostTensor*> consts;
+  std::vector<std::shared_ptr<HostTensor>> made;  // remapped constant inputs
+
+  auto remap_axis_attr = [&](const char* name, int64_t def) -> Status {
+    int64_t ax = n.attrs.get_int(name, def);
+    if (ax < 0) ax += 4;
+    if (ax < 0 || ax > 3) return fail(ErrorCode::kModel, g_.describe(n) + ": axis out of range");
+    Attribute a;
+    a.kind = Attribute::Kind::kInt;
+    a.i = kToPhysical[ax];
+    copy.attrs.set(name, a);
+    return ok();
+  };
+
+  if (cls == OpClass::kUnary || cls == OpClass::kBinary || cls == OpClass::kConcat) {
+    for (int k = 0; k < data_inputs; ++k) {
+      int v = ins[static_cast<size_t>(k)];
+      if (v < 0) continue;
+      ValueState& s = states_[static_cast<size_t>(v)];
+      if (s.nhwc) continue;
+      if (cls != OpClass::kConcat && layout_neutral(s.logical.shape)) continue;  // viewed as NHWC below
+      SD_ASSIGN_OR_RETURN(ins[static_cast<size_t>(k)], convert(v, true));
+    }
+    if (cls == OpClass::kConcat) SD_TRY(remap_axis_attr("axis", 0));
+    SD_TRY(gather(ins, types, consts));
+    for (int k = 0; k < data_inputs; ++k) {
+      int v = ins[static_cast<size_t>(k)];
+      if (v < 0 || states_[static_cast<size_t>(v)].nhwc) continue;
+      // Layout-neutral plain tensor: the same bytes seen with NHWC dims.
+      types[static_cast<size_t>(k)].shape = physical_of(pad_to_rank4(states_[static_cast<size_t>(v)].logical.shape));
+    }
+  } else if (cls == OpClass::kSplit) {
+    SD_TRY(remap_axis_attr("axis", 0));
+    SD_TRY(gather(ins, types, consts));
+  } else if (cls == OpClass::kSlice) {
+    SD_TRY(gather(ins, types, consts));
+    if (g_.opset < 10) {
+      auto axes = n.attrs.get_ints("axes");
+      if (axes.empty())
+        for (size_t i = 0; i < n.attrs.get_ints("starts").size(); ++i) axes.push_back(static_cast<int64_t>(i));
+      for (auto& a : axes) a = kToPhysical[a < 0 ? a + 4 : a];
+      Attribute at;
+      at.kind = Attribute::Kind::kInts;
+      at.ints = axes;
+      copy.attrs.set("axes", at);
+    } else {
+      std::vector<int64_t> axes;
+      if (ins.size() > 3 && ins[3] >= 0) {
+        if (!consts[3]) return plan_plain(n, schema, out_types);
+        axes = consts[3]->to_int64_vector();
+      } else {
+        if (!consts[1]) return plan_plain(n, schema, out_types);
+        for (int64_t i = 0; i < consts[1]->numel(); ++i) axes.push_back(i);
+      }
+      auto t = std::make_shared<HostTensor>(DType::kInt64, Shape{static_cast<int64_t>(axes.size())});
+      for (size_t i = 0; i < axes.size(); ++i) {
+        int64_t a = axes[i] < 0 ? axes[i] + 4 : axes[i];
+        if (a < 0 || a > 3) return fail(ErrorCode::kModel, g_.describe(n) + ": axis out of range");
+        t->as<int64_t>()[i] = kToPhysical[a];
+      }
+      made.push_back(t);
+      while (types.size() < 4) types.push_back({}), consts.push_back(nullptr);
+      types[3] = {DType::kInt64, t->shape()};
+      consts[3] = t.get();
+    }
+  } else if (cls == OpClass::kResize) {
+    SD_TRY(gather(ins, types, consts));
+    // scales / sizes are per logical dim: permute them to the physical order.
+    for (size_t k = 1; k < consts.size(); ++k) {
+      if (!consts[k] || consts[k]->numel() != 4) continue;
+      auto t = std::make_shared<HostTensor>(consts[k]->clone());
+      const size_t es = dtype_size(t->dtype());
+      const auto* src = static_cast<const unsigned char*>(consts[k]->data());
+      auto* dst = static_cast<unsigned char*>(t->data());
+      for (int d = 0; d < 4; ++d) std::memcpy(dst + static_cast<size_t>(kToPhysical[d]) * es, src + static_cast<size_t>(d) * es, es);
+      made.push_back(t);
+      consts[k] = t.get();
+    }
+  }
+  std::vector<ValueType> phys_out;
+  for (const auto& t : out_types) phys_out.push_back({t.dtype, physical_of(t.shape)});
+  OpContext ctx{copy, g_.opset, types, consts, phys_out};
+  SD_ASSIGN_OR_RETURN(auto placed, create_kernel(ctx));
+  for (auto& m : made) made_constants_.push_back(m);
+  define_outputs(n, out_types, true);
+  return add_step(std::move(placed), ins, types, n.outputs, phys_out, g_.describe(n));
+}
+
+}  // namespace sd::native::exec

@@ -1,0 +1,133 @@
+// The planner behind build_plan() (plan.h), shared by the files that implement it; nothing outside
+// exec/ includes it. One Planner builds one Plan: it walks the graph's nodes in order, keeps per
+// value what it knows (ValueState), and turns each node into steps. Its parts, by concern:
+//   plan.cpp            build(): values in, nodes planned, outputs out, the Plan assembled;
+//                       build_plan() and plan_time_inputs()
+//   plan_nodes.cpp      one node: inference, constant folding, the plain path, aliases
+//   plan_layout.cpp     channels-last: layout conversions, convolutions and the layout-aware ops
+//   plan_placement.cpp  backends: which one runs a step, copies between their memories
+//   plan_memory.cpp     the arenas (offsets by lifetime) and where each step's buffers are
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/native/exec/plan.h"
+
+namespace sd::native::exec {
+
+enum class OpClass { kConv, kPool, kUnary, kBinary, kConcat, kSplit, kSlice, kResize, kAlias, kOther };
+
+// A 4-D logical NCHW shape as it is stored channels-last (NHWC).
+inline Shape physical_of(const Shape& s) { return Shape{s[0], s[2], s[3], s[1]}; }
+
+struct ValueState {
+  ValueType logical;
+  bool nhwc = false;                      // stored channels-last (4-D only)
+  std::shared_ptr<HostTensor> constant;   // known at plan time
+  const void* uploaded = nullptr;         // a constant's copy in a device backend's memory
+  int home = -1;                          // the backend whose memory holds it (-1: the host's)
+  int input = -1;                         // a graph input
+  int root = -1;                          // buffer owner (itself, or what it aliases)
+  size_t alias_offset = 0;                // bytes into the root's buffer (a Split part)
+  int first_step = -1, last_step = -1;    // lifetime in steps
+  bool defined = false;
+};
+
+class Planner {
+ public:
+  Planner(const Graph& g, const OpRegistry& r, std::span<const Backend* const> backends, const PlanOptions& options)
+      : g_(g), registry_(r), backends_(backends.begin(), backends.end()), states_(g.values.size()),
+        channels_last_(options.channels_last), memory_limit_(options.memory_limit_bytes) {}
+
+  Result<std::unique_ptr<Plan>> build(const std::vector<ValueType>& inputs, const std::vector<const HostTensor*>& fixed);
+
+ private:
+  struct PendingStep {
+    std::unique_ptr<Kernel> kernel;
+    std::vector<int> ins, outs;  // value ids (-1: omitted)
+    std::vector<ValueType> in_types, out_types;  // physical
+    std::string label;
+    int backend = 0;
+    bool copy = false;
+  };
+
+  // A kernel for the node from the first backend that supports it. A backend other than the last
+  // that fails to build one leaves the node to the next (the CPU's, last, runs every op).
+  struct Placed {
+    std::unique_ptr<Kernel> kernel;
+    int backend = 0;
+  };
+
+  // plan_placement.cpp
+  Result<Placed> create_kernel(const OpContext& ctx);
+  // The backend that would run the node (its layout preferences shape the plan around it).
+  const Backend& preferred_backend(const OpContext& ctx) const;
+  Device device_of(int v) const;
+  int home_of(int v) const;
+  // The value in the memory of backend `b`: itself, or a copy made by a step (cached, so that
+  // every reader on `b` shares one), or a constant uploaded now.
+  Result<int> on_backend(int v, int b);
+  ValueType physical_type(int v) const;
+  int new_value(const ValueType& t, bool nhwc);
+  void use(int v, int step);
+  // A step on the backend that made its kernel: inputs held elsewhere are copied there first.
+  Status add_step(Placed placed, std::vector<int> ins, std::vector<ValueType> in_types, std::vector<int> outs,
+                  std::vector<ValueType> out_types, std::string label);
+  // The outputs live in the memory of `out_home` (-1: the step's backend; a copy's destination).
+  void push_step(std::unique_ptr<Kernel> k, int backend, bool copy, std::vector<int> ins, std::vector<ValueType> in_types,
+                 std::vector<int> outs, std::vector<ValueType> out_types, std::string label, int out_home = -1);
+  Result<int> copy_to_arena(int v);
+
+  // plan_nodes.cpp
+  Status plan_node(const Node& original);
+  Status fold(const Node& n, const OpSchema& schema, const std::vector<ValueType>& lin, const std::vector<const HostTensor*>& lconst,
+              const std::vector<ValueType>& out_types);
+  void define_outputs(const Node& n, const std::vector<ValueType>& out_types, bool nhwc);
+  // Inputs of a step as physical types and (possibly converted) constants.
+  Status gather(const std::vector<int>& ids, std::vector<ValueType>& types, std::vector<const HostTensor*>& consts);
+  Status plan_plain(const Node& n, const OpSchema& schema, const std::vector<ValueType>& out_types);
+  // A plain Split whose axis has nothing but ones before it cuts its input into contiguous parts:
+  // the outputs alias the input at offsets, no copy.
+  bool try_split_alias(const Node& n, const std::vector<ValueType>& out_types);
+  Status plan_alias(const Node& n, const std::vector<ValueType>& out_types);
+  Status plan_split_sum(const Node& fused);
+
+  // plan_layout.cpp
+  // A transpose step between layouts (or a constant converted now). A layout-neutral tensor
+  // (one channel, or 1x1 spatial) has the same bytes in both: it becomes an alias instead.
+  Result<int> convert(int v, bool to_nhwc);
+  Result<int> as_plain(int v);
+  // Convolutions and pooling: the backend that runs them decides the layout around them.
+  Status plan_conv_like(const Node& n, const std::vector<ValueType>& lin, const std::vector<const HostTensor*>& lconst,
+                        const std::vector<ValueType>& out_types, OpClass cls);
+  Status plan_layout_aware(const Node& n, const OpSchema& schema, const std::vector<ValueType>& lin,
+                           const std::vector<const HostTensor*>& lconst, const std::vector<ValueType>& out_types, OpClass cls);
+
+  // plan_memory.cpp
+  // Places the intermediate tensors: one arena per backend, offsets by lifetime.
+  void allocate();
+  BufferRef buffer_of(int v) const;
+
+  const Graph& g_;
+  const OpRegistry& registry_;
+  std::vector<const Backend*> backends_;
+  int host_ = -1;  // index of the host's backend in backends_
+  std::map<std::pair<int, int>, int> moved_;  // (value, backend) -> its copy there
+  std::vector<ValueState> states_;
+  std::vector<PendingStep> steps_;
+  std::unique_ptr<Plan> plan_;
+  std::map<int, int> nhwc_copy_, plain_copy_;
+  std::map<int, size_t> offsets_;
+  std::vector<int> output_values_;
+  std::vector<std::shared_ptr<HostTensor>> made_constants_;
+  size_t folded_bytes_ = 0;  // constants this plan folded (bounded by kFoldTotalBudgetBytes)
+  std::vector<std::unique_ptr<Node>> filled_;  // nodes as planned (kernels may keep references)
+  bool channels_last_ = true;
+  size_t memory_limit_ = 0;  // 0: none
+};
+
+}  // namespace sd::native::exec
