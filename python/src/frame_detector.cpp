@@ -14,8 +14,9 @@ std::string number_text(double v) {
   return buf;
 }
 
-// The limits the command's options check (app/cli.cpp), for the values Python hands over unchecked.
-Status check_options(const ModelOptions& o) {
+}  // namespace
+
+Status check_model_options(const ModelOptions& o) {
   if (!(o.conf >= 0 && o.conf <= 1))
     return fail(ErrorCode::kUsage, "conf: must be a number in [0, 1], got " + number_text(o.conf));
   if (!(o.iou > 0 && o.iou <= 1))
@@ -26,10 +27,8 @@ Status check_options(const ModelOptions& o) {
   return ok();
 }
 
-}  // namespace
-
 Result<std::unique_ptr<FrameDetector>> FrameDetector::load(const ModelOptions& options, bool rgb) {
-  SD_TRY(check_options(options));
+  SD_TRY(check_model_options(options));
   std::unique_ptr<FrameDetector> fd(new FrameDetector(options, rgb));
   SD_ASSIGN_OR_RETURN(Detector det, load_detector(options, cv::Size()));
   fd->adopt(std::move(det));

@@ -19,6 +19,10 @@
 
 namespace sd::python {
 
+// The limits the command's options check (app/cli.cpp) on conf, iou and threads, for the values
+// Python hands over unchecked (kUsage, named as the Python arguments).
+Status check_model_options(const ModelOptions& o);
+
 class FrameDetector {
  public:
   // Loads the model as `streamdet run` does, after checking conf, iou and threads against the

@@ -2,8 +2,11 @@
 // re-exports it). numpy frames in without a copy, detections out as numpy arrays, errors as
 // streamdet.Error subclasses by kind. The GIL is released while a frame is preprocessed, inferred
 // and its boxes decoded and suppressed.
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <mutex>
+#include <thread>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,7 +15,12 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <nlohmann/json.hpp>
+
 #include "frame_detector.h"
+#include "result_queue.h"
+#include "runtime/pipeline.h"
+#include "runtime/worker_plan.h"
 
 namespace py = pybind11;
 
@@ -84,6 +92,7 @@ struct PyDetection {
   float x1, y1, x2, y2, conf;
   int cls;
   std::string name;
+  int64_t track_id;
 };
 
 class PyDetector {
@@ -153,8 +162,134 @@ py::array_t<float> xyxy_of(const PyDetections& d) {
 
 PyDetection detection_at(const PyDetections& d, size_t i) {
   const Detection& x = d.items[i];
-  return PyDetection{x.x1, x.y1, x.x2, x.y2, x.score, x.class_id, d.name_of(x.class_id)};
+  return PyDetection{x.x1, x.y1, x.x2, x.y2, x.score, x.class_id, d.name_of(x.class_id), x.track_id};
 }
+
+// One frame's results from streamdet.run.
+struct PyRunResult {
+  std::string source;
+  int64_t frame_index;
+  double timestamp_ms;
+  PyDetections detections;
+};
+
+// streamdet.run's keywords, as the command's options (app/cli.cpp) fill RunOptions.
+RunOptions run_options_from(const std::string& model, const py::object& source, const py::kwargs& kw) {
+  RunOptions o;
+  o.model.model = model;
+  o.quiet = true;  // no progress line on the terminal of a Python program
+  if (py::isinstance<py::str>(source)) o.sources.push_back(source.cast<std::string>());
+  else o.sources = source.cast<std::vector<std::string>>();
+  if (o.sources.empty()) raise(Error{ErrorCode::kUsage, "source: no source given"});
+  for (auto [key_handle, value] : kw) {
+    const std::string key = py::str(key_handle);
+    if (key == "conf") o.model.conf = value.cast<float>();
+    else if (key == "iou") o.model.iou = value.cast<float>();
+    else if (key == "device") o.model.device = value.cast<std::string>();
+    else if (key == "threads") o.model.threads = value.cast<int>();
+    else if (key == "workers") o.workers = value.cast<int>();
+    else if (key == "batch") o.batch = value.cast<int>();
+    else if (key == "frames" || key == "max_frames") o.max_frames = value.is_none() ? -1 : value.cast<int64_t>();
+    else if (key == "detections") o.detections = value.cast<std::string>();
+    else if (key == "output") o.output = value.cast<std::string>();
+    else if (key == "track") {
+      if (py::isinstance<py::bool_>(value)) {
+        o.track = value.cast<bool>() ? TrackMode::kByteTrack : TrackMode::kOff;
+        continue;
+      }
+      const std::string mode = value.cast<std::string>();
+      bool known = false;
+      for (TrackMode m : {TrackMode::kAuto, TrackMode::kByteTrack, TrackMode::kIou, TrackMode::kOff})
+        if (mode == track_mode_name(m)) o.track = m, known = true;
+      if (!known) raise(Error{ErrorCode::kUsage, "track: unknown mode '" + mode + "' (auto|bytetrack|iou|off, or True/False)"});
+    } else {
+      raise(Error{ErrorCode::kUsage, "run: unknown option '" + key +
+                                         "' (conf, iou, device, threads, workers, batch, frames, track, detections, output)"});
+    }
+  }
+  if (auto st = check_model_options(o.model); !st) raise(st.error());
+  if (o.workers < 0 || o.workers > kMaxThreads)
+    raise(Error{ErrorCode::kUsage, "workers: must be a whole number from 0 to " + std::to_string(kMaxThreads) + ", got " +
+                                       std::to_string(o.workers)});
+  if (o.batch < 1 || o.batch > 64)
+    raise(Error{ErrorCode::kUsage, "batch: must be a whole number from 1 to 64, got " + std::to_string(o.batch)});
+  if (o.max_frames < -1) raise(Error{ErrorCode::kUsage, "frames: must be 0 or more, got " + std::to_string(o.max_frames)});
+  return o;
+}
+
+// The whole pipeline on a thread of its own, its results popped one by one. The GIL is released
+// while waiting for the next one; every 100 ms the wait looks for a signal (Ctrl-C raises
+// KeyboardInterrupt in the loop). Leaving the loop early (close(), the iterator's end of life)
+// asks the run to stop, as Ctrl-C does the command: it drains, finalizes its outputs, and is joined.
+class PyRun {
+ public:
+  static constexpr size_t kQueueCapacity = 8;  // frames ready ahead of the Python loop
+
+  explicit PyRun(RunOptions options) : options_(std::move(options)), queue_(std::make_shared<ResultQueue>(kQueueCapacity)) {
+    thread_ = std::thread([this] {
+      RunEmbedding embedding;
+      embedding.make_sink = [q = queue_](const SinkContext& context) -> std::unique_ptr<Sink> {
+        return std::make_unique<QueueSink>(q, context);
+      };
+      embedding.stop_requested = [this] { return stop_.load(std::memory_order_relaxed); };
+      outcome_ = run_detection(options_, embedding);  // read by the Python side after join() only
+      queue_->end_of_run();
+    });
+  }
+  ~PyRun() { close(); }
+  PyRun(const PyRun&) = delete;
+  PyRun& operator=(const PyRun&) = delete;
+
+  PyRunResult next() {
+    RunResult r;
+    while (thread_.joinable()) {
+      ResultQueue::Pop got;
+      {
+        py::gil_scoped_release release;
+        got = queue_->pop(r, std::chrono::milliseconds(100));
+      }
+      if (got == ResultQueue::Pop::kResult)
+        return PyRunResult{std::move(r.source), r.frame_index, r.timestamp_ms, PyDetections{std::move(r.detections), r.names}};
+      if (got == ResultQueue::Pop::kEnd) {
+        join();
+        if (!outcome_.status) raise(outcome_.status.error());
+        break;
+      }
+      if (PyErr_CheckSignals() != 0) {
+        py::error_already_set interrupted;  // takes the KeyboardInterrupt while the run is stopped
+        close();
+        throw interrupted;
+      }
+    }
+    throw py::stop_iteration();
+  }
+
+  // Stops the run (when it still goes) and waits for it to finalize its outputs.
+  void close() {
+    if (!thread_.joinable()) return;
+    stop_ = true;
+    queue_->reader_gone();
+    join();
+  }
+
+  // The profile JSON (`--profile-json`) as a dict once the run has ended; None before.
+  py::object profile() const {
+    if (thread_.joinable() || !outcome_.started) return py::none();
+    return py::module_::import("json").attr("loads")(profile_to_json(outcome_.profile).dump());
+  }
+
+ private:
+  void join() {
+    py::gil_scoped_release release;
+    thread_.join();
+  }
+
+  RunOptions options_;
+  std::shared_ptr<ResultQueue> queue_;
+  std::atomic<bool> stop_{false};
+  RunOutcome outcome_;
+  std::thread thread_;  // last: started once everything it uses exists
+};
 
 }  // namespace
 }  // namespace sd::python
@@ -184,6 +319,7 @@ PYBIND11_MODULE(_streamdet, m) {
       .def_readonly("conf", &PyDetection::conf, "score, 0..1")
       .def_readonly("cls", &PyDetection::cls, "class id")
       .def_readonly("name", &PyDetection::name, "class name (the id as text when the model has no names)")
+      .def_readonly("track_id", &PyDetection::track_id, "the object's identity when tracked (streamdet.run with track), else -1")
       .def("__repr__", [](const PyDetection& d) {
         char buf[160];
         std::snprintf(buf, sizeof buf, "Detection(xyxy=(%.1f, %.1f, %.1f, %.1f), conf=%.3f, cls=%d, name=", d.x1, d.y1,
@@ -203,6 +339,11 @@ PYBIND11_MODULE(_streamdet, m) {
         for (size_t i = 0; i < d.items.size(); ++i) out.mutable_at(static_cast<py::ssize_t>(i)) = d.items[i].class_id;
         return out;
       }, "N int64 class ids")
+      .def_property_readonly("track_id", [](const PyDetections& d) {
+        py::array_t<int64_t> out(static_cast<py::ssize_t>(d.items.size()));
+        for (size_t i = 0; i < d.items.size(); ++i) out.mutable_at(static_cast<py::ssize_t>(i)) = d.items[i].track_id;
+        return out;
+      }, "N int64 track ids when tracked (streamdet.run with track), -1 where not")
       .def_property_readonly("names", [](const PyDetections& d) { return *d.names; }, "the model's class names, by id")
       .def("__len__", [](const PyDetections& d) { return d.items.size(); })
       .def("__getitem__", [](const PyDetections& d, py::ssize_t i) {
@@ -220,6 +361,7 @@ PYBIND11_MODULE(_streamdet, m) {
           one["conf"] = x.score;
           one["cls"] = x.class_id;
           one["name"] = d.name_of(x.class_id);
+          if (x.track_id >= 0) one["track_id"] = x.track_id;
           dets.append(one);
         }
         py::dict out;
@@ -254,4 +396,43 @@ preprocessed, inferred and its boxes suppressed, so other Python threads run mea
 one Detector are serialized; use one Detector per thread for parallel inference.)doc")
       .def_property_readonly("names", &PyDetector::names, "the model's class names, by id")
       .def_property_readonly("input_size", &PyDetector::input_size, "the network input (width, height)");
+
+  py::class_<PyRunResult>(m, "RunResult", "One frame's results from streamdet.run.")
+      .def_readonly("source", &PyRunResult::source, "the source as given (its URI or path)")
+      .def_readonly("frame_index", &PyRunResult::frame_index, "0-based position of the frame in its source")
+      .def_readonly("timestamp_ms", &PyRunResult::timestamp_ms, "position in the stream (file) or time since start (live), ms")
+      .def_readonly("detections", &PyRunResult::detections, "the frame's Detections, in its pixels")
+      .def("__repr__", [](const PyRunResult& r) {
+        return "<RunResult " + r.source + " frame " + std::to_string(r.frame_index) + ": " +
+               std::to_string(r.detections.items.size()) + " detections>";
+      });
+
+  py::class_<PyRun>(m, "Run", R"doc(A pipeline run in its own threads, iterated for its results in source order (per source).
+
+Made by streamdet.run(). Leaving the loop early (break, close(), or the `with` block's end) asks the
+run to stop as Ctrl-C asks the command: frames in flight are finished, the outputs finalized,
+and the threads joined. An error of the run raises its Error subclass when the iteration ends.)doc")
+      .def("__iter__", [](PyRun& r) -> PyRun& { return r; })
+      .def("__next__", &PyRun::next)
+      .def("close", &PyRun::close, "Stops the run (if still going) and waits for its outputs to be finalized.")
+      .def("__enter__", [](PyRun& r) -> PyRun& { return r; })
+      .def("__exit__", [](PyRun& r, const py::args&) { r.close(); })
+      .def_property_readonly("profile", &PyRun::profile,
+                             "The run's profile (as --profile-json writes it) once the run has ended; None before.");
+
+  m.def("run", [](const std::string& model, const py::object& source, const py::kwargs& options) {
+    return std::make_unique<PyRun>(run_options_from(model, source, options));
+  }, py::arg("model"), py::arg("source"), R"doc(Runs the whole pipeline (streamdet run) on its own threads; iterate for each frame's results.
+
+run(model, source, **options) -> Run
+
+model: as Detector's (streamdet run -m). source: one source as the command takes it (a video
+file, an image, a camera, a stream URI, synth:...) or a list of them.
+options (the command's): conf, iou, device, threads, workers, batch, frames (max_frames: the
+same; per source), track ("auto", "bytetrack", "iou", "off", or True/False), detections (a
+JSON Lines path, -d), output (an annotated video path, -o). Any other keyword raises UsageError.
+
+Each result has .source, .frame_index, .timestamp_ms and .detections (with .track_id when
+tracked). The run starts at once; a bad option raises UsageError here, a model or source that
+cannot be opened raises ModelError / SourceError from the loop.)doc");
 }

@@ -5,6 +5,9 @@
     for d in det(frame):          # frame: numpy uint8 H x W x 3, BGR
         print(d.name, d.conf, d.xyxy)
 
+    for r in streamdet.run("models/tiny_synth_v8.onnx", "clip.mp4"):   # the whole pipeline
+        print(r.frame_index, len(r.detections))
+
 Errors raise streamdet.Error subclasses by kind (ModelError, SourceError, OutputError,
 UsageError, UnsupportedError) with the command's one-line message.
 """
@@ -16,9 +19,12 @@ from ._streamdet import (
     Error,
     ModelError,
     OutputError,
+    Run,
+    RunResult,
     SourceError,
     UnsupportedError,
     UsageError,
+    run,
 )
 
 __all__ = [
@@ -28,7 +34,10 @@ __all__ = [
     "Error",
     "ModelError",
     "OutputError",
+    "Run",
+    "RunResult",
     "SourceError",
     "UnsupportedError",
     "UsageError",
+    "run",
 ]

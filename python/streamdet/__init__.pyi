@@ -1,7 +1,7 @@
 # Type stubs for streamdet (the compiled _streamdet extension re-exported by __init__.py).
 from collections.abc import Iterator, Sequence
 from os import PathLike
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -25,12 +25,15 @@ class Detection:
     def cls(self) -> int: ...
     @property
     def name(self) -> str: ...
+    @property
+    def track_id(self) -> int: ...  # -1 when not tracked
 
-class _DetectionDict(TypedDict):
+class _DetectionDict(TypedDict, total=False):
     xyxy: tuple[float, float, float, float]
     conf: float
     cls: int
     name: str
+    track_id: int  # only when tracked
 
 class _DetectionsDict(TypedDict):
     detections: list[_DetectionDict]
@@ -43,6 +46,8 @@ class Detections:
     def conf(self) -> npt.NDArray[np.float32]: ...  # N
     @property
     def cls(self) -> npt.NDArray[np.int64]: ...  # N
+    @property
+    def track_id(self) -> npt.NDArray[np.int64]: ...  # N; -1 where not tracked
     @property
     def names(self) -> list[str]: ...
     def __len__(self) -> int: ...
@@ -69,3 +74,41 @@ class Detector:
     def names(self) -> list[str]: ...
     @property
     def input_size(self) -> tuple[int, int]: ...
+
+class RunResult:
+    """One frame's results from streamdet.run."""
+    @property
+    def source(self) -> str: ...
+    @property
+    def frame_index(self) -> int: ...
+    @property
+    def timestamp_ms(self) -> float: ...
+    @property
+    def detections(self) -> Detections: ...
+
+class Run:
+    """A pipeline run in its own threads; iterate for its results (in order per source)."""
+    def __iter__(self) -> Run: ...
+    def __next__(self) -> RunResult: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Run: ...
+    def __exit__(self, *args: object) -> None: ...
+    @property
+    def profile(self) -> dict[str, Any] | None: ...  # the --profile-json object once the run ended
+
+def run(
+    model: str,
+    source: str | Sequence[str],
+    *,
+    conf: float = ...,
+    iou: float = ...,
+    device: str = ...,
+    threads: int = ...,
+    workers: int = ...,
+    batch: int = ...,
+    frames: int | None = ...,
+    max_frames: int | None = ...,
+    track: Literal["auto", "bytetrack", "iou", "off"] | bool = ...,
+    detections: str = ...,
+    output: str = ...,
+) -> Run: ...

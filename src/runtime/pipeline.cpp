@@ -86,7 +86,10 @@ std::vector<SinkTarget> sink_targets(const RunOptions& o) {
 
 class Pipeline {
  public:
-  Pipeline(const RunOptions& options, const SourceOpener& open) : options_(options), open_(open), run_(options) {}
+  Pipeline(const RunOptions& options, const SourceOpener& open, RunEmbedding embedding = {})
+      : options_(options), open_(open), embedding_(std::move(embedding)), run_(options) {
+    run_.embedder_stop = embedding_.stop_requested;
+  }
 
   RunOutcome run() {
     RunOutcome outcome;
@@ -144,6 +147,7 @@ class Pipeline {
 
   const RunOptions& options_;
   const SourceOpener& open_;
+  RunEmbedding embedding_;  // a copy: the default one is a temporary
   RunContext run_;
   AtomicFile profile_file_, trace_file_, report_file_;  // created at set-up: an unwritable path fails before the first frame
   std::vector<std::unique_ptr<InferenceContext>> contexts_;
@@ -260,6 +264,7 @@ Status Pipeline::open_sinks() {
     SD_ASSIGN_OR_RETURN(run_.sinks[i], open_sink(targets[i], context));
     run_.draw = run_.draw || run_.sinks[i]->wants_drawn_frame();
   }
+  if (embedding_.make_sink) run_.sinks.push_back(embedding_.make_sink(context));
   std::vector<std::string> names;
   for (const auto& sink : run_.sinks) names.push_back(sink->name());
   run_.profiler.set_outputs(std::move(names));
@@ -529,6 +534,11 @@ RunOutcome run_detection(const RunOptions& options) { return run_detection(optio
 
 RunOutcome run_detection(const RunOptions& options, const SourceOpener& open) {
   Pipeline pipeline(options, open);
+  return pipeline.run();
+}
+
+RunOutcome run_detection(const RunOptions& options, const RunEmbedding& embedding) {
+  Pipeline pipeline(options, open_source, embedding);
   return pipeline.run();
 }
 

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "runtime/profiler.h"
 #include "runtime/run_options.h"
+#include "sinks/sink_factory.h"
 #include "sources/source.h"
 
 namespace sd {
@@ -24,5 +25,14 @@ RunOutcome run_detection(const RunOptions& options);
 // The same with the sources opened by `open` instead of open_source() (tests give their own).
 using SourceOpener = std::function<Result<std::unique_ptr<Source>>(const std::string& spec, const SourceOptions& options)>;
 RunOutcome run_detection(const RunOptions& options, const SourceOpener& open);
+
+// How a program that embeds the pipeline (the Python module's streamdet.run) takes part in a run:
+// a sink of its own, written after the named outputs, and a stop request of its own beside Ctrl-C
+// (after which the run drains and ends without an error, as at the end of its sources).
+struct RunEmbedding {
+  std::function<std::unique_ptr<Sink>(const SinkContext&)> make_sink;  // null: none
+  std::function<bool()> stop_requested;  // called from the stage threads; null: only Ctrl-C
+};
+RunOutcome run_detection(const RunOptions& options, const RunEmbedding& embedding);
 
 }  // namespace sd

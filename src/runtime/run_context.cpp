@@ -30,7 +30,9 @@ void RunContext::stop_every_stage() {
 }
 
 bool RunContext::stopping() const { return abort_ || stop_requested(); }
-bool RunContext::stop_requested() const { return user_quit_ || interrupt_requested(); }
+bool RunContext::stop_requested() const {
+  return user_quit_ || interrupt_requested() || (embedder_stop && embedder_stop());
+}
 
 std::optional<Error> RunContext::first_error() const {
   std::lock_guard<std::mutex> lock(error_mutex_);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -77,6 +78,9 @@ class RunContext {
   bool was_cut_short() const { return cut_short_; }
   std::optional<Error> first_error() const;
   void quit_by_user() { user_quit_ = true; }
+  // A stop request of the program that embeds the run (pipeline.h's RunEmbedding); set before the
+  // stage threads start.
+  std::function<bool()> embedder_stop;
 
   // The end of a frame's journey, one of these exactly once per frame read (a packet without a
   // frame goes back with pool->release): its source is told the outcome, the packet goes back.
