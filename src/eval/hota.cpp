@@ -16,19 +16,15 @@ double alpha_at(int a) { return 0.05 * (a + 1); }
 
 }  // namespace
 
-int HotaAccumulator::index_of(std::vector<int64_t>& ids, int64_t id) {
-  // Few identities per clip: a linear search keeps the order of first appearance.
-  for (size_t i = 0; i < ids.size(); ++i)
-    if (ids[i] == id) return static_cast<int>(i);
-  ids.push_back(id);
-  return static_cast<int>(ids.size() - 1);
+int HotaAccumulator::index_of(std::unordered_map<int64_t, int>& index, int64_t id) {
+  return index.try_emplace(id, static_cast<int>(index.size())).first->second;
 }
 
 void HotaAccumulator::add_frame(const std::vector<int64_t>& truth_ids, const std::vector<Detection>& truth_boxes,
                                 const std::vector<int64_t>& hyp_ids, const std::vector<Detection>& hyp_boxes) {
   Frame f;
-  for (int64_t id : truth_ids) f.truth.push_back(index_of(truth_ids_, id));
-  for (int64_t id : hyp_ids) f.hyp.push_back(index_of(hyp_ids_, id));
+  for (int64_t id : truth_ids) f.truth.push_back(index_of(truth_index_, id));
+  for (int64_t id : hyp_ids) f.hyp.push_back(index_of(hyp_index_, id));
   f.similarity.resize(truth_boxes.size() * hyp_boxes.size());
   for (size_t i = 0; i < truth_boxes.size(); ++i)
     for (size_t j = 0; j < hyp_boxes.size(); ++j)
@@ -38,7 +34,7 @@ void HotaAccumulator::add_frame(const std::vector<int64_t>& truth_ids, const std
 }
 
 HotaMetrics HotaAccumulator::summary() const {
-  const size_t ng = truth_ids_.size(), nt = hyp_ids_.size();
+  const size_t ng = truth_index_.size(), nt = hyp_index_.size();
   // First pass: how much each pair of identities overlaps over their lives (the global alignment).
   std::vector<double> potential(ng * nt, 0.0), gt_count(ng, 0.0), tr_count(nt, 0.0);
   for (const Frame& f : frames_) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "core/detection.h"
@@ -32,9 +33,10 @@ class HotaAccumulator {
     std::vector<int> truth, hyp;     // dense identity indices
     std::vector<double> similarity;  // truth x hyp IoU
   };
-  int index_of(std::vector<int64_t>& ids, int64_t id);
+  // An identity's dense index, in order of first appearance.
+  static int index_of(std::unordered_map<int64_t, int>& index, int64_t id);
   bool class_aware_;
-  std::vector<int64_t> truth_ids_, hyp_ids_;  // dense index -> id
+  std::unordered_map<int64_t, int> truth_index_, hyp_index_;  // id -> dense index
   std::vector<Frame> frames_;
 };
 

@@ -45,7 +45,7 @@ std::vector<double> ByteTracker::iou_costs(const std::vector<size_t>& tracks, co
   std::vector<double> costs(tracks.size() * dets.size());
   for (size_t r = 0; r < tracks.size(); ++r) {
     const Track& t = tracks_[tracks[r]];
-    const Detection predicted = where == Where::kRecovery ? t.last_box : BoxKalman::box_of(t.filter);
+    const Detection predicted = BoxKalman::box_of(t.filter);
     for (size_t c = 0; c < dets.size(); ++c) {
       const Detection& d = detections[dets[c]];
       double& cost = costs[r * dets.size() + c];
@@ -56,7 +56,7 @@ std::vector<double> ByteTracker::iou_costs(const std::vector<size_t>& tracks, co
       double overlap = iou(predicted, d);
       // Where a hidden object may be seen again: where it was predicted, or where it was last seen
       // (it stopped behind the occluder, or its prediction ran off).
-      if (where == Where::kRecovery) overlap = std::max(overlap, static_cast<double>(iou(BoxKalman::box_of(t.filter), d)));
+      if (where == Where::kRecovery) overlap = std::max(overlap, static_cast<double>(iou(t.last_box, d)));
       cost = overlap > 0 ? 1.0 - overlap * (fuse_score ? d.score : 1.0) : kNoEdge;
     }
   }
@@ -209,14 +209,6 @@ void ByteTracker::remove_duplicates() {
   for (size_t k = 0; k < tracks_.size(); ++k)
     if (!drop[k]) tracks_[kept++] = tracks_[k];
   tracks_.resize(kept);
-}
-
-std::vector<TrackedBox> ByteTracker::live_tracks() const {
-  std::vector<TrackedBox> out;
-  for (const Track& t : tracks_)
-    if (t.id > 0 && t.state == State::kTracked && t.matched_this_frame)
-      out.push_back({t.id, t.class_id, BoxKalman::box_of(t.filter)});
-  return out;
 }
 
 size_t ByteTracker::live_track_count() const {

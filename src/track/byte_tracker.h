@@ -30,12 +30,6 @@ struct TrackerOptions {
   bool motion = true;
 };
 
-struct TrackedBox {
-  int64_t id = 0;
-  int class_id = 0;
-  Detection box;  // the filter's box (the detection's, smoothed)
-};
-
 class ByteTracker {
  public:
   // frame_interval_ms: the source's nominal frame interval, the filter's time unit (dt = 1 is one
@@ -51,7 +45,6 @@ class ByteTracker {
   std::vector<int64_t> update(std::span<const Detection> detections, double timestamp_ms);
 
   // The confirmed tracks matched in the last frame.
-  std::vector<TrackedBox> live_tracks() const;
   size_t live_track_count() const;
   // Every id handed out so far (ids are 1, 2, 3, ... per tracker).
   int64_t ids_issued() const { return next_id_ - 1; }
