@@ -21,6 +21,7 @@
 #include "serve/metrics_text.h"
 #include "serve/stats_json.h"
 #include "sinks/annotate.h"
+#include "sinks/frame_overlay.h"
 #include "sinks/trail_drawing.h"
 #include "sinks/web_view_sink.h"
 #include "test_util.h"
@@ -144,6 +145,37 @@ TEST(TrailDrawing, TheTrailIsDrawnInTheTracksColourWhereTheObjectWent) {
   EXPECT_TRUE(has_colour(half, 45, 30, colour));
   EXPECT_TRUE(has_colour(half, 75, 50, colour));
   EXPECT_TRUE(is_black(half, 45, 60));
+}
+
+// One overlay for the annotated video, the web view and the --show window: on a frame decoded at
+// half its picture's size, the trail, the box and a counting line all land at half their
+// coordinates (the --show window drew the boxes at full scale before, and no trails or lines).
+TEST(FrameOverlay, TrailsBoxesAndLinesAreDrawnAtTheDecodedFramesScale) {
+  TrackTrails trails;
+  Detections now;
+  for (int f = 0; f <= 6; ++f) {
+    now = {standing_at(20.f + 10.f * static_cast<float>(f), 60, 6)};  // walks right along y = 60 to x = 80
+    trails.update(now, f * 33.0);
+  }
+  SourcePlaces places;
+  places.lines.push_back({"gate", {20, 180}, {180, 180}});  // a horizontal line at y = 180
+  const CountingReport counts;
+  cv::Mat half(100, 100, CV_8UC3, cv::Scalar(0, 0, 0));  // the picture was 200x200
+  draw_overlay(half, cv::Size(200, 200), FrameOverlay{&now, &trails, &places, &counts}, {"thing"});
+  const cv::Scalar colour = track_colour(6);
+  EXPECT_TRUE(has_colour(half, 20, 30, colour)) << "the trail (y 60 -> 30) at half scale";
+  EXPECT_TRUE(has_colour(half, 43, 28, colour)) << "the box's right edge (85 -> 42.5, drawn at 43) at half scale";
+  EXPECT_TRUE(is_black(half, 50, 60)) << "nothing where the trail would be at full scale";
+  EXPECT_TRUE(is_black(half, 84, 55)) << "nothing where the box's edge would be at full scale";
+  EXPECT_FALSE(is_black(half, 50, 90)) << "the counting line at y = 90";
+  EXPECT_TRUE(is_black(half, 50, 70));
+
+  // At the picture's own size (an empty original size means the same), the same at full scale.
+  cv::Mat full(200, 200, CV_8UC3, cv::Scalar(0, 0, 0));
+  draw_overlay(full, cv::Size(), FrameOverlay{&now, &trails, nullptr, nullptr}, {"thing"});
+  EXPECT_TRUE(has_colour(full, 50, 60, colour));
+  EXPECT_TRUE(has_colour(full, 85, 55, colour));
+  EXPECT_TRUE(is_black(full, 100, 180)) << "no places given, none drawn";
 }
 
 TEST(TrailDrawing, NeighboursOfOneClassGetDifferentColoursWhenTracked) {

@@ -4,7 +4,7 @@
 
 #include <opencv2/highgui.hpp>
 
-#include "sinks/annotate.h"
+#include "sinks/frame_overlay.h"
 
 namespace sd {
 
@@ -36,10 +36,17 @@ void LiveView::post_frame(int source, const cv::Mat& bgr) {
   s.fresh = true;
 }
 
-void LiveView::post_detections(int source, const Detections& dets) {
+void LiveView::post_detections(int source, cv::Size original_size, const Detections& dets,
+                               const track::TrackTrails* trails, const PlaceCounter* counter) {
   Slot& s = *slots_[static_cast<size_t>(source)];
   std::lock_guard<std::mutex> lock(s.mutex);
   s.dets.assign(dets.begin(), dets.end());
+  s.original_size = original_size;
+  if (trails) s.trails = *trails;  // a few KiB: the view's own copy, drawn on the main thread
+  if (counter) {
+    if (!s.places) s.places = counter->places();
+    s.counts = counter->counts();
+  }
 }
 
 bool LiveView::pump(int wait_ms) {
@@ -50,7 +57,8 @@ bool LiveView::pump(int wait_ms) {
       if (!s.fresh) continue;
       s.frame.copyTo(canvas_);
       s.fresh = false;
-      draw_detections(canvas_, s.dets, class_names_);
+      const FrameOverlay overlay{&s.dets, s.trails ? &*s.trails : nullptr, s.places ? &*s.places : nullptr, &s.counts};
+      draw_overlay(canvas_, s.original_size, overlay, class_names_);
     }
     cv::imshow(names_[i], canvas_);
   }

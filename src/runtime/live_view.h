@@ -4,13 +4,16 @@
 #pragma once
 
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <opencv2/core/mat.hpp>
 
+#include "analytics/lines_zones.h"
 #include "core/detection.h"
 #include "core/error.h"
+#include "track/track_trails.h"
 
 namespace sd {
 
@@ -22,7 +25,11 @@ class LiveView {
   ~LiveView();
 
   void post_frame(int source, const cv::Mat& bgr);            // any thread
-  void post_detections(int source, const Detections& dets);   // any thread
+  // Any thread. `dets` in the original picture's pixels (`original_size`; empty: the frames'
+  // own); with --track, `trails` (the source's trails up to these detections) and `counter` (its
+  // lines and zones, or nullptr) are drawn too, as on the annotated video.
+  void post_detections(int source, cv::Size original_size, const Detections& dets,
+                       const track::TrackTrails* trails = nullptr, const PlaceCounter* counter = nullptr);
   // Main thread: shows what is new, handles keys. Returns false once the user pressed q or Esc.
   bool pump(int wait_ms);
 
@@ -31,6 +38,10 @@ class LiveView {
     std::mutex mutex;
     cv::Mat frame;       // latest captured frame
     Detections dets;     // latest detections of this source
+    std::optional<track::TrackTrails> trails;  // their trails, with --track
+    std::optional<SourcePlaces> places;        // the source's lines and zones, and their counts
+    CountingReport counts;
+    cv::Size original_size;
     bool fresh = false;
   };
   std::vector<std::string> names_;

@@ -2,10 +2,8 @@
 
 #include "runtime/nvtx.h"
 #include "runtime/reorder_buffer.h"
-#include "analytics/draw_places.h"
 #include "runtime/tracking.h"
-#include "sinks/annotate.h"
-#include "sinks/trail_drawing.h"
+#include "sinks/frame_overlay.h"
 
 namespace sd {
 namespace {
@@ -20,25 +18,6 @@ std::array<StageTiming, 4> stage_timings(const FramePacket& p) {
   return {StageTiming{"read", stage_ms(p, Stage::kRead)}, StageTiming{"preprocess", stage_ms(p, Stage::kPreprocess)},
           StageTiming{"inference", stage_ms(p, Stage::kInference)}, StageTiming{"postprocess", stage_ms(p, Stage::kPostprocess)}};
 }
-
-// Detections are in the original picture's pixels; a frame decoded smaller is drawn at its scale.
-cv::Point2f decoded_scale(const Frame& frame) {
-  const cv::Size decoded = frame.size();
-  if (frame.original_size.empty() || frame.original_size == decoded) return {1, 1};
-  return {static_cast<float>(decoded.width) / static_cast<float>(frame.original_size.width),
-          static_cast<float>(decoded.height) / static_cast<float>(frame.original_size.height)};
-}
-
-const Detections& drawn_at_decoded_scale(const Frame& frame, const Detections& detections) {
-  thread_local Detections scaled;
-  const cv::Size decoded = frame.size();
-  if (frame.original_size.empty() || frame.original_size == decoded) return detections;
-  scaled = detections;
-  scale_boxes(scaled, static_cast<float>(decoded.width) / static_cast<float>(frame.original_size.width),
-              static_cast<float>(decoded.height) / static_cast<float>(frame.original_size.height));
-  return scaled;
-}
-
 
 }  // namespace
 
@@ -57,13 +36,13 @@ Status OutputStage::write(FramePacket& p, StageRecorder& rec) {
   } else if (run_.det.decode.conf_threshold < conf) {
     keep_confident(p.detections, conf);  // decoded lower for another source's tracker
   }
-  if (run_.view) run_.view->post_detections(s_, p.detections);
+  if (run_.view) run_.view->post_detections(s_, p.frame.original_size, p.detections, tracker ? &trails_ : nullptr, lane.counter.get());
   if (run_.draw) {
     ScopedStage st(rec, Stage::kDraw, 1, s_, p.frame.index);
-    const cv::Point2f scale = decoded_scale(p.frame);
-    if (tracker) draw_trails(p.frame.bgr(), p.detections, trails_, scale.x, scale.y);
-    draw_detections(p.frame.bgr(), drawn_at_decoded_scale(p.frame, p.detections), run_.det.class_names);
-    if (lane.counter) draw_places(p.frame.bgr(), lane.counter->places(), lane.counter->counts(), scale.x);
+    const CountingReport counts = lane.counter ? lane.counter->counts() : CountingReport{};
+    const FrameOverlay overlay{&p.detections, tracker ? &trails_ : nullptr,
+                               lane.counter ? &lane.counter->places() : nullptr, lane.counter ? &counts : nullptr};
+    draw_overlay(p.frame.bgr(), p.frame.original_size, overlay, run_.det.class_names);
   }
   ScopedStage st(rec, Stage::kWrite, 1, s_, p.frame.index);
   // FrameResult holds the frame by value; swap the packet's in and out to avoid copying pixels.
