@@ -69,6 +69,15 @@ void BoxKalman::update(BoxState& s, const Detection& box) {
   s.covariance -= gain * pht.transpose();
 }
 
+double BoxKalman::centre_distance2(const BoxState& s, const Detection& box) {
+  const Vec4 z = measurement_of(box);
+  const double r = kStdPosition * s.mean(3);
+  Eigen::Matrix2d cov = s.covariance.topLeftCorner<2, 2>();
+  cov.diagonal().array() += r * r;
+  const Eigen::Vector2d d = z.head<2>() - s.mean.head<2>();
+  return d.dot(cov.llt().solve(d));
+}
+
 Detection BoxKalman::box_of(const BoxState& s) {
   const double h = std::max(1.0, s.mean(3));
   const double w = std::max(0.0, s.mean(2) * h);

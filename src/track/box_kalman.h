@@ -28,6 +28,10 @@ class BoxKalman {
   // Moves the state dt reference intervals ahead (dt > 0; dt <= 0 leaves it as it is).
   static void predict(BoxState& state, double dt);
   static void update(BoxState& state, const Detection& box);
+  // The squared Mahalanobis distance of the box's centre from the state's predicted centre, under
+  // the prediction's uncertainty plus the measurement's (grows with the time unseen): chi-square
+  // with 2 degrees of freedom for a box of this object.
+  static double centre_distance2(const BoxState& state, const Detection& box);
   // The state's box, corners in pixels (the height never below 1 px, the width never negative).
   static Detection box_of(const BoxState& state);
 };

@@ -14,6 +14,8 @@ constexpr double kSecondRoundLimit = 0.5;       // low-score round: IoU > 0.5
 constexpr double kUnconfirmedLimit = 0.7;       // tracks born last frame: IoU * score > 0.3
 constexpr double kDuplicateLimit = 0.15;        // a live and a lost track this close are one object
 constexpr double kRecoveryLimit = 0.7;          // recovery round: IoU with the last box seen > 0.3
+constexpr double kGateChi2 = 5.991;             // gated recovery: chi-square, 2 dof, 95%
+constexpr double kBlindFrames = 10;             // low-score boxes leave the filter alone this long
 constexpr double kNoEdge = std::numeric_limits<double>::quiet_NaN();
 
 }  // namespace
@@ -30,6 +32,7 @@ struct ByteTracker::Track {
   State state = State::kTracked;
   double predicted_to_ms = 0;  // the time the filter's state is for
   double first_seen_ms = 0, last_seen_ms = 0;
+  double last_confident_ms = 0;  // when it last took a box from the first rounds (or was born)
   bool matched_this_frame = false;
 };
 using State = TrackState;
@@ -57,14 +60,29 @@ std::vector<double> ByteTracker::iou_costs(const std::vector<size_t>& tracks, co
       // Where a hidden object may be seen again: where it was predicted, or where it was last seen
       // (it stopped behind the occluder, or its prediction ran off).
       if (where == Where::kRecovery) overlap = std::max(overlap, static_cast<double>(iou(t.last_box, d)));
+      // A low-score box is mostly the part of an object still seen: it lies inside the predicted
+      // box however small it has become (its IoU with the whole falls with its size).
+      if (where == Where::kLowScore) {
+        const double ix = std::max(0.f, std::min(predicted.x2, d.x2) - std::max(predicted.x1, d.x1));
+        const double iy = std::max(0.f, std::min(predicted.y2, d.y2) - std::max(predicted.y1, d.y1));
+        const double area = std::max(1e-6f, (d.x2 - d.x1) * (d.y2 - d.y1));
+        overlap = std::max(overlap, ix * iy / area);
+      }
       cost = overlap > 0 ? 1.0 - overlap * (fuse_score ? d.score : 1.0) : kNoEdge;
     }
   }
   return costs;
 }
 
-void ByteTracker::take(Track& track, const Detection& det, double timestamp_ms) {
-  BoxKalman::update(track.filter, det);
+void ByteTracker::take(Track& track, const Detection& det, double timestamp_ms, bool low_score) {
+  // A low score is mostly an object partly hidden, whose box is the part still seen: shrinking and
+  // shifting as the occluder covers it, it would bend the filter's velocity, and the prediction
+  // would not be where the object comes out. Such a box keeps the track alive but leaves its
+  // filter predicting the whole object's motion, for up to kBlindFrames; an object seen only at
+  // low scores for longer is followed by its boxes again.
+  const bool blind = low_score && timestamp_ms - track.last_confident_ms <= kBlindFrames * frame_interval_ms_;
+  if (!blind) BoxKalman::update(track.filter, det);
+  if (!low_score) track.last_confident_ms = timestamp_ms;
   track.state = State::kTracked;
   track.score = det.score;
   track.last_box = det;
@@ -110,11 +128,11 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
   std::vector<size_t> live_left;
   for (int r : first.unmatched_rows)
     if (tracks_[pool[static_cast<size_t>(r)]].state == State::kTracked) live_left.push_back(pool[static_cast<size_t>(r)]);
-  Assignment second = min_cost_assignment(iou_costs(live_left, low, detections, false, Where::kPredicted), static_cast<int>(live_left.size()),
+  Assignment second = min_cost_assignment(iou_costs(live_left, low, detections, false, Where::kLowScore), static_cast<int>(live_left.size()),
                                           static_cast<int>(low.size()), kSecondRoundLimit);
   for (const auto& [r, c] : second.matches) {
     Track& t = tracks_[live_left[static_cast<size_t>(r)]];
-    take(t, detections[low[static_cast<size_t>(c)]], timestamp_ms);
+    take(t, detections[low[static_cast<size_t>(c)]], timestamp_ms, /*low_score=*/true);
     ids[low[static_cast<size_t>(c)]] = t.id;
   }
   for (int r : second.unmatched_rows) tracks_[live_left[static_cast<size_t>(r)]].state = State::kLost;
@@ -138,6 +156,35 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
   {
     std::vector<size_t> left;
     for (int c : recovery.unmatched_cols) left.push_back(high_left[static_cast<size_t>(c)]);
+    high_left = std::move(left);
+  }
+  // Gated recovery: the lost tracks still unmatched against the confident detections left, by the
+  // distance of the detection's centre from the track's predicted centre under the filter's
+  // uncertainty, which grows with the time unseen (DeepSORT's gate, chi-square 95%). An object that
+  // comes out from behind another after a long occlusion, or only half of it at first, overlaps
+  // neither its prediction nor where it was last seen, but comes out near where it was predicted.
+  if (options_.motion) {
+    std::vector<size_t> lost;
+    for (int r : recovery.unmatched_rows)
+      if (tracks_[unmatched[static_cast<size_t>(r)]].state == State::kLost) lost.push_back(unmatched[static_cast<size_t>(r)]);
+    std::vector<double> costs(lost.size() * high_left.size(), kNoEdge);
+    for (size_t r = 0; r < lost.size(); ++r) {
+      const Track& t = tracks_[lost[r]];
+      for (size_t c = 0; c < high_left.size(); ++c) {
+        const Detection& d = detections[high_left[c]];
+        if (!options_.class_agnostic && d.class_id != t.class_id) continue;
+        const double d2 = BoxKalman::centre_distance2(t.filter, d);
+        if (d2 < kGateChi2) costs[r * high_left.size() + c] = d2 / kGateChi2;
+      }
+    }
+    Assignment gated = min_cost_assignment(costs, static_cast<int>(lost.size()), static_cast<int>(high_left.size()), 1.0);
+    for (const auto& [r, c] : gated.matches) {
+      Track& t = tracks_[lost[static_cast<size_t>(r)]];
+      take(t, detections[high_left[static_cast<size_t>(c)]], timestamp_ms);
+      ids[high_left[static_cast<size_t>(c)]] = t.id;
+    }
+    std::vector<size_t> left;
+    for (int c : gated.unmatched_cols) left.push_back(high_left[static_cast<size_t>(c)]);
     high_left = std::move(left);
   }
 
@@ -165,7 +212,7 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
     t.score = d.score;
     t.filter = BoxKalman::initiate(d);
     t.last_box = d;
-    t.predicted_to_ms = t.first_seen_ms = t.last_seen_ms = timestamp_ms;
+    t.predicted_to_ms = t.first_seen_ms = t.last_seen_ms = t.last_confident_ms = timestamp_ms;
     t.matched_this_frame = true;
     if (first_frame_) {  // nothing to confirm against on the first frame
       t.id = next_id_++;

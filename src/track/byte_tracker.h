@@ -3,8 +3,12 @@
 // Each frame: every track's Kalman filter predicts to the frame's capture time; the confident
 // detections (score >= track_thresh) are matched to the tracks, live and lost, by IoU weighted by
 // the detection's score; then the low-score ones (>= low_thresh) to the live tracks left, by IoU
-// alone (a partly hidden object scores low, and this round keeps its identity); then the tracks
-// born last frame to the confident detections left. A confident detection left over
+// or by how much of the box lies inside the prediction (a partly hidden object scores low, and
+// this round keeps its identity without letting its shrinking box bend the filter's velocity);
+// then the confirmed tracks still unmatched to the confident detections left, by IoU with their
+// prediction or their last box (OC-SORT's recovery), then the lost ones by the distance of the
+// detection from their predicted centre under the filter's uncertainty (DeepSORT's gate); then
+// the tracks born last frame to the confident detections left. A confident detection left over
 // (>= new_track_thresh) starts a track, confirmed when it is matched again (at once on the first
 // frame); a track unmatched is lost, and removed when lost for longer than the buffer. Class-aware
 // unless class_agnostic: a track only takes detections of its own class.
@@ -54,14 +58,15 @@ class ByteTracker {
   // run's options include everywhere (Eigen's parameter names collide with glibc's resolv.h macros).
   struct Track;
 
-  // Which box of a track a detection is compared with: the prediction, or (recovery) the better of
-  // the prediction and the box last seen.
-  enum class Where { kPredicted, kRecovery };
+  // Which box of a track a detection is compared with: the prediction; (low score) the prediction,
+  // by IoU or the share of the detection inside it; (recovery) the better of the prediction and
+  // the box last seen.
+  enum class Where { kPredicted, kLowScore, kRecovery };
   // Costs rows = tracks (indices into tracks_), cols = detections (indices into dets): 1 - IoU
   // (times the detection's score with fuse_score); no edge for another class or no overlap.
   std::vector<double> iou_costs(const std::vector<size_t>& tracks, const std::vector<size_t>& dets,
                                 std::span<const Detection> detections, bool fuse_score, Where where) const;
-  void take(Track& track, const Detection& det, double timestamp_ms);
+  void take(Track& track, const Detection& det, double timestamp_ms, bool low_score = false);
   void remove_duplicates();
 
   TrackerOptions options_;
