@@ -342,6 +342,9 @@ int cli_main(int argc, char** argv) {
   set_val_defaults(val);
   CLI::App* val_cmd = app.add_subcommand("val", "measure a detector's accuracy on a COCO or YOLO dataset (pycocotools' mAP)");
   add_model_options(*val_cmd, val.model, val_layout);
+  // val runs every image at one size, not each image's own.
+  val_cmd->get_option("--input-size")
+      ->description("network input: auto (the model's own size; 640x640 for a dynamic model declaring none), W,H, or N for NxN");
   add_val_options(*val_cmd, val);
 
   try {
