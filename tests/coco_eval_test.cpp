@@ -3,7 +3,9 @@
 // truth, a category without truth, maxDets, area ranges.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "eval/coco_eval.h"
 
@@ -71,17 +73,31 @@ TEST(CocoEval, CrowdRegionIsNeitherRewardedNorPenalised) {
   EXPECT_DOUBLE_EQ(coco_box_iou({210, 10, 20, 20}, {200, 0, 300, 200}, true), 1.0);
   EXPECT_LT(coco_box_iou({210, 10, 20, 20}, {200, 0, 300, 200}, false), 0.01);
   std::vector<CocoTruth> truth = {gt(1, 1, {0, 0, 50, 100}), gt(1, 1, {200, 0, 300, 200}, true)};
+  // Both detections in the region rank above the person's.
   std::vector<CocoResult> results = {det(1, 1, {210, 10, 20, 40}, 0.95), det(1, 1, {0, 0, 50, 100}, 0.9),
-                                     det(1, 1, {300, 50, 20, 40}, 0.85)};
+                                     det(1, 1, {300, 50, 20, 40}, 0.92)};
   CocoMetrics m = evaluate_coco({1}, {1}, truth, results);
   EXPECT_DOUBLE_EQ(m.stats[AP], 1.0);
   EXPECT_DOUBLE_EQ(m.stats[AR100], 1.0);
   // The same region not marked crowd: the two detections in it are false positives ranked above
-  // the person (precision 1/2 at recall 1/2) and the region itself is a miss.
+  // the person (precision 1/3 at recall 1/2) and the region itself is a miss.
   truth[1].crowd = false;
   m = evaluate_coco({1}, {1}, truth, results);
   EXPECT_DOUBLE_EQ(m.stats[AR100], 0.5);
-  EXPECT_NEAR(m.stats[AP50], two_step_ap(0.5, 0.5, 0.0), 1e-12);
+  EXPECT_NEAR(m.stats[AP50], two_step_ap(0.5, 1.0 / 3.0, 0.0), 1e-12);
+}
+
+TEST(CocoEval, CountedTruthIsPreferredToAnIgnoredOne) {
+  // A person inside a crowd region (listed first): a detection a little off the person has IoU 1
+  // with the region and 0.8 with the person, and goes to the person.
+  std::vector<CocoTruth> truth = {gt(1, 1, {0, 0, 400, 300}, true), gt(1, 1, {100, 100, 50, 100})};
+  const CocoBox off{100, 100, 50, 80};
+  EXPECT_DOUBLE_EQ(coco_box_iou(off, truth[0].box, true), 1.0);
+  EXPECT_NEAR(coco_box_iou(off, truth[1].box, false), 0.8, 1e-12);
+  const CocoMetrics m = evaluate_coco({1}, {1}, truth, {det(1, 1, off, 0.9)});
+  EXPECT_DOUBLE_EQ(m.stats[AP50], 1.0);
+  EXPECT_DOUBLE_EQ(m.stats[AP75], 1.0);
+  EXPECT_DOUBLE_EQ(m.stats[AP], 0.7);  // 0.50 .. 0.80: 7 of 10 thresholds
 }
 
 TEST(CocoEval, ImagesWithoutTruth) {
@@ -163,6 +179,42 @@ TEST(CocoEval, TiesFollowImageOrderAsPycocotools) {
   std::vector<CocoTruth> truth = {gt(1, 1, {0, 0, 60, 60})};
   std::vector<CocoResult> results = {det(2, 1, {0, 0, 60, 60}, 0.5), det(1, 1, {0, 0, 60, 60}, 0.5)};
   EXPECT_DOUBLE_EQ(evaluate_coco({2, 1}, {1}, truth, results).stats[AP], 1.0);
+}
+
+// Random sets (fixed seed): what must hold whatever the data. The figures do not depend on the
+// order results are given in (distinct scores), nor on images that have neither truth nor
+// results; every figure is -1 or in [0, 1]; AR grows with maxDets.
+TEST(CocoEval, RandomSetsKeepThePropertiesOfTheMetric) {
+  std::mt19937 rng(2023);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int round = 0; round < 20; ++round) {
+    std::vector<CocoTruth> truth;
+    std::vector<CocoResult> results;
+    std::vector<int64_t> images = {1, 2, 3, 4, 5, 6};
+    for (int64_t image : images)
+      for (int k = 0, n = static_cast<int>(u(rng) * 8); k < n; ++k) {
+        const double w = 5 + u(rng) * 150, h = 5 + u(rng) * 150;
+        CocoTruth t = gt(image, 1 + static_cast<int64_t>(u(rng) * 3), {u(rng) * 400, u(rng) * 300, w, h}, u(rng) < 0.1);
+        truth.push_back(t);
+        if (u(rng) < 0.8) {  // found, somewhat off
+          const CocoBox b{t.box.x + (u(rng) - 0.5) * 0.3 * w, t.box.y + (u(rng) - 0.5) * 0.3 * h, w * (0.8 + 0.4 * u(rng)),
+                          h * (0.8 + 0.4 * u(rng))};
+          results.push_back(det(image, t.category_id, b, u(rng)));
+        }
+        if (u(rng) < 0.5) results.push_back(det(image, 1 + static_cast<int64_t>(u(rng) * 3), {u(rng) * 400, u(rng) * 300, w, h}, u(rng)));
+      }
+    const std::vector<int64_t> categories = {1, 2, 3};
+    const CocoMetrics m = evaluate_coco(images, categories, truth, results);
+    for (int i = 0; i < kCocoStats; ++i) EXPECT_TRUE(m.stats[i] == -1 || (m.stats[i] >= 0 && m.stats[i] <= 1)) << m.stats[i];
+    EXPECT_LE(m.stats[AR1], m.stats[AR10] + 1e-12);
+    EXPECT_LE(m.stats[AR10], m.stats[AR100] + 1e-12);
+
+    std::vector<CocoResult> shuffled = results;
+    std::shuffle(shuffled.begin(), shuffled.end(), rng);
+    std::vector<int64_t> more_images = {9, 6, 5, 4, 3, 2, 1, 7};
+    const CocoMetrics s = evaluate_coco(more_images, categories, truth, shuffled);
+    for (int i = 0; i < kCocoStats; ++i) EXPECT_NEAR(s.stats[i], m.stats[i], 1e-12) << kCocoStatNames[i] << " round " << round;
+  }
 }
 
 TEST(CocoEval, SummaryPrintsAsPycocotools) {

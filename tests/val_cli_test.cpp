@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
+#include "eval/coco_dataset.h"
+#include "eval/coco_eval.h"
 #include "synthetic/clip_writer.h"
 #include "test_util.h"
 
@@ -69,6 +71,20 @@ TEST(ValCli, TinyModelOnASyntheticCocoSet) {
     EXPECT_LE(d["image_id"].get<int64_t>(), 24);
   }
   EXPECT_EQ(categories, (std::set<int64_t>{1, 3, 5, 7}));
+  // The results file holds exactly what was counted: evaluated again, the same figures to the bit
+  // (what pycocotools' loadRes would read).
+  auto ds = eval::read_coco_dataset(dir.file("set/instances.json"), dir.file("set/images"));
+  ASSERT_TRUE(ds) << ds.error().message;
+  std::vector<eval::CocoResult> reread;
+  for (const auto& d : dets)
+    reread.push_back({d["image_id"].get<int64_t>(), d["category_id"].get<int64_t>(),
+                      {d["bbox"][0].get<double>(), d["bbox"][1].get<double>(), d["bbox"][2].get<double>(), d["bbox"][3].get<double>()},
+                      d["score"].get<double>()});
+  std::vector<int64_t> image_ids, category_ids;
+  for (const auto& image : ds->images) image_ids.push_back(image.id);
+  for (const auto& c : ds->categories) category_ids.push_back(c.id);
+  const eval::CocoMetrics again = eval::evaluate_coco(image_ids, category_ids, ds->truth, reread);
+  for (int i = 0; i < eval::kCocoStats; ++i) EXPECT_EQ(again.stats[i], metrics["stats"][i].get<double>()) << i;
 
   // The same set in YOLO's form (ignored objects left out there, crowd regions here): close.
   out.stdout_path = dir.file("yolo.json");
