@@ -94,12 +94,17 @@ Status detect_all(const ValOptions& o, FrameDetector& detector, const eval::Clas
 
 Status save_results(const std::string& path, const std::vector<eval::CocoResult>& results) {
   SD_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::create(path, "detections"));
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& r : results)
-    out.push_back({{"image_id", r.image_id}, {"category_id", r.category_id}, {"bbox", {r.box.x, r.box.y, r.box.w, r.box.h}}, {"score", r.score}});
   {
+    // One result a line, written as it goes (COCO val's 5,000 images give over a million).
     std::ofstream f(file.write_path(), std::ios::binary | std::ios::trunc);
-    f << out.dump() << '\n';
+    f << "[";
+    for (size_t i = 0; i < results.size(); ++i) {
+      const auto& r = results[i];
+      const nlohmann::json one = {
+          {"image_id", r.image_id}, {"category_id", r.category_id}, {"bbox", {r.box.x, r.box.y, r.box.w, r.box.h}}, {"score", r.score}};
+      f << (i ? ",\n" : "\n") << one.dump();
+    }
+    f << "\n]\n";
     f.flush();
     if (!f) return fail(ErrorCode::kOutput, "failed writing " + path);
   }
