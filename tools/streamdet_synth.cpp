@@ -3,6 +3,7 @@
 //   streamdet_synth clip   --video clip.mp4 --truth truth.jsonl [--width --height --frames --fps --seed --objects]
 //                          [--motion bounce|traverse --stop-percent P --keep-every N]
 //   streamdet_synth frames --out-dir DIR --count N --seed S [--sizes 320x192,256x256] [--min-objects --max-objects]
+//                          [--coco] [--yolo]  (the truth also as instances.json / labels/*.txt + data.yaml)
 //   streamdet_synth still  --image f.png --index i [scene options] [--draw-truth]
 //   streamdet_synth eval   --truth truth.jsonl --detections dets.jsonl [--iou 0.5]
 //   streamdet_synth mot    --truth truth.jsonl --tracks tracked.jsonl [--iou 0.5] [--class-agnostic] [--json]
@@ -147,6 +148,8 @@ int main(int argc, char** argv) {
   frames->add_option("--sizes", sizes, "comma-separated frame sizes WxH, one picked per frame")->capture_default_str();
   frames->add_option("--min-objects", dump.min_objects, "fewest objects per scene")->capture_default_str();
   frames->add_option("--max-objects", dump.max_objects, "most objects per scene")->capture_default_str();
+  frames->add_flag("--coco", dump.coco, "also write the truth as a COCO instances file (instances.json; streamdet val's input)");
+  frames->add_flag("--yolo", dump.yolo, "also write the truth in YOLO's form (labels/*.txt, data.yaml)");
 
   sd::synth::SceneOptions still_options;
   int still_index = 0;

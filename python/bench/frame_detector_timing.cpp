@@ -10,7 +10,7 @@
 
 #include <opencv2/core.hpp>
 
-#include "frame_detector.h"
+#include "runtime/frame_detector.h"
 
 int main(int argc, char** argv) {
   if (argc != 6) {
@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   options.model = argv[1];
   options.input_size = argv[4];
   options.threads = 1;
-  auto detector = sd::python::FrameDetector::load(options, false);
+  auto detector = sd::FrameDetector::load(options, false);
   if (!detector) {
     std::fprintf(stderr, "streamdet: error: %s\n", detector.error().message.c_str());
     return 3;

@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "frame_detector.h"
+#include "runtime/frame_detector.h"
 #include "result_queue.h"
 #include "runtime/pipeline.h"
 #include "runtime/worker_plan.h"

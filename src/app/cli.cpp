@@ -13,6 +13,7 @@
 #include "app/bench_command.h"
 #include "app/model_info_command.h"
 #include "app/publish_command.h"
+#include "app/val_command.h"
 #include "app/option_checks.h"
 #include "core/build_info.h"
 #include "engine/native/backend.h"
@@ -336,6 +337,16 @@ int cli_main(int argc, char** argv) {
   CLI::App* info_cmd = app.add_subcommand("model-info", "show a model's inputs and outputs and where the native engine runs each node");
   add_model_info_options(*info_cmd, model_info);
 
+  ValOptions val;
+  std::string val_layout = "auto";
+  set_val_defaults(val);
+  CLI::App* val_cmd = app.add_subcommand("val", "measure a detector's accuracy on a COCO or YOLO dataset (pycocotools' mAP)");
+  add_model_options(*val_cmd, val.model, val_layout);
+  // val runs every image at one size, not each image's own.
+  val_cmd->get_option("--input-size")
+      ->description("network input: auto (the model's own size; 640x640 for a dynamic model declaring none), W,H, or N for NxN");
+  add_val_options(*val_cmd, val);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -372,6 +383,12 @@ int cli_main(int argc, char** argv) {
     }
     if (info_cmd->parsed()) {
       auto st = run_model_info(model_info);
+      return st ? exit_code::kOk : report_error(st.error());
+    }
+    if (val_cmd->parsed()) {
+      if (auto st = resolve_layout(val_layout, val.model); !st) return report_error(st.error());
+      install_interrupt_handler();
+      auto st = run_val(val);
       return st ? exit_code::kOk : report_error(st.error());
     }
     if (bench_cmd->parsed()) {

@@ -107,6 +107,16 @@ Status write_training_frames(const FrameDumpOptions& options, const std::string&
   std::ofstream labels(labels_path, std::ios::binary | std::ios::trunc);
   if (!labels) return fail(ErrorCode::kOutput, "cannot open " + labels_path + " for writing");
 
+  nlohmann::json coco = {{"images", nlohmann::json::array()}, {"annotations", nlohmann::json::array()}, {"categories", nlohmann::json::array()}};
+  for (int c = 0; c < kNumClasses; ++c) coco["categories"].push_back({{"id", 1 + 2 * c}, {"name", class_names()[static_cast<size_t>(c)]}});
+  if (options.yolo) {
+    fs::create_directories(fs::path(out_dir) / "labels", ec);
+    if (ec) return fail(ErrorCode::kOutput, "cannot create " + out_dir + "/labels: " + ec.message());
+    std::ofstream yaml(fs::path(out_dir) / "data.yaml", std::ios::binary | std::ios::trunc);
+    yaml << "names:\n";
+    for (int c = 0; c < kNumClasses; ++c) yaml << "  " << c << ": " << class_names()[static_cast<size_t>(c)] << "\n";
+    if (!yaml) return fail(ErrorCode::kOutput, "cannot write " + out_dir + "/data.yaml");
+  }
   cv::Mat frame;
   std::vector<TruthBox> truth;
   for (int k = 0; k < options.count; ++k) {
@@ -130,6 +140,36 @@ Status write_training_frames(const FrameDumpOptions& options, const std::string&
                            {"height", size.height},
                            {"detections", detections_json(truth)}};
     labels << line.dump() << '\n';
+    if (options.coco) {
+      coco["images"].push_back({{"id", k + 1}, {"file_name", std::string(name).substr(7)}, {"width", size.width}, {"height", size.height}});
+      for (const TruthBox& t : truth) {
+        const float w = t.box.x2 - t.box.x1, h = t.box.y2 - t.box.y1;
+        coco["annotations"].push_back({{"id", coco["annotations"].size() + 1},
+                                       {"image_id", k + 1},
+                                       {"category_id", 1 + 2 * t.box.class_id},
+                                       {"bbox", {t.box.x1, t.box.y1, w, h}},
+                                       {"area", w * h},
+                                       {"iscrowd", t.ignore ? 1 : 0}});
+      }
+    }
+    if (options.yolo) {
+      char label_name[32];
+      std::snprintf(label_name, sizeof(label_name), "labels/%06d.txt", k);
+      std::ofstream label(fs::path(out_dir) / label_name, std::ios::binary | std::ios::trunc);
+      for (const TruthBox& t : truth) {
+        if (t.ignore) continue;
+        const double W = size.width, H = size.height;
+        label << t.box.class_id << ' ' << (t.box.x1 + t.box.x2) / 2 / W << ' ' << (t.box.y1 + t.box.y2) / 2 / H << ' '
+              << (t.box.x2 - t.box.x1) / W << ' ' << (t.box.y2 - t.box.y1) / H << '\n';
+      }
+      if (!label) return fail(ErrorCode::kOutput, "cannot write " + out_dir + "/" + label_name);
+    }
+  }
+  if (options.coco) {
+    const std::string coco_path = (fs::path(out_dir) / "instances.json").string();
+    std::ofstream out(coco_path, std::ios::binary | std::ios::trunc);
+    out << coco.dump() << '\n';
+    if (!out) return fail(ErrorCode::kOutput, "cannot write " + coco_path);
   }
   labels.flush();
   if (!labels) return fail(ErrorCode::kOutput, "failed writing " + labels_path);

@@ -35,6 +35,13 @@ struct FrameDumpOptions {
   std::vector<cv::Size> sizes = {{320, 192}};  // each frame picks one of these at random
   int min_objects = 1, max_objects = 10;
   int max_frame_index = 300;  // each frame is a random time in [0, max_frame_index)
+  // The same truth also as a COCO instances file, `out_dir`/instances.json (image ids 1, 2, ...;
+  // category ids 1, 3, 5, 7: not the class indices, so that an evaluator must map them; ignored
+  // objects as iscrowd regions, which COCO's metric neither rewards nor penalises).
+  bool coco = false;
+  // ... and in YOLO's form: `out_dir`/labels/NNNNNN.txt ("class cx cy w h" normalized; ignored
+  // objects left out) and `out_dir`/data.yaml (names:).
+  bool yolo = false;
 };
 
 // Writes `out_dir`/images/NNNNNN.png and `out_dir`/labels.jsonl, one line per image:

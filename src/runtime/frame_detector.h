@@ -1,6 +1,6 @@
 // One frame in, its detections out: the pipeline's preprocess, inference and postprocess stages
 // (runtime/stages/*.cpp) for a single caller, without threads or queues. What the Python module's
-// Detector wraps; usable from C++ as it is.
+// Detector wraps and `streamdet val` runs over a dataset.
 #pragma once
 
 #include <memory>
@@ -17,7 +17,7 @@
 #include "runtime/detector.h"
 #include "runtime/run_options.h"
 
-namespace sd::python {
+namespace sd {
 
 // The limits the command's options check (app/cli.cpp) on conf, iou and threads, for the values
 // Python hands over unchecked (kUsage, named as the Python arguments).
@@ -27,7 +27,11 @@ class FrameDetector {
  public:
   // Loads the model as `streamdet run` does, after checking conf, iou and threads against the
   // command's limits (kUsage, named as the Python arguments). `rgb`: frames arrive RGB, not BGR.
-  static Result<std::unique_ptr<FrameDetector>> load(const ModelOptions& options, bool rgb);
+  // `size_from_first_frame`: with --input-size auto, a model that takes any size runs at the first
+  // frame's size (as `run` does); false: at the size the model declares (640x640 if none), for
+  // frames of every size alike (as `val` runs a dataset).
+  static Result<std::unique_ptr<FrameDetector>> load(const ModelOptions& options, bool rgb,
+                                                     bool size_from_first_frame = true);
 
   // The detections of one 8-bit, 3-channel frame, in its pixels, highest score first.
   // Not thread-safe: one call at a time per FrameDetector (its buffers are reused).
@@ -53,4 +57,4 @@ class FrameDetector {
   PreprocessScratch scratch_;
 };
 
-}  // namespace sd::python
+}  // namespace sd

@@ -1,11 +1,11 @@
-#include "frame_detector.h"
+#include "runtime/frame_detector.h"
 
 #include <cmath>
 #include <cstdio>
 
 #include "runtime/worker_plan.h"
 
-namespace sd::python {
+namespace sd {
 namespace {
 
 std::string number_text(double v) {
@@ -27,13 +27,14 @@ Status check_model_options(const ModelOptions& o) {
   return ok();
 }
 
-Result<std::unique_ptr<FrameDetector>> FrameDetector::load(const ModelOptions& options, bool rgb) {
+Result<std::unique_ptr<FrameDetector>> FrameDetector::load(const ModelOptions& options, bool rgb, bool size_from_first_frame) {
   SD_TRY(check_model_options(options));
   std::unique_ptr<FrameDetector> fd(new FrameDetector(options, rgb));
   SD_ASSIGN_OR_RETURN(Detector det, load_detector(options, cv::Size()));
   fd->adopt(std::move(det));
   // Only "auto" on a model that takes any size waits for the first frame to size the network.
-  fd->size_settled_ = options.input_size != "auto" || !fd->det_.engine->capabilities().dynamic_input_size;
+  fd->size_settled_ =
+      !size_from_first_frame || options.input_size != "auto" || !fd->det_.engine->capabilities().dynamic_input_size;
   return fd;
 }
 
@@ -77,4 +78,4 @@ Result<Detections> FrameDetector::detect(const cv::Mat& frame) {
   return detections;
 }
 
-}  // namespace sd::python
+}  // namespace sd
