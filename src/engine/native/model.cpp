@@ -19,6 +19,7 @@
 #include "engine/native/onnx/onnx_import.h"
 #include "engine/native/op_registry.h"
 #include "engine/native/passes/passes.h"
+#include "engine/native/quant_params.h"
 #include "engine/native/session.h"
 
 namespace sd::native {
@@ -45,12 +46,14 @@ Status check_supported(const Graph& g, const OpRegistry& registry, const std::st
 Result<std::shared_ptr<const NativeModel>> build(const onnx::ModelProto& proto, const std::string& base_dir,
                                                  const std::string& what, const LoadOptions& options) {
   auto model = std::make_shared<LoadedModel>();
+  SD_TRY(check_zero_point_types(proto.graph(), what));
   auto graph = graph_from_onnx(proto, base_dir, what);
   if (!graph) return tl::unexpected(graph.error());
   model->graph_ = std::move(*graph);
   Graph& g = model->graph_;
   const OpRegistry& registry = builtin_op_registry();
   SD_TRY(check_supported(g, registry, what));
+  SD_TRY(check_quantization(g, what));
   if (options.optimize) {
     auto prefix = [&](Error e) { return with_context(std::move(e), what); };
     auto folded = passes::fold_constants(g, registry);
