@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 
+#include "engine/native/cpu/int8_support.h"
 #include "engine/native/session.h"
 #include "onnx_builder.h"
 
@@ -34,7 +35,7 @@ struct ConvSpec {
 
 // x (float) -> QuantizeLinear (u8) -> [DequantizeLinear -> Conv -> QuantizeLinear] per spec ->
 // DequantizeLinear -> y (float).
-std::string qdq_model(const std::vector<ConvSpec>& convs, int64_t size) {
+std::string qdq_model(const std::vector<ConvSpec>& convs, int64_t size, int w_max) {
   OnnxBuilder b(13);
   std::mt19937 rng(11);
   b.input("x", {1, convs[0].in, size, size});
@@ -47,12 +48,12 @@ std::string qdq_model(const std::vector<ConvSpec>& convs, int64_t size) {
     const ConvSpec& c = convs[i];
     const std::string id = std::to_string(i + 1);
     b.node("DequantizeLinear", {q, s, z}, {"d" + id});
-    std::uniform_int_distribution<int> wi(-127, 127);
+    std::uniform_int_distribution<int> wi(-w_max, w_max);
     std::vector<int8_t> w(static_cast<size_t>(c.out * (c.in / c.group) * c.k * c.k));
     for (auto& v : w) v = static_cast<int8_t>(wi(rng));
     init_raw<int8_t>(b, "w" + id, {c.out, c.in / c.group, c.k, c.k}, onnx::TensorProto::INT8, w);
     std::uniform_real_distribution<float> su(0.5f, 1.5f);
-    const float base = 1.5f / (127.f * std::sqrt(static_cast<float>(c.in / c.group * c.k * c.k)));
+    const float base = 1.5f / (static_cast<float>(w_max) * std::sqrt(static_cast<float>(c.in / c.group * c.k * c.k)));
     std::vector<float> ws(c.per_channel ? static_cast<size_t>(c.out) : 1);
     for (auto& v : ws) v = base * su(rng);
     b.initializer("ws" + id, c.per_channel ? std::vector<int64_t>{c.out} : std::vector<int64_t>{}, ws);
@@ -126,8 +127,15 @@ Ran run(const std::string& bytes, const HostTensor& x, bool fuse) {
   return r;
 }
 
-void expect_matches_unfused(const std::vector<ConvSpec>& convs, int64_t size) {
-  const std::string bytes = qdq_model(convs, size);
+// w_max: the weights' range, [-w_max, w_max]; without VNNI only 7-bit weights (63) are folded.
+void expect_matches_unfused(const std::vector<ConvSpec>& convs, int64_t size, int w_max) {
+  const std::string bytes = qdq_model(convs, size, w_max);
+  // Without VNNI only a uint8 source with 7-bit weights folds (int8_support.h).
+  long folds = 0;
+  for (size_t i = 0; i < convs.size(); ++i) {
+    const bool u8_source = i == 0 || convs[i - 1].y_type == onnx::TensorProto::UINT8;
+    folds += int8_dot_products_exact() || (u8_source && w_max <= 63);
+  }
   HostTensor x(DType::kFloat32, Shape{1, convs[0].in, size, size});
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> u(0.f, 1.f);
@@ -135,8 +143,8 @@ void expect_matches_unfused(const std::vector<ConvSpec>& convs, int64_t size) {
   const Ran fused = run(bytes, x, true), plain = run(bytes, x, false);
   ASSERT_EQ(fused.y.shape(), plain.y.shape());
   // Folded: one Int8Conv per convolution, no DequantizeLinear between them (int8 stays int8).
-  EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "Int8Conv"), static_cast<long>(convs.size()));
-  EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "DequantizeLinear"), 1);
+  EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "Int8Conv"), folds);
+  if (folds == static_cast<long>(convs.size())) EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "DequantizeLinear"), 1);
   EXPECT_EQ(std::count(plain.ops.begin(), plain.ops.end(), "Int8Conv"), 0);
   // Both round once per layer; their sums differ in the last bits (int32 exact against float),
   // so a value may land one step apart, and that step can move the next layer's by about one.
@@ -154,13 +162,19 @@ void expect_matches_unfused(const std::vector<ConvSpec>& convs, int64_t size) {
   EXPECT_LT(clipped, fused.y.numel() / 10);  // the scales keep the values in range: the case tests the arithmetic
 }
 
-TEST(QdqFusion, ChainOfInt8ConvolutionsMatchesTheDequantizedGraph) {
-  expect_matches_unfused({{3, 16, 3, 1, 1, true, 1, 0.05f, onnx::TensorProto::UINT8, 128},
+const std::vector<ConvSpec> kChain = {{3, 16, 3, 1, 1, true, 1, 0.05f, onnx::TensorProto::UINT8, 128},
                           {16, 32, 3, 2, 1, true, 3, 0.05f, onnx::TensorProto::INT8, -3},
                           {32, 32, 1, 1, 1, false, 2, 0.05f, onnx::TensorProto::INT8, 0},
-                          {32, 32, 3, 1, 4, true, 0, 0.05f, onnx::TensorProto::UINT8, 120}},
-                         24);
-}
+                          {32, 32, 3, 1, 4, true, 0, 0.05f, onnx::TensorProto::UINT8, 120}};
+
+// 7-bit weights (ONNX Runtime's reduce_range): folded on every x86 processor where the source is
+// uint8, everywhere with VNNI.
+TEST(QdqFusion, ChainOfInt8ConvolutionsMatchesTheDequantizedGraph) { expect_matches_unfused(kChain, 24, 63); }
+
+// Full-range weights: folded where the products are exact (VNNI), left as written elsewhere;
+// the results match either way. Run with ONEDNN_MAX_CPU_ISA=AVX2 on a VNNI machine, folded, they
+// did not (vpmaddubsw's int16 saturation: a third of the values equal; int8 sources: one step off).
+TEST(QdqFusion, FullRangeWeightsAreFoldedOnlyWhereExact) { expect_matches_unfused(kChain, 24, 127); }
 
 }  // namespace
 }  // namespace sd::native

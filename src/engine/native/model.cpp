@@ -16,6 +16,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <onnx/onnx_pb.h>
 
+#include "engine/native/cpu/int8_support.h"
 #include "engine/native/onnx/onnx_import.h"
 #include "engine/native/op_registry.h"
 #include "engine/native/passes/passes.h"
@@ -56,7 +57,7 @@ Result<std::shared_ptr<const NativeModel>> build(const onnx::ModelProto& proto, 
   SD_TRY(check_quantization(g, what));
   if (options.optimize) {
     auto prefix = [&](Error e) { return with_context(std::move(e), what); };
-    if (options.fuse_qdq) passes::fuse_qdq_convolutions(g);  // before folding dequantizes the weights
+    if (options.fuse_qdq) passes::fuse_qdq_convolutions(g, int8_dot_products_exact());  // before folding dequantizes the weights
     auto folded = passes::fold_constants(g, registry);
     if (!folded) return tl::unexpected(prefix(folded.error()));
     auto bn = passes::fold_batchnorm_into_conv(g);

@@ -9,6 +9,7 @@
 
 #include "engine/native/conv_attrs.h"
 #include "engine/native/cpu/dnnl_context.h"
+#include "engine/native/cpu/int8_support.h"
 #include "engine/native/cpu/weight_cache.h"
 #include "engine/native/op_util.h"
 
@@ -124,3 +125,10 @@ void register_qconv_ops(OpRegistry& r) {
 }
 
 }  // namespace sd::native::dnnl_ops
+
+namespace sd::native {
+bool int8_dot_products_exact() {
+  const auto isa = dnnl::get_effective_cpu_isa();
+  return isa == dnnl::cpu_isa::avx512_core_vnni || isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+}
+}  // namespace sd::native

@@ -37,7 +37,9 @@ int fuse_bin_expectation(Graph& g);
 // weights -> Conv -> QuantizeLinear, ONNX Runtime's quantize_static format) become one Int8Conv
 // (domain "streamdet") reading the quantized input and writing the quantized output
 // (passes/qdq_fusion.cpp). Runs before constant folding, which would dequantize the weights.
-int fuse_qdq_convolutions(Graph& g);
+// `int8_exact` false (no VNNI, cpu/int8_support.h): only a uint8 source with weights within
+// [-63, 63] folds, what oneDNN computes exactly there.
+int fuse_qdq_convolutions(Graph& g, bool int8_exact);
 // Nodes whose outputs nothing reads (and are not graph outputs) are removed, repeatedly.
 int remove_dead_nodes(Graph& g);
 
