@@ -31,6 +31,7 @@ struct ConvSpec {
   float y_scale;
   int y_type;  // onnx::TensorProto::UINT8 / INT8
   int y_zero;
+  bool silu = false;  // then DequantizeLinear -> x * Sigmoid(x) -> QuantizeLinear (scale x 0.6)
 };
 
 // x (float) -> QuantizeLinear (u8) -> [DequantizeLinear -> Conv -> QuantizeLinear] per spec ->
@@ -95,6 +96,17 @@ std::string qdq_model(const std::vector<ConvSpec>& convs, int64_t size, int w_ma
     else init_raw<int8_t>(b, z, {}, c.y_type, {static_cast<int8_t>(c.y_zero)});
     b.node("QuantizeLinear", {"c" + id, s, z}, {q});
     in_scale = c.y_scale;
+    if (c.silu) {
+      b.node("DequantizeLinear", {q, s, z}, {"sd" + id});
+      b.node("Sigmoid", {"sd" + id}, {"sg" + id});
+      b.node("Mul", {"sd" + id, "sg" + id}, {"sm" + id});
+      s = "ss" + id, z = "sz" + id, q = "sq" + id;
+      in_scale = c.y_scale * 0.6f;
+      b.initializer(s, {}, {in_scale});
+      if (c.y_type == onnx::TensorProto::UINT8) init_raw<uint8_t>(b, z, {}, c.y_type, {static_cast<uint8_t>(c.y_zero)});
+      else init_raw<int8_t>(b, z, {}, c.y_type, {static_cast<int8_t>(c.y_zero)});
+      b.node("QuantizeLinear", {"sm" + id, s, z}, {q});
+    }
   }
   b.node("DequantizeLinear", {q, s, z}, {"y"});
   b.output("y");
@@ -144,11 +156,14 @@ void expect_matches_unfused(const std::vector<ConvSpec>& convs, int64_t size, in
   ASSERT_EQ(fused.y.shape(), plain.y.shape());
   // Folded: one Int8Conv per convolution, no DequantizeLinear between them (int8 stays int8).
   EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "Int8Conv"), folds);
-  if (folds == static_cast<long>(convs.size())) EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "DequantizeLinear"), 1);
+  if (folds == static_cast<long>(convs.size())) {
+    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "DequantizeLinear"), 1);
+    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "Sigmoid"), 0);  // SiLUs are tables of the Int8Convs
+  }
   EXPECT_EQ(std::count(plain.ops.begin(), plain.ops.end(), "Int8Conv"), 0);
   // Both round once per layer; their sums differ in the last bits (int32 exact against float),
   // so a value may land one step apart, and that step can move the next layer's by about one.
-  const float step = convs.back().y_scale;
+  const float step = convs.back().y_scale * (convs.back().silu ? 0.6f : 1.f);
   double worst = 0;
   int64_t equal = 0, clipped = 0;
   for (int64_t i = 0; i < fused.y.numel(); ++i) {
@@ -175,6 +190,13 @@ TEST(QdqFusion, ChainOfInt8ConvolutionsMatchesTheDequantizedGraph) { expect_matc
 // the results match either way. Run with ONEDNN_MAX_CPU_ISA=AVX2 on a VNNI machine, folded, they
 // did not (vpmaddubsw's int16 saturation: a third of the values equal; int8 sources: one step off).
 TEST(QdqFusion, FullRangeWeightsAreFoldedOnlyWhereExact) { expect_matches_unfused(kChain, 24, 127); }
+
+// YOLOv8's pattern: every quantized convolution followed by a quantized SiLU.
+TEST(QdqFusion, SiluBetweenInt8ConvolutionsMatchesTheDequantizedGraph) {
+  std::vector<ConvSpec> chain = kChain;
+  for (auto& c : chain) c.silu = true;
+  expect_matches_unfused(chain, 24, 63);
+}
 
 }  // namespace
 }  // namespace sd::native

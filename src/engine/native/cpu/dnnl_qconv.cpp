@@ -5,6 +5,8 @@
 // (per output channel where the weights are), the source and destination zero points as its
 // zero points. oneDNN rounds to nearest even and saturates, as QuantizeLinear does. On a
 // processor with AVX-512 VNNI it picks its VNNI kernels (vpdpbusd), on AVX2 its AVX2 int8 ones.
+#include <array>
+#include <cmath>
 #include <cstring>
 
 #include "engine/native/conv_attrs.h"
@@ -12,6 +14,7 @@
 #include "engine/native/cpu/int8_support.h"
 #include "engine/native/cpu/weight_cache.h"
 #include "engine/native/op_util.h"
+#include "engine/native/parallel.h"
 
 namespace sd::native::dnnl_ops {
 namespace {
@@ -25,7 +28,9 @@ dt dnnl_type(DType t) { return t == DType::kInt8 ? dt::s8 : dt::u8; }
 class Int8ConvKernel : public Kernel {
  public:
   Status init(const OpContext& ctx) {
-    const DType xt = ctx.inputs[0].dtype, yt = ctx.outputs[0].dtype;
+    const DType xt = ctx.inputs[0].dtype;
+    // The convolution's own quantized result (before a fused SiLU, whose output is outputs[0]).
+    const DType yt = ctx.node.attrs.get_int("y_signed", 0) != 0 ? DType::kInt8 : DType::kUInt8;
     if ((xt != DType::kInt8 && xt != DType::kUInt8) || (yt != DType::kInt8 && yt != DType::kUInt8) || ctx.inputs[1].dtype != DType::kInt8)
       return fail(ErrorCode::kModel, ctx.describe() + ": an int8 convolution takes int8/uint8 data and int8 weights");
     if (!ctx.constants[1] || (ops::has_input(ctx, 2) && !ctx.constants[2]))
@@ -81,6 +86,7 @@ class Int8ConvKernel : public Kernel {
     if (xz != 0) zero_point(xz, DNNL_ARG_SRC);
     if (yz != 0) zero_point(yz, DNNL_ARG_DST);
     impl_ = pd_.impl_info_str();
+    if (a.has("silu_in_scale")) build_silu_table(a, yt == DType::kInt8, ctx.outputs[0].dtype == DType::kInt8);
     scratchpad_.init(pd_.scratchpad_desc(), 0, args_);
     stream_ = dnnl::stream(eng);
     return ok();
@@ -94,10 +100,34 @@ class Int8ConvKernel : public Kernel {
     dst_.set_data_handle(out[0].data);
     scratchpad_.bind(ctx.scratch);
     conv_.execute(stream_, args_);
+    if (silu_) {  // in place: the convolution's quantized result -> the quantized SiLU of it
+      auto* y = static_cast<uint8_t*>(out[0].data);
+      parallel_for(static_cast<int64_t>(out[0].bytes()), ctx.threads, 32768, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) y[i] = lut_[y[i]];
+      });
+    }
     return ok();
   }
 
  private:
+  // The DequantizeLinear -> x * Sigmoid(x) -> QuantizeLinear that followed, for each of the 256
+  // byte values, in float as those ops compute it.
+  void build_silu_table(const Attributes& a, bool in_signed, bool out_signed) {
+    const float si = a.get_float("silu_in_scale", 1.f), so = a.get_float("silu_out_scale", 1.f);
+    const int32_t zi = static_cast<int32_t>(a.get_int("silu_in_zero_point", 0)), zo = static_cast<int32_t>(a.get_int("silu_out_zero_point", 0));
+    const float lo = out_signed ? -128.f : 0.f, hi = out_signed ? 127.f : 255.f;
+    for (int b = 0; b < 256; ++b) {
+      const int32_t v = in_signed ? static_cast<int8_t>(b) : b;
+      const float x = static_cast<float>(v - zi) * si;
+      const float y = x * (1.f / (1.f + std::exp(-x)));
+      const float q = std::clamp(std::nearbyint(y / so) + static_cast<float>(zo), lo, hi);
+      lut_[static_cast<size_t>(b)] = out_signed ? static_cast<uint8_t>(static_cast<int8_t>(q)) : static_cast<uint8_t>(q);
+    }
+    silu_ = true;
+  }
+
+  bool silu_ = false;
+  std::array<uint8_t, 256> lut_{};
   dnnl::convolution_forward::primitive_desc pd_;
   dnnl::convolution_forward conv_;
   std::shared_ptr<const memory> weights_;
@@ -117,7 +147,8 @@ void register_qconv_ops(OpRegistry& r) {
   s.infer = [](const OpContext& ctx) -> Result<std::vector<ValueType>> {
     SD_ASSIGN_OR_RETURN(const ops::ConvGeometry g, ops::conv_geometry(ctx));
     // The output's type is the QuantizeLinear's it replaced: recorded by the pass.
-    const DType t = ctx.node.attrs.get_int("y_signed", 0) != 0 ? DType::kInt8 : DType::kUInt8;
+    const auto& a = ctx.node.attrs;
+    const DType t = a.get_int(a.has("out_signed") ? "out_signed" : "y_signed", 0) != 0 ? DType::kInt8 : DType::kUInt8;
     return ops::one_output(t, Shape{g.n, g.oc, g.oh, g.ow});
   };
   s.create = ops::make_factory<Int8ConvKernel>();
