@@ -16,9 +16,11 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <onnx/onnx_pb.h>
 
+#include "engine/native/cpu/int8_support.h"
 #include "engine/native/onnx/onnx_import.h"
 #include "engine/native/op_registry.h"
 #include "engine/native/passes/passes.h"
+#include "engine/native/quant_params.h"
 #include "engine/native/session.h"
 
 namespace sd::native {
@@ -36,7 +38,7 @@ class LoadedModel final : public NativeModel {
 
 Status check_supported(const Graph& g, const OpRegistry& registry, const std::string& what) {
   for (const Node& n : g.nodes)
-    if (!registry.find(n.op_type, g.opset) || n.op_type == "FusedConv" || n.op_type == "BinExpectation")  // internal ops
+    if (!registry.find(n.op_type, g.opset) || n.op_type == "FusedConv" || n.op_type == "BinExpectation" || n.op_type == "Int8Conv")  // internal ops
       return fail(ErrorCode::kModel, what + ": op " + n.op_type + " (node '" + n.name + "', opset " + std::to_string(g.opset) +
                                          ") is not supported by the native engine");
   return ok();
@@ -45,14 +47,17 @@ Status check_supported(const Graph& g, const OpRegistry& registry, const std::st
 Result<std::shared_ptr<const NativeModel>> build(const onnx::ModelProto& proto, const std::string& base_dir,
                                                  const std::string& what, const LoadOptions& options) {
   auto model = std::make_shared<LoadedModel>();
+  SD_TRY(check_zero_point_types(proto.graph(), what));
   auto graph = graph_from_onnx(proto, base_dir, what);
   if (!graph) return tl::unexpected(graph.error());
   model->graph_ = std::move(*graph);
   Graph& g = model->graph_;
   const OpRegistry& registry = builtin_op_registry();
   SD_TRY(check_supported(g, registry, what));
+  SD_TRY(check_quantization(g, what));
   if (options.optimize) {
     auto prefix = [&](Error e) { return with_context(std::move(e), what); };
+    if (options.fuse_qdq) passes::fuse_qdq_convolutions(g, int8_dot_products_exact());  // before folding dequantizes the weights
     auto folded = passes::fold_constants(g, registry);
     if (!folded) return tl::unexpected(prefix(folded.error()));
     auto bn = passes::fold_batchnorm_into_conv(g);

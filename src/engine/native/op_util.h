@@ -73,5 +73,6 @@ void register_shape_ops(OpRegistry& r);
 void register_data_ops(OpRegistry& r);
 void register_misc_ops(OpRegistry& r);
 void register_bin_expectation_op(OpRegistry& r);  // internal: passes::fuse_bin_expectation
+void register_quant_ops(OpRegistry& r);           // QuantizeLinear & co. (cpu/quant_ops.cpp)
 
 }  // namespace sd::native::ops

@@ -16,6 +16,9 @@ namespace sd::native {
 
 struct LoadOptions {
   bool optimize = true;  // graph passes (folding, fusion); off for debugging and parity checks
+  // With optimize: QDQ convolutions folded into int8 ones (passes::fuse_qdq_convolutions); off,
+  // they run as written (dequantized, a float Conv, quantized), the reference the tests use.
+  bool fuse_qdq = true;
 };
 
 struct IoInfo {

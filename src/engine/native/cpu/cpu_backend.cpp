@@ -47,7 +47,7 @@ class CpuBackend final : public Backend {
   }
   bool conv_reads_plain_source(const OpContext& ctx) const override {
     const auto& in = ctx.inputs;
-    return in.size() > 1 && in[0].shape.rank == 4 && in[1].shape.rank == 4 &&
+    return ctx.node.op_type != "Int8Conv" && in.size() > 1 && in[0].shape.rank == 4 && in[1].shape.rank == 4 &&
            ops::stem_conv_applies(in[0].shape[1], in[1].shape[0], in[1].shape[2], in[1].shape[3], false, ctx.node.attrs);
   }
 

@@ -11,6 +11,7 @@ void register_cpu_ops(OpRegistry& r) {
   ops::register_data_ops(r);
   ops::register_misc_ops(r);
   ops::register_bin_expectation_op(r);
+  ops::register_quant_ops(r);
 }
 
 }  // namespace sd::native

@@ -8,6 +8,7 @@ namespace dnnl_ops {
 void register_conv_ops(OpRegistry& r);
 void register_pool_ops(OpRegistry& r);
 void register_matmul_ops(OpRegistry& r);
+void register_qconv_ops(OpRegistry& r);
 
 dnnl::engine& cpu_engine() {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -19,6 +20,7 @@ void register_dnnl_ops(OpRegistry& r) {
   dnnl_ops::register_conv_ops(r);
   dnnl_ops::register_pool_ops(r);
   dnnl_ops::register_matmul_ops(r);
+  dnnl_ops::register_qconv_ops(r);
 }
 
 }  // namespace sd::native

@@ -15,7 +15,7 @@ OpClass classify(const std::string& op) {
   static const std::set<std::string> unary = {"Sigmoid", "Relu", "LeakyRelu", "Tanh", "Exp", "Log", "Sqrt", "Neg", "Abs",
                                               "HardSigmoid", "HardSwish", "Clip", "Erf", "Softplus", "Elu", "Identity", "Reciprocal"};
   static const std::set<std::string> binary = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean"};
-  if (op == "Conv" || op == "FusedConv") return OpClass::kConv;
+  if (op == "Conv" || op == "FusedConv" || op == "Int8Conv") return OpClass::kConv;
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool") return OpClass::kPool;
   if (unary.count(op)) return OpClass::kUnary;
   if (binary.count(op)) return OpClass::kBinary;
@@ -72,7 +72,10 @@ Status Planner::plan_node(const Node& original) {
       if (fill.outputs[k] < 0) fill.outputs[k] = new_value((*out_types)[k], false);
   }
 
-  const OpClass cls = classify(n.op_type);
+  OpClass cls = classify(n.op_type);
+  // Per-tensor quantization is elementwise: it runs on int8 convolutions' channels-last outputs
+  // as they are (per channel, its axis would need remapping: plain).
+  if ((n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear") && lin.size() > 1 && lin[1].shape.numel() == 1) cls = OpClass::kUnary;
   const bool shape_only = n.op_type == "Shape" || n.op_type == "Size";
   if (shape_only || all_outputs_empty(*out_types)) return fold(n, *schema, lin, lconst, *out_types);
   if (all_const) {

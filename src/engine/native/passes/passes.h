@@ -33,6 +33,13 @@ std::vector<Node> split_fused_sum(const Node& fused, int opset, const std::funct
 // with the anchors as the vector and no transposes. The bin axis may be 1 or 2 of x; the anchors
 // must be its last axis.
 int fuse_bin_expectation(Graph& g);
+// QDQ convolutions (DequantizeLinear of an int8/uint8 input and of constant symmetric int8
+// weights -> Conv -> QuantizeLinear, ONNX Runtime's quantize_static format) become one Int8Conv
+// (domain "streamdet") reading the quantized input and writing the quantized output
+// (passes/qdq_fusion.cpp). Runs before constant folding, which would dequantize the weights.
+// `int8_exact` false (no VNNI, cpu/int8_support.h): only a uint8 source with weights within
+// [-63, 63] folds, what oneDNN computes exactly there.
+int fuse_qdq_convolutions(Graph& g, bool int8_exact);
 // Nodes whose outputs nothing reads (and are not graph outputs) are removed, repeatedly.
 int remove_dead_nodes(Graph& g);
 

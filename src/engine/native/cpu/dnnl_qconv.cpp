@@ -1,0 +1,165 @@
+// Int8Conv (passes/qdq_fusion.cpp): a QDQ convolution as one oneDNN int8 convolution. u8 or s8
+// source, s8 weights (reordered once into the primitive's format, with the compensation oneDNN
+// adds for an s8 source or a source zero point), f32 bias in accumulator units, u8 or s8
+// destination; the requantization x_scale * w_scale[oc] / y_scale as oneDNN's output scales
+// (per output channel where the weights are), the source and destination zero points as its
+// zero points. oneDNN rounds to nearest even and saturates, as QuantizeLinear does. On a
+// processor with AVX-512 VNNI it picks its VNNI kernels (vpdpbusd), on AVX2 its AVX2 int8 ones.
+#include <array>
+#include <cmath>
+#include <cstring>
+
+#include "engine/native/conv_attrs.h"
+#include "engine/native/cpu/dnnl_context.h"
+#include "engine/native/cpu/int8_support.h"
+#include "engine/native/cpu/weight_cache.h"
+#include "engine/native/op_util.h"
+#include "engine/native/parallel.h"
+
+namespace sd::native::dnnl_ops {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+dt dnnl_type(DType t) { return t == DType::kInt8 ? dt::s8 : dt::u8; }
+
+class Int8ConvKernel : public Kernel {
+ public:
+  Status init(const OpContext& ctx) {
+    const DType xt = ctx.inputs[0].dtype;
+    // The convolution's own quantized result (before a fused SiLU, whose output is outputs[0]).
+    const DType yt = ctx.node.attrs.get_int("y_signed", 0) != 0 ? DType::kInt8 : DType::kUInt8;
+    if ((xt != DType::kInt8 && xt != DType::kUInt8) || (yt != DType::kInt8 && yt != DType::kUInt8) || ctx.inputs[1].dtype != DType::kInt8)
+      return fail(ErrorCode::kModel, ctx.describe() + ": an int8 convolution takes int8/uint8 data and int8 weights");
+    if (!ctx.constants[1] || (ops::has_input(ctx, 2) && !ctx.constants[2]))
+      return fail(ErrorCode::kModel, ctx.describe() + ": weights and bias must be constant");
+    SD_ASSIGN_OR_RETURN(const ops::ConvGeometry g, ops::conv_geometry(ctx));
+    const auto& a = ctx.node.attrs;
+    const bool src_nhwc = a.get_int(kSrcNhwc, 0) != 0, dst_nhwc = a.get_int(kDstNhwc, 0) != 0;
+    const float xs = a.get_float("x_scale", 1.f), ys = a.get_float("y_scale", 1.f);
+    const auto ws = a.get_floats("w_scales");
+    if (ws.size() != 1 && static_cast<int64_t>(ws.size()) != g.oc) return fail(ErrorCode::kModel, ctx.describe() + ": bad w_scales");
+    std::vector<float> scales;
+    for (float w : ws) scales.push_back(xs * w / ys);
+    const int32_t xz = static_cast<int32_t>(a.get_int("x_zero_point", 0)), yz = static_cast<int32_t>(a.get_int("y_zero_point", 0));
+
+    auto& eng = cpu_engine();
+    memory::dims src_d{g.n, g.c, g.h, g.w}, dst_d{g.n, g.oc, g.oh, g.ow};
+    memory::dims wei_d = g.group > 1 ? memory::dims{g.group, g.oc / g.group, g.c / g.group, g.kh, g.kw} : memory::dims{g.oc, g.c, g.kh, g.kw};
+    memory::desc src_md(src_d, dnnl_type(xt), src_nhwc ? tag::nhwc : tag::nchw);
+    memory::desc dst_md(dst_d, dnnl_type(yt), dst_nhwc ? tag::nhwc : tag::nchw);
+    memory::desc wei_any(wei_d, dt::s8, tag::any);
+    memory::desc bias_md({g.oc}, dt::f32, tag::a);
+    const bool has_bias = ops::has_input(ctx, 2);
+    dnnl::primitive_attr attr;
+    attr.set_output_scales(scales.size() == 1 ? 0 : 1 << 1, scales);
+    if (xz != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    if (yz != 0) attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
+    const auto fwd = dnnl::prop_kind::forward_inference;
+    const auto alg = dnnl::algorithm::convolution_direct;
+    auto desc = has_bias ? dnnl::convolution_forward::desc(fwd, alg, src_md, wei_any, bias_md, dst_md, {g.sh, g.sw}, {g.dh - 1, g.dw - 1},
+                                                           {g.pt, g.pl}, {g.pb, g.pr})
+                         : dnnl::convolution_forward::desc(fwd, alg, src_md, wei_any, dst_md, {g.sh, g.sw}, {g.dh - 1, g.dw - 1},
+                                                           {g.pt, g.pl}, {g.pb, g.pr});
+    try {
+      pd_ = dnnl::convolution_forward::primitive_desc(desc, with_user_scratchpad(attr), eng);
+    } catch (const dnnl::error& e) {
+      return fail(ErrorCode::kUnsupported, ctx.describe() + ": oneDNN has no int8 convolution for this case (" + e.what() + ")");
+    }
+    conv_ = dnnl::convolution_forward(pd_);
+    weights_ = shared_weights(*ctx.constants[1], {wei_d, dt::s8, g.group > 1 ? tag::goihw : tag::oihw}, pd_.weights_desc());
+    src_ = memory(src_md, eng, nullptr);
+    dst_ = memory(dst_md, eng, nullptr);
+    args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, *weights_}, {DNNL_ARG_DST, dst_}};
+    if (has_bias) {
+      bias_ = memory(bias_md, eng);
+      std::memcpy(bias_.get_data_handle(), ctx.constants[2]->data(), static_cast<size_t>(g.oc) * sizeof(float));
+      args_.emplace(DNNL_ARG_BIAS, bias_);
+    }
+    auto zero_point = [&](int32_t v, int arg) {
+      memory m({{1}, dt::s32, tag::x}, eng);
+      *static_cast<int32_t*>(m.get_data_handle()) = v;
+      args_.emplace(DNNL_ARG_ATTR_ZERO_POINTS | arg, m);
+    };
+    if (xz != 0) zero_point(xz, DNNL_ARG_SRC);
+    if (yz != 0) zero_point(yz, DNNL_ARG_DST);
+    impl_ = pd_.impl_info_str();
+    if (a.has("silu_in_scale")) build_silu_table(a, yt == DType::kInt8, ctx.outputs[0].dtype == DType::kInt8);
+    scratchpad_.init(pd_.scratchpad_desc(), 0, args_);
+    stream_ = dnnl::stream(eng);
+    return ok();
+  }
+
+  size_t scratch_bytes() const override { return scratchpad_.end(); }
+  std::string implementation() const override { return impl_; }
+
+  Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
+    src_.set_data_handle(in[0].data);
+    dst_.set_data_handle(out[0].data);
+    scratchpad_.bind(ctx.scratch);
+    conv_.execute(stream_, args_);
+    if (silu_) {  // in place: the convolution's quantized result -> the quantized SiLU of it
+      auto* y = static_cast<uint8_t*>(out[0].data);
+      parallel_for(static_cast<int64_t>(out[0].bytes()), ctx.threads, 32768, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) y[i] = lut_[y[i]];
+      });
+    }
+    return ok();
+  }
+
+ private:
+  // The DequantizeLinear -> x * Sigmoid(x) -> QuantizeLinear that followed, for each of the 256
+  // byte values, in float as those ops compute it.
+  void build_silu_table(const Attributes& a, bool in_signed, bool out_signed) {
+    const float si = a.get_float("silu_in_scale", 1.f), so = a.get_float("silu_out_scale", 1.f);
+    const int32_t zi = static_cast<int32_t>(a.get_int("silu_in_zero_point", 0)), zo = static_cast<int32_t>(a.get_int("silu_out_zero_point", 0));
+    const float lo = out_signed ? -128.f : 0.f, hi = out_signed ? 127.f : 255.f;
+    for (int b = 0; b < 256; ++b) {
+      const int32_t v = in_signed ? static_cast<int8_t>(b) : b;
+      const float x = static_cast<float>(v - zi) * si;
+      const float y = x * (1.f / (1.f + std::exp(-x)));
+      const float q = std::clamp(std::nearbyint(y / so) + static_cast<float>(zo), lo, hi);
+      lut_[static_cast<size_t>(b)] = out_signed ? static_cast<uint8_t>(static_cast<int8_t>(q)) : static_cast<uint8_t>(q);
+    }
+    silu_ = true;
+  }
+
+  bool silu_ = false;
+  std::array<uint8_t, 256> lut_{};
+  dnnl::convolution_forward::primitive_desc pd_;
+  dnnl::convolution_forward conv_;
+  std::shared_ptr<const memory> weights_;
+  memory src_, dst_, bias_;
+  std::unordered_map<int, memory> args_;
+  Scratchpad scratchpad_;
+  dnnl::stream stream_;
+  std::string impl_;
+};
+
+}  // namespace
+
+void register_qconv_ops(OpRegistry& r) {
+  OpSchema s;
+  s.op_type = "Int8Conv";
+  s.min_inputs = 2;
+  s.infer = [](const OpContext& ctx) -> Result<std::vector<ValueType>> {
+    SD_ASSIGN_OR_RETURN(const ops::ConvGeometry g, ops::conv_geometry(ctx));
+    // The output's type is the QuantizeLinear's it replaced: recorded by the pass.
+    const auto& a = ctx.node.attrs;
+    const DType t = a.get_int(a.has("out_signed") ? "out_signed" : "y_signed", 0) != 0 ? DType::kInt8 : DType::kUInt8;
+    return ops::one_output(t, Shape{g.n, g.oc, g.oh, g.ow});
+  };
+  s.create = ops::make_factory<Int8ConvKernel>();
+  r.add(std::move(s));
+}
+
+}  // namespace sd::native::dnnl_ops
+
+namespace sd::native {
+bool int8_dot_products_exact() {
+  const auto isa = dnnl::get_effective_cpu_isa();
+  return isa == dnnl::cpu_isa::avx512_core_vnni || isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+}
+}  // namespace sd::native
