@@ -58,8 +58,10 @@ Status OutputStage::write(FramePacket& p, StageRecorder& rec) {
     keep_confident(p.detections, conf);  // decoded lower for another source's tracker
   }
   if (run_.view) run_.view->post_detections(s_, p.detections);
+  cv::Mat undrawn;
   if (run_.draw) {
     ScopedStage st(rec, Stage::kDraw, 1, s_, p.frame.index);
+    if (run_.keep_undrawn) undrawn = p.frame.bgr().clone();
     const cv::Point2f scale = decoded_scale(p.frame);
     if (tracker) draw_trails(p.frame.bgr(), p.detections, trails_, scale.x, scale.y);
     draw_detections(p.frame.bgr(), drawn_at_decoded_scale(p.frame, p.detections), run_.det.class_names);
@@ -72,6 +74,7 @@ Status OutputStage::write(FramePacket& p, StageRecorder& rec) {
   result.events = std::move(events);
   result.counter = lane.counter.get();
   result.trails = tracker ? &trails_ : nullptr;
+  result.undrawn = std::move(undrawn);
   std::swap(result.frame, p.frame);
   std::swap(result.detections, p.detections);
   // In the order they were named (the JSON lines before the video by default: when the video's
