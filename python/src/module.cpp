@@ -20,6 +20,7 @@
 #include "frame_detector.h"
 #include "result_queue.h"
 #include "app/run_command_options.h"
+#include "core/log.h"
 #include "runtime/pipeline.h"
 #include "runtime/worker_plan.h"
 
@@ -379,6 +380,9 @@ PYBIND11_MODULE(_streamdet, m) {
   using namespace sd;
   using namespace sd::python;
   m.doc() = "streamdet's compiled core; import streamdet instead.";
+  // A library prints no progress or information lines (the command's --quiet); warnings, and the
+  // notices a user needs (the web view's address), still go to stderr.
+  set_log_quiet(true);
   ErrorClasses& c = error_classes();
   auto make = [&](const char* name, PyObject* base, const char* doc) {
     PyObject* cls = PyErr_NewExceptionWithDoc((std::string("streamdet.") + name).c_str(), doc, base, nullptr);
