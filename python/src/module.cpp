@@ -291,10 +291,12 @@ PyRunRequest run_request_from(const std::string& model, const py::object& source
 // asks the run to stop, as Ctrl-C does the command: it drains, finalizes its outputs, and is joined.
 class PyRun {
  public:
-  static constexpr size_t kQueueCapacity = 8;  // frames ready ahead of the Python loop
+  // Results ready ahead of the Python loop: enough that the pipeline does not wait whenever the
+  // loop's thread waits for a core or the GIL; fewer with frames=True, each holding a frame.
+  static constexpr size_t kQueueCapacity = 32, kQueueCapacityWithFrames = 8;
 
   explicit PyRun(PyRunRequest request)
-      : options_(std::move(request.options)), queue_(std::make_shared<ResultQueue>(kQueueCapacity)) {
+      : options_(std::move(request.options)), queue_(std::make_shared<ResultQueue>(request.frames ? kQueueCapacityWithFrames : kQueueCapacity)) {
     thread_ = std::thread([this, frames = request.frames] {
       RunEmbedding embedding;
       embedding.make_sink = [q = queue_, frames](const SinkContext& context) -> std::unique_ptr<Sink> {
