@@ -26,6 +26,7 @@ packages=(
   python3-prometheus-client  # Prometheus' own text parser, checking /metrics in the tests (Debian's /usr/bin/python3)
   pybind11-dev python3-dev python3-numpy  # the Python module (python/, built when pybind11 is found)
   python3-pytest           # the Python module's tests (Debian's /usr/bin/python3)
+  python3-opencv           # examples/detect_video.py reads, draws and writes with it; the frames test compares with its decoder
   chromium chromium-driver python3-selenium  # headless Chromium renders the --report page and loads the web view in tests (skipped without)
 )
 

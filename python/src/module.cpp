@@ -19,6 +19,8 @@
 
 #include "runtime/frame_detector.h"
 #include "result_queue.h"
+#include "app/run_command_options.h"
+#include "core/log.h"
 #include "runtime/pipeline.h"
 #include "runtime/worker_plan.h"
 
@@ -78,6 +80,14 @@ cv::Mat wrap_frame(const py::array& a) {
                  const_cast<void*>(a.data()), static_cast<size_t>(a.strides(0)));
 }
 
+// A numpy array as it is (never converted: a conversion would be a copy behind the caller's back).
+py::array as_array(const py::object& o) {
+  if (!py::isinstance<py::array>(o))
+    throw py::type_error("frame: expected a numpy uint8 array of H x W x 3 (BGR, as OpenCV reads it), got " +
+                         py::str(py::type::of(o).attr("__name__")).cast<std::string>());
+  return o.cast<py::array>();
+}
+
 // The result of one frame. Arrays are made on access (N is small).
 struct PyDetections {
   Detections items;
@@ -122,8 +132,14 @@ class PyDetector {
     names_ = std::make_shared<const std::vector<std::string>>(class_list ? *class_list : detector_->class_names());
   }
 
-  PyDetections detect(const py::array& frame) {
-    cv::Mat mat = wrap_frame(frame);  // `frame` stays referenced (and its memory alive) for the call
+  // One frame (an array) or several (a list or tuple of arrays: a list of Detections back).
+  py::object call(const py::object& frames) {
+    if (py::isinstance<py::list>(frames) || py::isinstance<py::tuple>(frames)) return py::cast(detect_batch(frames.cast<py::sequence>()));
+    return py::cast(detect(frames));
+  }
+
+  PyDetections detect(const py::object& frame) {
+    cv::Mat mat = wrap_frame(as_array(frame));  // `frame` stays referenced (and its memory alive) for the call
     Result<Detections> r;
     {
       py::gil_scoped_release release;
@@ -132,6 +148,37 @@ class PyDetector {
     }
     return PyDetections{value_or_raise(std::move(r)), names_};
   }
+
+  // Every frame checked before any is inferred; then the model's batch (kMaxBatch frames a call
+  // at most), or one call per frame for a model of a fixed batch of 1.
+  std::vector<PyDetections> detect_batch(const py::sequence& frames) {
+    std::vector<cv::Mat> mats;
+    for (size_t i = 0; i < frames.size(); ++i) {
+      try {
+        mats.push_back(wrap_frame(as_array(frames[i])));  // the list holds the arrays for the call
+      } catch (py::type_error& e) {
+        throw py::type_error("frames[" + std::to_string(i) + "]: " + e.what());
+      }
+    }
+    Result<std::vector<Detections>> r = std::vector<Detections>{};
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      for (size_t at = 0; at < mats.size() && r; at += kMaxBatch) {
+        const size_t end = std::min(mats.size(), at + static_cast<size_t>(kMaxBatch));
+        Result<std::vector<Detections>> part = detector_->detect_batch(std::vector<cv::Mat>(mats.begin() + static_cast<std::ptrdiff_t>(at), mats.begin() + static_cast<std::ptrdiff_t>(end)));
+        if (!part) r = tl::unexpected(part.error());
+        else for (Detections& d : *part) r->push_back(std::move(d));
+      }
+    }
+    std::vector<Detections> all = value_or_raise(std::move(r));
+    std::vector<PyDetections> out;
+    out.reserve(all.size());
+    for (Detections& d : all) out.push_back(PyDetections{std::move(d), names_});
+    return out;
+  }
+
+  bool batch_capable() const { return detector_->batch_capable(); }
 
   std::vector<std::string> names() const { return *names_; }
   std::pair<int, int> input_size() const { return {detector_->input_size().width, detector_->input_size().height}; }
@@ -171,50 +218,71 @@ struct PyRunResult {
   int64_t frame_index;
   double timestamp_ms;
   PyDetections detections;
+  py::object frame;  // numpy H x W x 3 uint8 BGR with frames=True, else None
 };
 
-// streamdet.run's keywords, as the command's options (app/cli.cpp) fill RunOptions.
-RunOptions run_options_from(const std::string& model, const py::object& source, const py::kwargs& kw) {
-  RunOptions o;
-  o.model.model = model;
-  o.quiet = true;  // no progress line on the terminal of a Python program
-  if (py::isinstance<py::str>(source)) o.sources.push_back(source.cast<std::string>());
-  else o.sources = source.cast<std::vector<std::string>>();
-  if (o.sources.empty()) raise(Error{ErrorCode::kUsage, "source: no source given"});
+// A frame the queue's sink copied for Python, handed over without another copy: the array owns
+// the cv::Mat (and so its pixels) through a capsule.
+py::object frame_array(cv::Mat frame) {
+  if (frame.empty()) return py::none();
+  auto* owned = new cv::Mat(std::move(frame));
+  py::capsule owner(owned, [](void* p) { delete static_cast<cv::Mat*>(p); });
+  return py::array_t<uint8_t>({static_cast<py::ssize_t>(owned->rows), static_cast<py::ssize_t>(owned->cols), py::ssize_t{3}},
+                              {static_cast<py::ssize_t>(owned->step[0]), py::ssize_t{3}, py::ssize_t{1}}, owned->data, owner);
+}
+
+// A keyword's value as the command line's text: str as it is, True/False as true/false, a
+// number as Python prints it (the shortest text that reads back the same), a list or tuple as one
+// value per item (an option that repeats, e.g. sink=[...]), anything else (a Path) by str().
+std::vector<std::string> option_texts(const py::handle& v) {
+  if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
+    std::vector<std::string> all;
+    for (const py::handle& item : v)
+      for (std::string& t : option_texts(item)) all.push_back(std::move(t));
+    return all;
+  }
+  if (py::isinstance<py::bool_>(v)) return {v.cast<bool>() ? "true" : "false"};
+  if (py::isinstance<py::float_>(v)) return {py::repr(v).cast<std::string>()};
+  return {py::str(v).cast<std::string>()};
+}
+
+// What streamdet.run's keywords ask of the run: its RunOptions, parsed and checked by the
+// command's own options (app/run_command_options.h), and what only Python has (frames=).
+struct PyRunRequest {
+  RunOptions options;
+  bool frames = false;  // each result carries its frame as a numpy array
+};
+
+PyRunRequest run_request_from(const std::string& model, const py::object& source, const py::kwargs& kw) {
+  PyRunRequest request;
+  std::vector<std::string> sources;
+  if (py::isinstance<py::str>(source)) sources.push_back(source.cast<std::string>());
+  else sources = option_texts(source);
+  if (sources.empty()) raise(Error{ErrorCode::kUsage, "source: no source given"});
+  std::vector<RunKeyword> keywords;
   for (auto [key_handle, value] : kw) {
     const std::string key = py::str(key_handle);
-    if (key == "conf") o.model.conf = value.cast<float>();
-    else if (key == "iou") o.model.iou = value.cast<float>();
-    else if (key == "device") o.model.device = value.cast<std::string>();
-    else if (key == "threads") o.model.threads = value.cast<int>();
-    else if (key == "workers") o.workers = value.cast<int>();
-    else if (key == "batch") o.batch = value.cast<int>();
-    else if (key == "frames" || key == "max_frames") o.max_frames = value.is_none() ? -1 : value.cast<int64_t>();
-    else if (key == "detections") o.detections = value.cast<std::string>();
-    else if (key == "output") o.output = value.cast<std::string>();
-    else if (key == "track") {
-      if (py::isinstance<py::bool_>(value)) {
-        o.track = value.cast<bool>() ? TrackMode::kByteTrack : TrackMode::kOff;
-        continue;
-      }
-      const std::string mode = value.cast<std::string>();
-      bool known = false;
-      for (TrackMode m : {TrackMode::kAuto, TrackMode::kByteTrack, TrackMode::kIou, TrackMode::kOff})
-        if (mode == track_mode_name(m)) o.track = m, known = true;
-      if (!known) raise(Error{ErrorCode::kUsage, "track: unknown mode '" + mode + "' (auto|bytetrack|iou|off, or True/False)"});
-    } else {
-      raise(Error{ErrorCode::kUsage, "run: unknown option '" + key +
-                                         "' (conf, iou, device, threads, workers, batch, frames, track, detections, output)"});
+    if (value.is_none()) continue;  // None: the option's default
+    if (key == "frames") {
+      // Python's own: the frames themselves. The command's --frames (a count) is max_frames here.
+      if (!py::isinstance<py::bool_>(value))
+        raise(Error{ErrorCode::kUsage, "frames: must be True or False (hand each result its frame); the number of frames to "
+                                       "read is max_frames="});
+      request.frames = value.cast<bool>();
+      continue;
     }
+    if (key == "quiet") raise(Error{ErrorCode::kUsage, "quiet: a run from Python is always quiet (no progress line, no table)"});
+    if (key == "track" && py::isinstance<py::bool_>(value)) {
+      keywords.push_back({key, {value.cast<bool>() ? "bytetrack" : "off"}});
+      continue;
+    }
+    keywords.push_back({key, option_texts(value)});
   }
-  if (auto st = check_model_options(o.model); !st) raise(st.error());
-  if (o.workers < 0 || o.workers > kMaxThreads)
-    raise(Error{ErrorCode::kUsage, "workers: must be a whole number from 0 to " + std::to_string(kMaxThreads) + ", got " +
-                                       std::to_string(o.workers)});
-  if (o.batch < 1 || o.batch > 64)
-    raise(Error{ErrorCode::kUsage, "batch: must be a whole number from 1 to 64, got " + std::to_string(o.batch)});
-  if (o.max_frames < -1) raise(Error{ErrorCode::kUsage, "frames: must be 0 or more, got " + std::to_string(o.max_frames)});
-  return o;
+  Result<RunOptions> options = run_options_from_keywords(model, sources, keywords);
+  request.options = value_or_raise(std::move(options));
+  request.options.quiet = true;  // no progress line on the terminal of a Python program
+  request.options.redis_password = redis_password_from_environment();
+  return request;
 }
 
 // The whole pipeline on a thread of its own, its results popped one by one. The GIL is released
@@ -223,15 +291,22 @@ RunOptions run_options_from(const std::string& model, const py::object& source, 
 // asks the run to stop, as Ctrl-C does the command: it drains, finalizes its outputs, and is joined.
 class PyRun {
  public:
-  static constexpr size_t kQueueCapacity = 8;  // frames ready ahead of the Python loop
+  // Results ready ahead of the Python loop: enough that the pipeline does not wait whenever the
+  // loop's thread waits for a core or the GIL; fewer with frames=True, each holding a frame.
+  static constexpr size_t kQueueCapacity = 32, kQueueCapacityWithFrames = 8;
 
-  explicit PyRun(RunOptions options) : options_(std::move(options)), queue_(std::make_shared<ResultQueue>(kQueueCapacity)) {
-    thread_ = std::thread([this] {
+  explicit PyRun(PyRunRequest request)
+      : options_(std::move(request.options)), queue_(std::make_shared<ResultQueue>(request.frames ? kQueueCapacityWithFrames : kQueueCapacity)) {
+    thread_ = std::thread([this, frames = request.frames] {
       RunEmbedding embedding;
-      embedding.make_sink = [q = queue_](const SinkContext& context) -> std::unique_ptr<Sink> {
-        return std::make_unique<QueueSink>(q, context);
+      embedding.make_sink = [q = queue_, frames](const SinkContext& context) -> std::unique_ptr<Sink> {
+        return std::make_unique<QueueSink>(q, context, frames);
       };
       embedding.stop_requested = [this] { return stop_.load(std::memory_order_relaxed); };
+      embedding.web_view_started = [this](const std::string& url) {
+        std::lock_guard lock(url_mutex_);
+        web_view_url_ = url;
+      };
       outcome_ = run_detection(options_, embedding);  // read by the Python side after join() only
       queue_->end_of_run();
     });
@@ -249,7 +324,8 @@ class PyRun {
         got = queue_->pop(r, std::chrono::milliseconds(100));
       }
       if (got == ResultQueue::Pop::kResult)
-        return PyRunResult{std::move(r.source), r.frame_index, r.timestamp_ms, PyDetections{std::move(r.detections), r.names}};
+        return PyRunResult{std::move(r.source), r.frame_index, r.timestamp_ms, PyDetections{std::move(r.detections), r.names},
+                           frame_array(std::move(r.frame))};
       if (got == ResultQueue::Pop::kEnd) {
         join();
         if (!outcome_.status) raise(outcome_.status.error());
@@ -272,6 +348,12 @@ class PyRun {
     join();
   }
 
+  // The web view's address with serve=: known before the first result; None without.
+  py::object web_view_url() {
+    std::lock_guard lock(url_mutex_);
+    return web_view_url_.empty() ? py::object(py::none()) : py::object(py::str(web_view_url_));
+  }
+
   // The profile JSON (`--profile-json`) as a dict once the run has ended; None before.
   py::object profile() const {
     if (thread_.joinable() || !outcome_.started) return py::none();
@@ -287,6 +369,8 @@ class PyRun {
   RunOptions options_;
   std::shared_ptr<ResultQueue> queue_;
   std::atomic<bool> stop_{false};
+  std::mutex url_mutex_;
+  std::string web_view_url_;
   RunOutcome outcome_;
   std::thread thread_;  // last: started once everything it uses exists
 };
@@ -298,6 +382,9 @@ PYBIND11_MODULE(_streamdet, m) {
   using namespace sd;
   using namespace sd::python;
   m.doc() = "streamdet's compiled core; import streamdet instead.";
+  // A library prints no progress or information lines (the command's --quiet); warnings, and the
+  // notices a user needs (the web view's address), still go to stderr.
+  set_log_quiet(true);
   ErrorClasses& c = error_classes();
   auto make = [&](const char* name, PyObject* base, const char* doc) {
     PyObject* cls = PyErr_NewExceptionWithDoc((std::string("streamdet.") + name).c_str(), doc, base, nullptr);
@@ -387,13 +474,21 @@ Raises ModelError, UsageError or UnsupportedError with the command's one-line me
            py::arg("model"), py::kw_only(), py::arg("device") = "auto", py::arg("conf") = 0.25f,
            py::arg("iou") = 0.45f, py::arg("input_size") = "auto", py::arg("classes") = py::none(),
            py::arg("threads") = 0, py::arg("rgb") = false)
-      .def("__call__", &PyDetector::detect, py::arg("frame"),
-           R"doc(Detects objects in one frame: a numpy uint8 array of H x W x 3 (BGR unless rgb=True).
+      .def("__call__", &PyDetector::call, py::arg("frame"),
+           R"doc(Detects objects in one frame, or in a list of frames as one batch.
 
-The array is read in place, never copied; an array of another dtype or shape, or whose pixels are
-not contiguous within each row, raises TypeError. The GIL is released while the frame is
-preprocessed, inferred and its boxes suppressed, so other Python threads run meanwhile. Calls on
-one Detector are serialized; use one Detector per thread for parallel inference.)doc")
+frame: a numpy uint8 array of H x W x 3 (BGR unless rgb=True) -> Detections; or a list (or
+tuple) of such arrays, of any sizes -> a list of Detections, in the same order. A list is
+inferred in one call of the model's batch when the model has a dynamic batch axis
+(Detector.batch is True), else frame by frame; the detections are the same as one call per frame.
+
+Arrays are read in place, never copied; an array of another dtype or shape, or whose pixels are
+not contiguous within each row, raises TypeError (for a list, naming its index). The GIL is
+released while frames are preprocessed, inferred and their boxes suppressed, so other Python
+threads run meanwhile. Calls on one Detector are serialized; use one Detector per thread for
+parallel inference.)doc")
+      .def_property_readonly("batch", &PyDetector::batch_capable,
+                             "whether the model has a dynamic batch axis (a list of frames is then one inference call)")
       .def_property_readonly("names", &PyDetector::names, "the model's class names, by id")
       .def_property_readonly("input_size", &PyDetector::input_size, "the network input (width, height)");
 
@@ -402,6 +497,9 @@ one Detector are serialized; use one Detector per thread for parallel inference.
       .def_readonly("frame_index", &PyRunResult::frame_index, "0-based position of the frame in its source")
       .def_readonly("timestamp_ms", &PyRunResult::timestamp_ms, "position in the stream (file) or time since start (live), ms")
       .def_readonly("detections", &PyRunResult::detections, "the frame's Detections, in its pixels")
+      .def_readonly("frame", &PyRunResult::frame,
+                    "with frames=True: the frame as decoded, a numpy H x W x 3 uint8 BGR array of its own (not drawn on, "
+                    "even with output= or serve=); else None")
       .def("__repr__", [](const PyRunResult& r) {
         return "<RunResult " + r.source + " frame " + std::to_string(r.frame_index) + ": " +
                std::to_string(r.detections.items.size()) + " detections>";
@@ -417,22 +515,35 @@ and the threads joined. An error of the run raises its Error subclass when the i
       .def("close", &PyRun::close, "Stops the run (if still going) and waits for its outputs to be finalized.")
       .def("__enter__", [](PyRun& r) -> PyRun& { return r; })
       .def("__exit__", [](PyRun& r, const py::args&) { r.close(); })
+      .def_property_readonly("web_view_url", &PyRun::web_view_url,
+                             "With serve=: the web view's address (http://host:port/, the port bound for serve=0), known "
+                             "by the first result; None otherwise.")
       .def_property_readonly("profile", &PyRun::profile,
                              "The run's profile (as --profile-json writes it) once the run has ended; None before.");
 
   m.def("run", [](const std::string& model, const py::object& source, const py::kwargs& options) {
-    return std::make_unique<PyRun>(run_options_from(model, source, options));
+    return std::make_unique<PyRun>(run_request_from(model, source, options));
   }, py::arg("model"), py::arg("source"), R"doc(Runs the whole pipeline (streamdet run) on its own threads; iterate for each frame's results.
 
 run(model, source, **options) -> Run
 
 model: as Detector's (streamdet run -m). source: one source as the command takes it (a video
-file, an image, a camera, a stream URI, synth:...) or a list of them.
-options (the command's): conf, iou, device, threads, workers, batch, frames (max_frames: the
-same; per source), track ("auto", "bytetrack", "iou", "off", or True/False), detections (a
-JSON Lines path, -d), output (an annotated video path, -o). Any other keyword raises UsageError.
+file, an image, a folder of images, a camera, a stream URI, redis://..., synth:...) or a list.
 
-Each result has .source, .frame_index, .timestamp_ms and .detections (with .track_id when
-tracked). The run starts at once; a bad option raises UsageError here, a model or source that
-cannot be opened raises ModelError / SourceError from the loop.)doc");
+options: every option of `streamdet run`, by its long name with underscores for dashes
+(--max-age is max_age=, --serve is serve=), parsed and checked by the command's own parser, with
+its messages. Values: str, int, float; True/False for a flag (agnostic=True); a list for an
+option that repeats (sink=[...], line=[...]); None for the default. For example: conf, iou,
+device, threads, workers, batch, max_frames (the command's --frames), policy ("auto", "block",
+"latest", "drop-oldest"), queue, every, max_age (ms), output (-o), detections (-d), sink
+(e.g. "redis://host:6379/detections"), serve ("[host:]port"; 0: any free port, see
+Run.web_view_url), track ("auto", "bytetrack", "iou", "off", or True/False), line, zone,
+events, profile_json, report, trace, reconnect, drain_timeout.
+Python's own: frames=True hands each result its decoded frame (RunResult.frame); it costs one
+copy of each frame, and nothing when False (the default). quiet is always on.
+An unknown keyword or a bad value raises UsageError here, naming it.
+
+Each result has .source, .frame_index, .timestamp_ms, .detections (with .track_id when
+tracked) and .frame. The run starts at once; a model or source that cannot be opened raises
+ModelError / SourceError from the loop.)doc");
 }

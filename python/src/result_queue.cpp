@@ -34,8 +34,8 @@ void ResultQueue::reader_gone() {
   changed_.notify_all();
 }
 
-QueueSink::QueueSink(std::shared_ptr<ResultQueue> queue, const SinkContext& context)
-    : queue_(std::move(queue)), names_(std::make_shared<const std::vector<std::string>>(context.class_names)) {
+QueueSink::QueueSink(std::shared_ptr<ResultQueue> queue, const SinkContext& context, bool frames)
+    : queue_(std::move(queue)), names_(std::make_shared<const std::vector<std::string>>(context.class_names)), frames_(frames) {
   for (const SinkSourceInfo& s : context.sources) source_uris_.push_back(s.uri);
 }
 
@@ -49,6 +49,18 @@ Status QueueSink::write(const FrameResult& result) {
   r.timestamp_ms = f.timestamp_ms;
   r.detections = result.detections;
   r.names = names_;
+  if (frames_) {
+    // One copy, made here on the run's thread: the packet's buffers go back to the pipeline after
+    // write(). A frame drawn on was copied before the drawing (result.undrawn, already our own);
+    // an I420 frame's conversion to BGR is its copy.
+    if (!result.undrawn.empty()) {
+      r.frame = result.undrawn;
+    } else {
+      cv::Mat converted;
+      const cv::Mat& bgr = f.bgr(converted);
+      r.frame = &bgr == &converted ? converted : bgr.clone();
+    }
+  }
   queue_->push(std::move(r));  // false: the reader left, and the run is being stopped
   return ok();
 }

@@ -25,6 +25,7 @@ struct RunResult {
   double timestamp_ms = 0;
   Detections detections;
   std::shared_ptr<const std::vector<std::string>> names;  // the model's class names, by id
+  cv::Mat frame;  // the frame as decoded, BGR, its own pixels (frames=True), else empty
 };
 
 class ResultQueue {
@@ -53,8 +54,10 @@ class ResultQueue {
 // The sink the run writes every frame's detections to (after the outputs the user named).
 class QueueSink : public Sink {
  public:
-  QueueSink(std::shared_ptr<ResultQueue> queue, const SinkContext& context);
+  // `frames`: each result carries a copy of its frame (as decoded, before any drawing).
+  QueueSink(std::shared_ptr<ResultQueue> queue, const SinkContext& context, bool frames);
   std::string name() const override { return "python"; }
+  bool wants_undrawn_frame() const override { return frames_; }
   Status write(const FrameResult& result) override;
   Status finish() override { return ok(); }  // the run's thread calls end_of_run() when run_detection returns
 
@@ -62,6 +65,7 @@ class QueueSink : public Sink {
   std::shared_ptr<ResultQueue> queue_;
   std::vector<std::string> source_uris_;
   std::shared_ptr<const std::vector<std::string>> names_;
+  bool frames_ = false;
 };
 
 }  // namespace sd::python

@@ -5,8 +5,8 @@
     for d in det(frame):          # frame: numpy uint8 H x W x 3, BGR
         print(d.name, d.conf, d.xyxy)
 
-    for r in streamdet.run("models/tiny_synth_v8.onnx", "clip.mp4"):   # the whole pipeline
-        print(r.frame_index, len(r.detections))
+    for r in streamdet.run("models/tiny_synth_v8.onnx", "clip.mp4", frames=True):   # the whole pipeline
+        print(r.frame_index, len(r.detections), r.frame.shape)   # any `streamdet run` option as a keyword
 
 Errors raise streamdet.Error subclasses by kind (ModelError, SourceError, OutputError,
 UsageError, UnsupportedError) with the command's one-line message.

@@ -10,44 +10,7 @@ import numpy as np
 import pytest
 
 import streamdet
-
-# Frames of the bundled sample's kind (streamdet_synth scenes of shapes at its size, 640x360),
-# written losslessly as PPM: the command reads them as an image folder and Python reads the same
-# pixels, so both see identical BGR frames. (The sample itself is an H.264 file the command decodes
-# to YUV; Python has no decoder of its own here, python3-opencv being optional.)
-FRAME_INDICES = [0, 30, 60, 90, 120]
-
-
-def read_ppm(path):
-    """A binary PPM (P6, 8-bit) as an H x W x 3 RGB array."""
-    with open(path, "rb") as f:
-        data = f.read()
-    fields, pos = [], 0
-    while len(fields) < 4:
-        while data[pos:pos + 1].isspace():
-            pos += 1
-        if data[pos:pos + 1] == b"#":
-            pos = data.index(b"\n", pos)
-            continue
-        end = pos
-        while not data[end:end + 1].isspace():
-            end += 1
-        fields.append(data[pos:end])
-        pos = end
-    assert fields[0] == b"P6" and fields[3] == b"255", fields
-    width, height = int(fields[1]), int(fields[2])
-    pixels = np.frombuffer(data, dtype=np.uint8, count=width * height * 3, offset=pos + 1)
-    return pixels.reshape(height, width, 3)
-
-
-@pytest.fixture(scope="module")
-def frames_dir(tmp_path_factory, synth_bin):
-    d = tmp_path_factory.mktemp("frames")
-    for i in FRAME_INDICES:
-        subprocess.run([synth_bin, "still", "--width", "640", "--height", "360", "--frames", "150", "--index", str(i),
-                        "--image", str(d / f"f{i:03d}.ppm")], check=True, stdout=subprocess.DEVNULL)
-    return d
-
+from conftest import FRAME_INDICES, read_ppm
 
 def run_command(streamdet_bin, model, frames_dir, out):
     subprocess.run([streamdet_bin, "run", "-m", model, "-s", str(frames_dir), "-d", str(out), "--track", "off",
@@ -141,6 +104,34 @@ def test_detections_object(detector, frames_dir):
     assert len(d["detections"]) == n
     assert d["detections"][0]["cls"] == items[0].cls and d["detections"][0]["name"] == items[0].name
     json.dumps(d)  # plain Python values
+
+
+def assert_equal_detections(a, b, atol):
+    assert len(a) == len(b)
+    np.testing.assert_allclose(a.xyxy, b.xyxy, rtol=0, atol=atol)
+    np.testing.assert_allclose(a.conf, b.conf, rtol=0, atol=atol)
+    assert a.cls.tolist() == b.cls.tolist()
+
+
+@pytest.mark.parametrize("model_name", ["tiny_synth_v8.onnx", "tiny_synth_v8_dynamic.onnx"])
+def test_a_list_of_frames_is_one_batch_with_the_detections_of_one_call_per_frame(model_path, frames_dir, model_name):
+    det = streamdet.Detector(os.path.join(os.path.dirname(model_path), model_name), threads=1)
+    # A fixed batch-1 model runs a list frame by frame; a dynamic batch axis takes it in one call.
+    assert det.batch == (model_name == "tiny_synth_v8_dynamic.onnx")
+    frames = [bgr_frame(frames_dir, i) for i in FRAME_INDICES]
+    frames.append(np.ascontiguousarray(frames[1][40:300, 100:500]))  # another size, letterboxed on its own
+    one_by_one = [det(f) for f in frames]
+    batched = det(frames)
+    assert isinstance(batched, list) and len(batched) == len(frames)
+    assert sum(len(d) for d in batched) >= len(frames)  # the comparison is not of empty results
+    # The batched convolutions may sum in another order than one image's: equal to float rounding.
+    for a, b in zip(batched, one_by_one):
+        assert_equal_detections(a, b, atol=1e-3)
+    for a, b in zip(det(tuple(frames[:2])), one_by_one[:2]):
+        assert_equal_detections(a, b, atol=1e-3)
+    assert det([]) == []
+    with pytest.raises(TypeError, match=r"frames\[1\].*uint8"):
+        det([frames[0], frames[0].astype(np.float32)])
 
 
 def test_strided_or_mistyped_frames_raise_type_error_not_a_copy(detector, frames_dir):

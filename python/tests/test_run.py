@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 
 import numpy as np
 import pytest
@@ -53,7 +54,7 @@ def test_run_yields_every_frame_in_order_with_the_commands_detections(model_path
 
 
 def test_profile_is_the_commands_profile_json_once_the_run_ends(model_path):
-    run = streamdet.run(model_path, SOURCE, frames=10, track="off")
+    run = streamdet.run(model_path, SOURCE, max_frames=10, track="off")
     assert run.profile is None or run.profile["frames"] <= 10  # None while the run goes
     results = list(run)
     assert len(results) == 10
@@ -125,3 +126,72 @@ def test_ctrl_c_raises_keyboard_interrupt_in_the_loop_and_stops_the_run(model_pa
         child.kill()
     assert out.startswith("interrupted after"), out
     assert child.returncode == 0
+
+
+SAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "samples",
+                      "shapes_640x360.mp4")
+
+
+def test_frames_true_hands_each_result_its_decoded_frame(model_path, frames_dir):
+    from conftest import FRAME_INDICES, read_ppm
+    expected = [np.ascontiguousarray(read_ppm(frames_dir / f"f{i:03d}.ppm")[:, :, ::-1]) for i in FRAME_INDICES]
+    # An image folder: the frames are exactly the files' pixels, also when output= draws on the
+    # frames it writes (Python's are copied before the drawing).
+    for options in ({}, {"output": str(frames_dir.parent / "annotated.mp4")}):
+        results = list(streamdet.run(model_path, str(frames_dir), frames=True, **options))
+        assert [r.frame_index for r in results] == list(range(len(FRAME_INDICES)))
+        assert sum(len(r.detections) for r in results) > 0  # so that output= did draw boxes
+        for r, e in zip(results, expected):
+            assert r.frame.dtype == np.uint8 and r.frame.shape == e.shape
+            np.testing.assert_array_equal(r.frame, e)
+    assert all(r.frame is None for r in streamdet.run(model_path, str(frames_dir)))
+
+
+def test_frames_of_a_video_come_in_order_and_match_an_independent_decode(model_path):
+    cv2 = pytest.importorskip("cv2")
+    results = list(streamdet.run(model_path, SAMPLE, frames=True))
+    assert [r.frame_index for r in results] == list(range(150))
+    cap = cv2.VideoCapture(SAMPLE)
+    for r in results:  # every frame kept until now: each array owns its pixels, none was reused
+        ok, reference = cap.read()
+        assert ok and r.frame.shape == reference.shape == (360, 640, 3)
+        # OpenCV converts YUV to BGR with FFmpeg's swscale, streamdet with its own BT.601 formula:
+        # within a few levels of each other (measured: mean 0.3, max 4), never another picture.
+        diff = np.abs(r.frame.astype(np.int16) - reference.astype(np.int16))
+        assert diff.mean() < 1.5 and np.percentile(diff, 99.9) <= 8, (r.frame_index, diff.mean(), diff.max())
+    assert not cap.read()[0]
+
+
+def test_the_commands_other_options_are_keywords_checked_by_its_parser(model_path, tmp_path):
+    results = list(streamdet.run(model_path, SOURCE, policy="block", max_age=5000, queue=2, every=2, agnostic=True,
+                                 max_frames=12, profile_json=str(tmp_path / "p.json")))
+    assert [r.frame_index for r in results] == list(range(0, 12, 2))  # every=2: every other frame inferred
+    assert json.loads((tmp_path / "p.json").read_text())["frames"] >= 6
+    # latest: the newest frame each time, older ones dropped: in order, none twice.
+    seen = [r.frame_index for r in streamdet.run(model_path, SOURCE, policy="latest")]
+    assert seen and seen == sorted(set(seen)) and seen[-1] <= 29
+    with pytest.raises(streamdet.UsageError, match="unknown --policy 'sideways'"):
+        streamdet.run(model_path, SOURCE, policy="sideways")
+    with pytest.raises(streamdet.UsageError, match="max-age"):
+        streamdet.run(model_path, SOURCE, max_age=-1)
+    with pytest.raises(streamdet.UsageError, match="agnostic: must be True or False"):
+        streamdet.run(model_path, SOURCE, agnostic="yes")
+    with pytest.raises(streamdet.UsageError, match="unknown option 'max_ages'"):
+        streamdet.run(model_path, SOURCE, max_ages=5)
+    with pytest.raises(streamdet.UsageError, match="frames: must be True or False"):
+        streamdet.run(model_path, SOURCE, frames=10)
+
+
+def test_serve_0_gives_a_working_health_endpoint_while_the_loop_runs(model_path):
+    with streamdet.run(model_path, ENDLESS, serve=0) as run:
+        for r in run:
+            if r.frame_index == 3:
+                url = run.web_view_url
+                assert url.startswith("http://127.0.0.1:") and not url.endswith(":0/")
+                with urllib.request.urlopen(url + "health", timeout=10) as response:
+                    assert response.status == 200
+                    health = json.loads(response.read())
+                assert health, health
+                break
+    assert run.profile["frames"] >= 4
+    assert streamdet.run(model_path, SOURCE, max_frames=1).web_view_url is None

@@ -78,4 +78,37 @@ Result<Detections> FrameDetector::detect(const cv::Mat& frame) {
   return detections;
 }
 
+Result<std::vector<Detections>> FrameDetector::detect_batch(const std::vector<cv::Mat>& frames) {
+  std::vector<Detections> all;
+  all.reserve(frames.size());
+  if (frames.size() < 2 || !batch_capable()) {
+    for (const cv::Mat& f : frames) {
+      SD_ASSIGN_OR_RETURN(Detections d, detect(f));
+      all.push_back(std::move(d));
+    }
+    return all;
+  }
+  for (const cv::Mat& f : frames)
+    if (f.empty() || f.type() != CV_8UC3) return fail(ErrorCode::kUsage, "frame: expected an 8-bit image of 3 channels");
+  if (!size_settled_) SD_TRY(settle_input_size(frames[0].size()));
+  // The frames' planes side by side in one NCHW tensor, as the pipeline's micro-batches.
+  const int n = static_cast<int>(frames.size());
+  batch_input_.resize(Shape{n, 3, det_.input_size.height, det_.input_size.width});
+  const size_t per = static_cast<size_t>(3) * static_cast<size_t>(det_.input_size.area());
+  transforms_.clear();
+  for (int i = 0; i < n; ++i)
+    transforms_.push_back(preprocess_frame(frames[static_cast<size_t>(i)], det_.input_size, det_.preprocess,
+                                           batch_input_.data() + static_cast<size_t>(i) * per, scratch_));
+  SD_TRY(context_->infer(batch_input_.view(), outputs_));
+  views_.clear();
+  for (const Tensor& t : outputs_) views_.push_back(t.view());
+  for (int i = 0; i < n; ++i) {
+    Detections detections;
+    post_->run(views_, i, detections);
+    for (Detection& d : detections) transforms_[static_cast<size_t>(i)].map_back(d);
+    all.push_back(std::move(detections));
+  }
+  return all;
+}
+
 }  // namespace sd

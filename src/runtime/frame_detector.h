@@ -36,6 +36,10 @@ class FrameDetector {
   // The detections of one 8-bit, 3-channel frame, in its pixels, highest score first.
   // Not thread-safe: one call at a time per FrameDetector (its buffers are reused).
   Result<Detections> detect(const cv::Mat& frame);
+  // The detections of several frames (any sizes), in their order: one inference call for them
+  // all when the model has a dynamic batch axis (batch_capable()), else one call per frame.
+  Result<std::vector<Detections>> detect_batch(const std::vector<cv::Mat>& frames);
+  bool batch_capable() const { return det_.engine->capabilities().dynamic_batch; }
 
   const std::vector<std::string>& class_names() const { return det_.class_names; }
   cv::Size input_size() const { return det_.input_size; }
@@ -52,6 +56,8 @@ class FrameDetector {
   std::unique_ptr<InferenceContext> context_;
   std::unique_ptr<Postprocessor> post_;
   Tensor input_;
+  Tensor batch_input_;
+  std::vector<LetterboxTransform> transforms_;
   std::vector<Tensor> outputs_;
   std::vector<TensorView> views_;
   PreprocessScratch scratch_;

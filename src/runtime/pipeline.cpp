@@ -265,6 +265,7 @@ Status Pipeline::open_sinks() {
     run_.draw = run_.draw || run_.sinks[i]->wants_drawn_frame();
   }
   if (embedding_.make_sink) run_.sinks.push_back(embedding_.make_sink(context));
+  for (const auto& sink : run_.sinks) run_.keep_undrawn = run_.keep_undrawn || sink->wants_undrawn_frame();
   std::vector<std::string> names;
   for (const auto& sink : run_.sinks) names.push_back(sink->name());
   run_.profiler.set_outputs(std::move(names));
@@ -385,6 +386,7 @@ Status Pipeline::start_server(const ServeAddress& address) {
   // Also with --quiet: with --serve 0 this line is the only way to learn the port.
   log_notice("web view: http://%s:%d/ (also /metrics, /health)%s", host.c_str(), server_->port(),
            options_.serve_token.empty() ? "" : "; the page needs ?token=...");
+  if (embedding_.web_view_started) embedding_.web_view_started("http://" + host + ":" + std::to_string(server_->port()) + "/");
   if (!is_loopback_host(address.host) && options_.serve_token.empty())
     log_warn("--serve %s: listening beyond this machine without --serve-token: anyone who can reach port %d sees the "
              "video and the figures",

@@ -32,6 +32,9 @@ RunOutcome run_detection(const RunOptions& options, const SourceOpener& open);
 struct RunEmbedding {
   std::function<std::unique_ptr<Sink>(const SinkContext&)> make_sink;  // null: none
   std::function<bool()> stop_requested;  // called from the stage threads; null: only Ctrl-C
+  // With --serve: told the web view's address (http://host:port/, the port bound for port 0)
+  // before the first frame is read; null: only the log line says it.
+  std::function<void(const std::string& url)> web_view_started;
 };
 RunOutcome run_detection(const RunOptions& options, const RunEmbedding& embedding);
 

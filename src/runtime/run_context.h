@@ -57,6 +57,7 @@ class RunContext {
   HealthBoard health;  // one slot per source, in source order
   std::vector<std::unique_ptr<Sink>> sinks;
   bool draw = false;  // a sink wants the detections drawn on the frame
+  bool keep_undrawn = false;  // and another wants the frame as decoded (Sink::wants_undrawn_frame)
   std::unique_ptr<PacketPool> pool;
   std::unique_ptr<FrameScheduler> scheduler;
   std::unique_ptr<LiveView> view;

@@ -23,6 +23,9 @@ struct StageTiming {
 
 struct FrameResult {
   Frame frame;             // the original frame; drawn on first when a sink wants_drawn_frame()
+  // When the frame was drawn on and a sink wants_undrawn_frame(): a copy of its BGR pixels from
+  // before the drawing (empty otherwise: `frame` is as decoded).
+  cv::Mat undrawn;
   Detections detections;   // original-frame pixels (frame.original_size when it was decoded smaller)
   std::array<StageTiming, 4> timings{};  // read, preprocess, inference (its share of the batch), postprocess
   std::vector<CountEvent> events;  // lines crossed, zones entered and left in this frame (--line, --zone)
@@ -38,6 +41,9 @@ class Sink {
   virtual std::string name() const = 0;
   // Whether write() wants the frame with the detections drawn on it (an annotated video).
   virtual bool wants_drawn_frame() const { return false; }
+  // Whether write() wants the frame as decoded even when another sink wants it drawn: the frame
+  // is then copied before drawing (FrameResult::undrawn); no cost when nothing is drawn.
+  virtual bool wants_undrawn_frame() const { return false; }
   // Called once, after every check that can refuse the run has passed (sources, model, every
   // other output, the --serve port) and before the first frame: an output written in place
   // creates or truncates its file here, so a run refused at start leaves an existing file as it was.

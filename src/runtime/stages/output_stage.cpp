@@ -37,8 +37,10 @@ Status OutputStage::write(FramePacket& p, StageRecorder& rec) {
     keep_confident(p.detections, conf);  // decoded lower for another source's tracker
   }
   if (run_.view) run_.view->post_detections(s_, p.frame.original_size, p.detections, tracker ? &trails_ : nullptr, lane.counter.get());
+  cv::Mat undrawn;
   if (run_.draw) {
     ScopedStage st(rec, Stage::kDraw, 1, s_, p.frame.index);
+    if (run_.keep_undrawn) undrawn = p.frame.bgr().clone();
     const CountingReport counts = lane.counter ? lane.counter->counts() : CountingReport{};
     const FrameOverlay overlay{&p.detections, tracker ? &trails_ : nullptr,
                                lane.counter ? &lane.counter->places() : nullptr, lane.counter ? &counts : nullptr};
@@ -51,6 +53,7 @@ Status OutputStage::write(FramePacket& p, StageRecorder& rec) {
   result.events = std::move(events);
   result.counter = lane.counter.get();
   result.trails = tracker ? &trails_ : nullptr;
+  result.undrawn = std::move(undrawn);
   std::swap(result.frame, p.frame);
   std::swap(result.detections, p.detections);
   // In the order they were named (the JSON lines before the video by default: when the video's
