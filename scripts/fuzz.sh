@@ -72,7 +72,7 @@ for i in "${!pids[@]}"; do
   wait "${pids[$i]}" || status=$?
   cat "${targets[$i]}.log"
   if ((status != 0)); then
-    echo "fuzz.sh: ${targets[$i]} failed (exit ${status}); its input is in build-fuzz/crash-* (log: build-fuzz/${targets[$i]}.log)" >&2
+    echo "fuzz.sh: ${targets[$i]} failed (exit ${status}): log build-fuzz/${targets[$i]}.log (a crash leaves its input in build-fuzz/crash-*)" >&2
     failed=1
   fi
 done
