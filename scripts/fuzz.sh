@@ -54,5 +54,26 @@ fuzz() {
     "${no_aslr[@]}" "./$target" -seed=1 -runs="$count" -reload=0 -use_cmp=0 -rss_limit_mb=4096 -max_len="$max_len" -timeout=120 \
     -print_final_stats=1 -seed_inputs=@"$target.seeds" "corpus-$target"
 }
-if [[ "$runs" != 0 ]]; then fuzz fuzz_onnx_loader "$runs" 65536 seeds-onnx ../tests/data/fuzz; fi
-if [[ "$frame_runs" != 0 ]]; then fuzz fuzz_frame_message "$frame_runs" 16384 ../tests/data/fuzz_frames; fi
+# The two targets run side by side (one core each), each into its own log, shown when it ends: each
+# is its own process with its own seed, count and corpus, so its inputs are the ones it would get
+# alone.
+pids=()
+targets=()
+start() {
+  fuzz "$@" >"$1.log" 2>&1 &
+  pids+=($!)
+  targets+=("$1")
+}
+if [[ "$runs" != 0 ]]; then start fuzz_onnx_loader "$runs" 65536 seeds-onnx ../tests/data/fuzz; fi
+if [[ "$frame_runs" != 0 ]]; then start fuzz_frame_message "$frame_runs" 16384 ../tests/data/fuzz_frames; fi
+failed=0
+for i in "${!pids[@]}"; do
+  status=0
+  wait "${pids[$i]}" || status=$?
+  cat "${targets[$i]}.log"
+  if ((status != 0)); then
+    echo "fuzz.sh: ${targets[$i]} failed (exit ${status}): log build-fuzz/${targets[$i]}.log (a crash leaves its input in build-fuzz/crash-*)" >&2
+    failed=1
+  fi
+done
+exit "$failed"

@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
+  ccache                   # a second build of the same sources (test.sh run again, CI re-runs) comes from the cache
   libopencv-dev            # videoio (FFmpeg, GStreamer, V4L2), imgproc, dnn
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev   # video files decoded to YUV
   libdnnl-dev              # oneDNN: the native engine's CPU executor

@@ -12,7 +12,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/install-deps.sh
-./scripts/build.sh
+# What the tests run (tests/CMakeLists.txt: streamdet_test_programs), not the benchmarks and tools
+# no test runs: `./scripts/build.sh` alone builds everything.
+./scripts/build.sh streamdet_test_programs
 
 echo "== test suite"
 ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 600
