@@ -1,4 +1,4 @@
-// Branch-free float exp the compiler vectorizes (AVX-512 with -march=native): range reduction
+// Branch-free float exp the compiler vectorizes (to the ISA of the file including it): range reduction
 // to 2^n * e^r with |r| <= ln2/2 and a degree-6 polynomial; ~1e-7 relative error over the
 // float range, tested against std::exp. One template serves a float (in loops the compiler
 // vectorizes) and an explicit 16-lane vector (kernels written with vector types, such as the
@@ -15,7 +15,15 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 
+// Files compiled for one ISA (stem_conv_avx512.cpp...) define STREAMDET_ISA_VARIANT first: these
+// inline functions then get names of their own there, so the linker never substitutes an AVX-512
+// copy for the baseline one (both are emitted as weak symbols of the same name otherwise).
+#ifndef STREAMDET_ISA_VARIANT
+#define STREAMDET_ISA_VARIANT baseline
+#endif
+
 namespace sd::native::ops {
+inline namespace STREAMDET_ISA_VARIANT {
 
 // GCC/Clang vector extension types: 16 lanes, one AVX-512 register; 8 lanes, one AVX2 register
 // (kernels whose natural width is 8 channels: where 512-bit instructions issue at half the rate
@@ -100,6 +108,7 @@ inline float hsum(f32x16 v) {
 inline float fast_exp(float x) { return fast_exp_of(x); }
 inline float fast_sigmoid(float x) { return 1.0f / (1.0f + fast_exp(-x)); }
 
+}  // namespace STREAMDET_ISA_VARIANT
 }  // namespace sd::native::ops
 
 #pragma GCC diagnostic pop
