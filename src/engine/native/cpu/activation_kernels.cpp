@@ -1,18 +1,18 @@
 #include "engine/native/cpu/activation_kernels.h"
 
+#include <cstring>
+
 #include "engine/native/cpu/activation_variants.h"
 #include "engine/native/cpu/fast_math.h"
 
 namespace sd::native::ops {
 namespace activation {
+namespace {
+#include "engine/native/cpu/activation_loop.inc"
+}  // namespace
 
-void silu_baseline(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * fast_sigmoid(x[i]);
-}
-
-void sigmoid_baseline(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = fast_sigmoid(x[i]);
-}
+void silu_baseline(const float* x, float* y, int64_t n) { activation_loop<f32x4, true>(x, y, n); }
+void sigmoid_baseline(const float* x, float* y, int64_t n) { activation_loop<f32x4, false>(x, y, n); }
 
 }  // namespace activation
 

@@ -1,6 +1,6 @@
 // BinExpectation's (DFL's) inner loop over one row of anchors, one variant per instruction set:
 // the same source (bin_expectation_row.inc) compiled for the baseline, AVX2 and AVX-512 (its
-// 16-anchor vectors are one AVX-512 register, two AVX2 ones, four SSE ones).
+// vectors of anchors are one register: 16, 8 or 4 floats).
 #pragma once
 
 #include <cstdint>

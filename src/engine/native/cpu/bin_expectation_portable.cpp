@@ -1,6 +1,7 @@
 // BinExpectation's row loop for the baseline, and the dispatch.
 #define STREAMDET_ISA_VARIANT baseline
 #define STREAMDET_BIN_ROW_FN row_baseline
+#define STREAMDET_BIN_VECTOR f32x4
 #include "engine/native/cpu/bin_expectation_row.inc"
 
 namespace sd::native::ops::bin_expectation {

@@ -32,6 +32,8 @@ using f32x16 = float __attribute__((vector_size(64)));
 using i32x16 = int32_t __attribute__((vector_size(64)));
 using f32x8 = float __attribute__((vector_size(32)));
 using i32x8 = int32_t __attribute__((vector_size(32)));
+using f32x4 = float __attribute__((vector_size(16)));  // one SSE register (the x86-64-v2 baseline)
+using i32x4 = int32_t __attribute__((vector_size(16)));
 
 template <class V>
 inline V splat(float f) {
@@ -43,6 +45,7 @@ namespace detail {
 inline int32_t to_i32(float n) { return static_cast<int32_t>(n); }
 inline i32x16 to_i32(f32x16 n) { return __builtin_convertvector(n, i32x16); }
 inline i32x8 to_i32(f32x8 n) { return __builtin_convertvector(n, i32x8); }
+inline i32x4 to_i32(f32x4 n) { return __builtin_convertvector(n, i32x4); }
 inline float from_bits(int32_t b) {
   float f;
   std::memcpy(&f, &b, sizeof f);
@@ -55,6 +58,11 @@ inline f32x16 from_bits(i32x16 b) {
 }
 inline f32x8 from_bits(i32x8 b) {
   f32x8 f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+inline f32x4 from_bits(i32x4 b) {
+  f32x4 f;
   std::memcpy(&f, &b, sizeof f);
   return f;
 }
