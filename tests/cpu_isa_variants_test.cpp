@@ -4,6 +4,7 @@
 // machine it was built on, so a variant left untested here would first run on a user's machine.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -105,7 +106,7 @@ TEST_P(IsaVariant, StemConvolutionMatchesTheDefinition) {
     const float alpha = k.act == StemActivation::kClip ? -0.3f : 0.1f, beta = 0.4f;
     const StemConv conv(g, w.data(), b.data(), k.act, alpha, beta);
     std::vector<float> y(static_cast<size_t>(g.n * g.oh * g.ow * g.oc), std::numeric_limits<float>::quiet_NaN());
-    int finished = 0;
+    std::atomic<int> finished{0};  // finish_rows runs on the kernel's threads
     for (int threads : {1, 3}) {
       conv.run_isa(GetParam(), x.data(), k.nhwc, y.data(), threads, [&](float*, int64_t count) { finished += count > 0; });
       const auto want = reference_conv(g, x, k.nhwc, w, b, k.act, alpha, beta);
@@ -113,7 +114,7 @@ TEST_P(IsaVariant, StemConvolutionMatchesTheDefinition) {
       for (size_t i = 0; i < want.size(); ++i) worst = std::max(worst, double{std::fabs(y[i] - want[i])});
       EXPECT_LT(worst, 1e-5) << k.name << ", " << threads << " threads";
     }
-    EXPECT_EQ(finished, 2 * g.n * g.oh) << k.name << ": every output row is handed to finish_rows once a run";
+    EXPECT_EQ(finished.load(), 2 * g.n * g.oh) << k.name << ": every output row is handed to finish_rows once a run";
   }
 }
 
