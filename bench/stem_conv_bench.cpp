@@ -1,12 +1,15 @@
 // The stem convolution kernel (cpu/stem_conv.cpp) alone: an RGB image into the first layer's
 // channels, 3x3 stride 2, NCHW in, NHWC out, SiLU (third arg 1) over each finished row as the
-// engine runs it (cpu/activation_kernels.h). Args: input side, output channels, SiLU.
+// engine runs it (cpu/activation_kernels.h). Args: input side, output channels, SiLU, and the
+// ISA variant of both kernels (0 baseline, 1 AVX2, 2 AVX-512: src/core/cpu_isa.h; skipped where
+// the processor cannot run it).
 // (The tiny model's stem: 256, 8; YOLOv8n's: 640, 16.)
 #include <benchmark/benchmark.h>
 
 #include <random>
 #include <vector>
 
+#include "core/cpu_isa.h"
 #include "engine/native/cpu/activation_kernels.h"
 #include "engine/native/cpu/stem_conv.h"
 
@@ -15,6 +18,12 @@ namespace {
 
 void BM_StemConv3x3s2(benchmark::State& state) {
   const int64_t side = state.range(0), oc = state.range(1);
+  const auto isa = static_cast<cpu::Isa>(state.range(3));
+  if (isa > cpu::detected_isa()) {
+    state.SkipWithError("this processor cannot run this ISA variant");
+    return;
+  }
+  state.SetLabel(cpu::isa_name(isa));
   const StemConvGeometry g{1, 3, side, side, oc, 3, 3, side / 2, side / 2, 2, 2, 1, 1};
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-1, 1);
@@ -24,14 +33,17 @@ void BM_StemConv3x3s2(benchmark::State& state) {
   std::vector<float> y(static_cast<size_t>(oc * g.oh * g.ow));
   StemConv conv(g, w.data(), b.data());
   std::function<void(float*, int64_t)> silu_rows;
-  if (state.range(2)) silu_rows = [](float* rows, int64_t count) { silu(rows, rows, count); };
+  if (state.range(2)) silu_rows = [isa](float* rows, int64_t count) { silu_isa(isa, rows, rows, count); };
   for (auto _ : state) {
-    conv.run(x.data(), false, y.data(), 1, silu_rows);
+    conv.run_isa(isa, x.data(), false, y.data(), 1, silu_rows);
     benchmark::DoNotOptimize(y.data());
   }
   state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(2 * 27 * oc * g.oh * g.ow), benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_StemConv3x3s2)->Args({256, 8, 1})->Args({256, 8, 0})->Args({256, 16, 1})->Args({640, 16, 1})->Args({640, 16, 0})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_StemConv3x3s2)
+    ->ArgsProduct({{256}, {8, 16}, {0, 1}, {0, 1, 2}})
+    ->ArgsProduct({{640}, {16}, {0, 1}, {0, 1, 2}})
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace sd::native::ops

@@ -1,5 +1,6 @@
 #include "app/bench_command.h"
 #include "app/option_checks.h"
+#include "core/cpu_isa.h"
 
 #include <sys/resource.h>
 
@@ -250,7 +251,8 @@ nlohmann::json row_json(const Row& r) {
                       {"engine_fps", r.engine_fps},
                       {"load_ms", r.load_ms},
                       {"commit", build_commit()},
-                      {"machine", machine_summary()}};
+                      {"machine", machine_summary()},
+                      {"cpu_isa", {{"kernels", cpu::isa_name(cpu::active_isa())}, {"onednn", cpu::onednn_isa_name()}}}};
   if (r.has_pipeline) {
     std::vector<std::string> shown;
     for (const auto& s : o.sources) shown.push_back(without_password(s));
@@ -268,8 +270,8 @@ nlohmann::json row_json(const Row& r) {
 
 void print_table(const std::vector<Row>& rows) {
   const bool pipeline = !rows.empty() && rows[0].has_pipeline;
-  std::printf("streamdet bench: %s, engine %s, device %s | commit %s | %s\n\n", rows[0].options.model.model.c_str(),
-              rows[0].engine.c_str(), rows[0].device.c_str(), build_commit(), machine_summary().c_str());
+  std::printf("streamdet bench: %s, engine %s, device %s | commit %s | %s | ISA: %s\n\n", rows[0].options.model.model.c_str(),
+              rows[0].engine.c_str(), rows[0].device.c_str(), build_commit(), machine_summary().c_str(), cpu::isa_summary().c_str());
   std::printf("| threads | workers | batch | input | load ms | engine ms (min / median / p90 / p99) | engine FPS |");
   if (pipeline) std::printf(" e2e FPS | e2e / engine | inference ms in pipeline | latency ms (p50 / p90 / p99) | CPU %% | write ms/frame |");
   std::printf("\n|---|---|---|---|---|---|---|");

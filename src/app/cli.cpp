@@ -17,6 +17,7 @@
 #include "app/val_command.h"
 #include "app/option_checks.h"
 #include "core/build_info.h"
+#include "core/cpu_isa.h"
 #include "engine/native/backend.h"
 #include "engine/native/cuda/cuda_backend.h"
 #include "core/memory_budget.h"
@@ -58,6 +59,7 @@ int run_command(RunOptions& options) {
 std::string version_text() {
   std::string text = std::string("streamdet ") + STREAMDET_VERSION + " (commit " + build_commit() + ")\n";
   text += "cpu: " + native::cpu_backend()->description() + "\n";
+  text += std::string("cpu isa: ") + cpu::isa_summary() + " (the rest of the build: " + cpu::build_baseline() + ")\n";
   const native::CudaInfo cuda = native::cuda_info();
   if (!cuda.built) return text + "cuda: not built (no CUDA toolkit when streamdet was built): CPU only";
   text += "cuda: built with CUDA runtime " + cuda.runtime + (cuda.driver.empty() ? ", no driver" : ", driver CUDA " + cuda.driver);

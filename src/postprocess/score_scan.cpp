@@ -1,13 +1,5 @@
 #include "postprocess/score_scan.h"
 
-#if defined(__AVX512F__) || defined(__AVX2__)
-#include <immintrin.h>
-#endif
-
-// GCC 12 warns about the deliberately undefined pass-through operand inside its own AVX-512
-// intrinsics (_mm512_undefined_ps); a known false positive.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-
 namespace sd::scan {
 
 void column_max(const float* data, int64_t row_stride, int rows, int n, float* __restrict best) {
@@ -61,34 +53,15 @@ float row_max_plain(const float* p, int n) {
   return m;
 }
 
-float row_max(const float* p, int n) {
-  int i = 0;
-  float m = p[0];
-#if defined(__AVX512F__)
-  if (n >= 16) {
-    __m512 acc = _mm512_loadu_ps(p);
-    for (i = 16; i + 16 <= n; i += 16) acc = _mm512_max_ps(_mm512_loadu_ps(p + i), acc);
-    alignas(64) float lanes[16];
-    _mm512_store_ps(lanes, acc);
-    m = lanes[0];
-    for (int k = 1; k < 16; ++k)
-      if (lanes[k] > m) m = lanes[k];
-  }
-#elif defined(__AVX2__)
-  if (n >= 8) {
-    __m256 acc = _mm256_loadu_ps(p);
-    for (i = 8; i + 8 <= n; i += 8) acc = _mm256_max_ps(_mm256_loadu_ps(p + i), acc);
-    alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, acc);
-    m = lanes[0];
-    for (int k = 1; k < 8; ++k)
-      if (lanes[k] > m) m = lanes[k];
-  }
+float row_max_isa(cpu::Isa isa, const float* p, int n) {
+#if defined(__x86_64__)
+  if (isa >= cpu::Isa::kAvx512) return row_max_avx512(p, n);
+  if (isa >= cpu::Isa::kAvx2) return row_max_avx2(p, n);
 #endif
-  for (; i < n; ++i)
-    if (p[i] > m) m = p[i];
-  return m;
+  return row_max_plain(p, n);
 }
+
+float row_max(const float* p, int n) { return row_max_isa(cpu::active_isa(), p, n); }
 
 bool row_any_at_least_plain(const float* p, int n, float threshold) {
   for (int i = 0; i < n; ++i)
@@ -96,25 +69,14 @@ bool row_any_at_least_plain(const float* p, int n, float threshold) {
   return false;
 }
 
-bool row_any_at_least(const float* p, int n, float threshold) {
-  int i = 0;
-#if defined(__AVX512F__)
-  const __m512 t = _mm512_set1_ps(threshold);
-  for (; i + 16 <= n; i += 16)
-    if (_mm512_cmp_ps_mask(_mm512_loadu_ps(p + i), t, _CMP_GE_OQ)) return true;
-  if (i < n) {
-    __mmask16 tail = static_cast<__mmask16>((1u << (n - i)) - 1u);
-    return _mm512_mask_cmp_ps_mask(tail, _mm512_maskz_loadu_ps(tail, p + i), t, _CMP_GE_OQ) != 0;
-  }
-  return false;
-#elif defined(__AVX2__)
-  const __m256 t = _mm256_set1_ps(threshold);
-  for (; i + 8 <= n; i += 8)
-    if (_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(p + i), t, _CMP_GE_OQ))) return true;
+bool row_any_at_least_isa(cpu::Isa isa, const float* p, int n, float threshold) {
+#if defined(__x86_64__)
+  if (isa >= cpu::Isa::kAvx512) return row_any_at_least_avx512(p, n, threshold);
+  if (isa >= cpu::Isa::kAvx2) return row_any_at_least_avx2(p, n, threshold);
 #endif
-  for (; i < n; ++i)
-    if (p[i] >= threshold) return true;
-  return false;
+  return row_any_at_least_plain(p, n, threshold);
 }
+
+bool row_any_at_least(const float* p, int n, float threshold) { return row_any_at_least_isa(cpu::active_isa(), p, n, threshold); }
 
 }  // namespace sd::scan

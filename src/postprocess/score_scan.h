@@ -3,12 +3,15 @@
 // Channel-major heads ([C, A]: one row per class, one column per anchor) are scanned row by row
 // with a running maximum over a block of anchors, which the compiler turns into packed max
 // instructions over contiguous memory. Anchor-major heads ([A, C]: one row per anchor) use
-// row_max / row_any_at_least, with AVX-512 / AVX2 paths and a scalar path; all paths return
-// exactly the same values (max is exact). The *_plain functions are the naive versions the
+// row_max / row_any_at_least, with AVX-512 / AVX2 variants (score_scan_avx512.cpp,
+// score_scan_avx2.cpp, chosen at run time by sd::cpu::active_isa()) and the scalar path; all
+// return exactly the same values (max is exact). The *_plain functions are the naive versions the
 // tests compare against.
 #pragma once
 
 #include <cstdint>
+
+#include "core/cpu_isa.h"
 
 namespace sd::scan {
 
@@ -29,5 +32,16 @@ float row_max_plain(const float* p, int n);
 // True when some p[i] >= threshold, i in [0, n).
 bool row_any_at_least(const float* p, int n, float threshold);
 bool row_any_at_least_plain(const float* p, int n, float threshold);
+
+// The variant for `isa` (the highest at or below it; the processor must run it), for the tests.
+float row_max_isa(cpu::Isa isa, const float* p, int n);
+bool row_any_at_least_isa(cpu::Isa isa, const float* p, int n, float threshold);
+
+#if defined(__x86_64__)
+float row_max_avx2(const float* p, int n);
+bool row_any_at_least_avx2(const float* p, int n, float threshold);
+float row_max_avx512(const float* p, int n);
+bool row_any_at_least_avx512(const float* p, int n, float threshold);
+#endif
 
 }  // namespace sd::scan

@@ -1,102 +1,40 @@
 #include "engine/native/cpu/activation_kernels.h"
 
-#include <array>
-#include <cmath>
+#include <cstring>
 
+#include "engine/native/cpu/activation_variants.h"
 #include "engine/native/cpu/fast_math.h"
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#define SD_ACTIVATIONS_AVX512 1
-#endif
-
-// GCC 12's AVX-512 intrinsics pass `_mm512_undefined_ps()` (a self-initialized variable) as the
-// unused merge source of vmaxps/vminps/vscalefps, which -O3 reports as maybe-uninitialized.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 namespace sd::native::ops {
+namespace activation {
 namespace {
-
-#ifdef SD_ACTIVATIONS_AVX512
-// 2^(j/16), j = 0..15: one register, indexed by vpermps.
-const std::array<float, 16> kExp2Sixteenths = [] {
-  std::array<float, 16> t{};
-  for (int j = 0; j < 16; ++j) t[static_cast<size_t>(j)] = static_cast<float>(std::exp2(j / 16.0));
-  return t;
-}();
-
-// 1 + e^-x for 16 floats, x clamped to [-80, 80] (e^80 stays a normal float, so the division
-// after it never meets an infinity or a denormal). The clamps take x as their second operand,
-// the one vmaxps/vminps return for NaN, so NaN goes through as NaN.
-//
-// e^-t = 2^(k/16) * e^r with k = round(-t * 16 / ln2) and |r| <= ln2/32: 2^(k/16) is a table
-// entry (the low 4 bits of k) scaled by 2^floor(k/16) (vscalefps), e^r a degree-2 minimax
-// polynomial (Lawson's algorithm, 4.2e-7 relative on that interval). k is rounded by adding
-// 1.5 * 2^23, which leaves it in the low mantissa bits: those bits index the table directly.
-inline __m512 one_plus_exp_neg(__m512 x) {
-  const __m512 t = _mm512_min_ps(_mm512_set1_ps(80.0f), _mm512_max_ps(_mm512_set1_ps(-80.0f), x));
-  const __m512 magic = _mm512_set1_ps(12582912.0f);
-  const __m512 shifted = _mm512_fmadd_ps(t, _mm512_set1_ps(-16 * 1.44269504088896341f), magic);
-  const __m512 k = _mm512_sub_ps(shifted, magic);
-  // r = -t - k * ln2/16, with ln2/16 in two parts so that the product is exact for |k| <= 2048.
-  __m512 r = _mm512_fnmsub_ps(k, _mm512_set1_ps(0.693145751953125f / 16), t);
-  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(1.42860682030941723212e-6f / 16), r);
-  __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(0.49998530745506287f), r, _mm512_set1_ps(1.000058650970459f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  const __m512 table = _mm512_loadu_ps(kExp2Sixteenths.data());
-  const __m512 frac = _mm512_permutexvar_ps(_mm512_castps_si512(shifted), table);
-  const __m512 e = _mm512_scalef_ps(_mm512_mul_ps(p, frac), _mm512_mul_ps(k, _mm512_set1_ps(1.0f / 16)));
-  return _mm512_add_ps(e, _mm512_set1_ps(1.0f));
-}
-
-// y = x / (1 + e^-x) (SiLU) or 1 / (1 + e^-x) (sigmoid).
-template <bool kSilu>
-inline __m512 activate(__m512 x) {
-  return _mm512_div_ps(kSilu ? x : _mm512_set1_ps(1.0f), one_plus_exp_neg(x));
-}
-
-template <bool kSilu>
-void apply(const float* x, float* y, int64_t n) {
-  int64_t i = 0;
-  // Two independent vectors an iteration: each is a dependency chain of ~10 operations.
-  for (; i + 32 <= n; i += 32) {
-    const __m512 a = activate<kSilu>(_mm512_loadu_ps(x + i)), b = activate<kSilu>(_mm512_loadu_ps(x + i + 16));
-    _mm512_storeu_ps(y + i, a);
-    _mm512_storeu_ps(y + i + 16, b);
-  }
-  for (; i < n; i += 16) {
-    const __mmask16 m = static_cast<__mmask16>(n - i >= 16 ? 0xffff : (1u << (n - i)) - 1);
-    _mm512_mask_storeu_ps(y + i, m, activate<kSilu>(_mm512_maskz_loadu_ps(m, x + i)));
-  }
-}
-#endif
-
+#include "engine/native/cpu/activation_loop.inc"
 }  // namespace
 
-void silu(const float* x, float* y, int64_t n) {
-#ifdef SD_ACTIVATIONS_AVX512
-  apply<true>(x, y, n);
-#else
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * fast_sigmoid(x[i]);
+void silu_baseline(const float* x, float* y, int64_t n) { activation_loop<f32x4, true>(x, y, n); }
+void sigmoid_baseline(const float* x, float* y, int64_t n) { activation_loop<f32x4, false>(x, y, n); }
+
+}  // namespace activation
+
+void silu_isa(cpu::Isa isa, const float* x, float* y, int64_t n) {
+#if defined(__x86_64__)
+  if (isa >= cpu::Isa::kAvx512) return activation::silu_avx512(x, y, n);
+  if (isa >= cpu::Isa::kAvx2) return activation::silu_avx2(x, y, n);
 #endif
+  activation::silu_baseline(x, y, n);
 }
 
-void sigmoid(const float* x, float* y, int64_t n) {
-#ifdef SD_ACTIVATIONS_AVX512
-  apply<false>(x, y, n);
-#else
-  for (int64_t i = 0; i < n; ++i) y[i] = fast_sigmoid(x[i]);
+void sigmoid_isa(cpu::Isa isa, const float* x, float* y, int64_t n) {
+#if defined(__x86_64__)
+  if (isa >= cpu::Isa::kAvx512) return activation::sigmoid_avx512(x, y, n);
+  if (isa >= cpu::Isa::kAvx2) return activation::sigmoid_avx2(x, y, n);
 #endif
+  activation::sigmoid_baseline(x, y, n);
 }
 
-const char* activation_kernels_isa() {
-#ifdef SD_ACTIVATIONS_AVX512
-  return "avx512";
-#else
-  return "portable";
-#endif
-}
+void silu(const float* x, float* y, int64_t n) { silu_isa(cpu::active_isa(), x, y, n); }
+void sigmoid(const float* x, float* y, int64_t n) { sigmoid_isa(cpu::active_isa(), x, y, n); }
+
+const char* activation_kernels_isa() { return cpu::isa_name(cpu::active_isa() >= cpu::Isa::kAvx512 ? cpu::Isa::kAvx512 : cpu::active_isa()); }
 
 }  // namespace sd::native::ops

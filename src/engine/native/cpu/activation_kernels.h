@@ -9,10 +9,13 @@
 // rounded k), the power of two applied by vscalefps, e^r a degree-2 polynomial on |r| <= ln2/32,
 // then one division: about 12 operations per 16 floats. Here 512-bit registers beat 256-bit ones
 // (0.19 against 0.26 ns): the work is bound by instruction count, not by FMA throughput. Without
-// AVX-512 they fall back to the portable fast_sigmoid loop.
+// AVX-512 they run the fast_sigmoid loop, vectorized to AVX2 where the processor has it
+// (variants chosen at run time: activation_variants.h).
 #pragma once
 
 #include <cstdint>
+
+#include "core/cpu_isa.h"
 
 namespace sd::native::ops {
 
@@ -23,7 +26,11 @@ void silu(const float* x, float* y, int64_t n);
 // y[i] = 1 / (1 + e^-x[i]); x == y is allowed. Same accuracy as silu.
 void sigmoid(const float* x, float* y, int64_t n);
 
-// Which implementation the two above run: "avx512" or "portable".
+// The variant for `isa` (the highest at or below it), which the processor must be able to run.
+void silu_isa(cpu::Isa isa, const float* x, float* y, int64_t n);
+void sigmoid_isa(cpu::Isa isa, const float* x, float* y, int64_t n);
+
+// Which variant the two above run: "avx512", "avx2" or the baseline's name (cpu::isa_name).
 const char* activation_kernels_isa();
 
 }  // namespace sd::native::ops

@@ -4,15 +4,13 @@
 //   y[n, 0, s, a] = b + sum_k w[k] * exp(x_k - m) / sum_k exp(x_k - m),   m = max_k x_k.
 // The exported graph does this as Transpose, Softmax over a 16-wide axis, Transpose and a 1x1
 // Conv to one channel (four ops, two of them full copies); here the anchors, contiguous in x, are
-// the vector: 16 anchors at a time, the K bins as 16-lane rows, no transposes.
-#include <cstring>
+// the vector: 16 anchors at a time, the K bins as 16-lane rows, no transposes. The row loop has
+// baseline, AVX2 and AVX-512 variants (bin_expectation_kernel.h).
 #include <vector>
 
-#include "engine/native/cpu/fast_math.h"
+#include "engine/native/cpu/bin_expectation_kernel.h"
 #include "engine/native/op_util.h"
 #include "engine/native/parallel.h"
-
-#pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace sd::native::ops {
 namespace {
@@ -44,39 +42,13 @@ class BinExpectationKernel : public Kernel {
     const float* x = in[0].as<float>();
     float* y = out[0].as<float>();
     const int64_t rows = n_ * s_, a = a_, k = k_, sk = stride_k_;
+    const bin_expectation::RowFn row = bin_expectation::row_kernel(cpu::active_isa());
     parallel_for(rows, ctx.threads, 1, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t n = r / s_, s = r % s_;
         const float* xr = x + n * (s_ * k_ * a_) + s * stride_s_;
         float* yr = y + r * a;
-        int64_t i = 0;
-        for (; i + 16 <= a; i += 16) {
-          f32x16 m, v;
-          std::memcpy(&m, xr + i, sizeof m);
-          for (int64_t b = 1; b < k; ++b) {
-            std::memcpy(&v, xr + b * sk + i, sizeof v);
-            m = v > m ? v : m;
-          }
-          f32x16 sum = splat<f32x16>(0.f), dot = splat<f32x16>(0.f);
-          for (int64_t b = 0; b < k; ++b) {
-            std::memcpy(&v, xr + b * sk + i, sizeof v);
-            const f32x16 e = fast_exp_of(v - m);
-            sum += e;
-            dot += e * w_[static_cast<size_t>(b)];
-          }
-          const f32x16 res = dot / sum + bias_;
-          std::memcpy(yr + i, &res, sizeof res);
-        }
-        for (; i < a; ++i) {
-          float m = xr[i];
-          for (int64_t b = 1; b < k; ++b) m = std::max(m, xr[b * sk + i]);
-          float sum = 0, dot = 0;
-          for (int64_t b = 0; b < k; ++b) {
-            const float e = fast_exp(xr[b * sk + i] - m);
-            sum += e, dot += e * w_[static_cast<size_t>(b)];
-          }
-          yr[i] = dot / sum + bias_;
-        }
+        row(xr, yr, a, k, sk, w_.data(), bias_);
       }
     });
     return ok();

@@ -1,4 +1,4 @@
-// Branch-free float exp the compiler vectorizes (AVX-512 with -march=native): range reduction
+// Branch-free float exp the compiler vectorizes (to the ISA of the file including it): range reduction
 // to 2^n * e^r with |r| <= ln2/2 and a degree-6 polynomial; ~1e-7 relative error over the
 // float range, tested against std::exp. One template serves a float (in loops the compiler
 // vectorizes) and an explicit 16-lane vector (kernels written with vector types, such as the
@@ -15,7 +15,15 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 
+// Files compiled for one ISA (stem_conv_avx512.cpp...) define STREAMDET_ISA_VARIANT first: these
+// inline functions then get names of their own there, so the linker never substitutes an AVX-512
+// copy for the baseline one (both are emitted as weak symbols of the same name otherwise).
+#ifndef STREAMDET_ISA_VARIANT
+#define STREAMDET_ISA_VARIANT baseline
+#endif
+
 namespace sd::native::ops {
+inline namespace STREAMDET_ISA_VARIANT {
 
 // GCC/Clang vector extension types: 16 lanes, one AVX-512 register; 8 lanes, one AVX2 register
 // (kernels whose natural width is 8 channels: where 512-bit instructions issue at half the rate
@@ -24,6 +32,8 @@ using f32x16 = float __attribute__((vector_size(64)));
 using i32x16 = int32_t __attribute__((vector_size(64)));
 using f32x8 = float __attribute__((vector_size(32)));
 using i32x8 = int32_t __attribute__((vector_size(32)));
+using f32x4 = float __attribute__((vector_size(16)));  // one SSE register (the x86-64-v2 baseline)
+using i32x4 = int32_t __attribute__((vector_size(16)));
 
 template <class V>
 inline V splat(float f) {
@@ -35,6 +45,7 @@ namespace detail {
 inline int32_t to_i32(float n) { return static_cast<int32_t>(n); }
 inline i32x16 to_i32(f32x16 n) { return __builtin_convertvector(n, i32x16); }
 inline i32x8 to_i32(f32x8 n) { return __builtin_convertvector(n, i32x8); }
+inline i32x4 to_i32(f32x4 n) { return __builtin_convertvector(n, i32x4); }
 inline float from_bits(int32_t b) {
   float f;
   std::memcpy(&f, &b, sizeof f);
@@ -47,6 +58,11 @@ inline f32x16 from_bits(i32x16 b) {
 }
 inline f32x8 from_bits(i32x8 b) {
   f32x8 f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+inline f32x4 from_bits(i32x4 b) {
+  f32x4 f;
   std::memcpy(&f, &b, sizeof f);
   return f;
 }
@@ -100,6 +116,7 @@ inline float hsum(f32x16 v) {
 inline float fast_exp(float x) { return fast_exp_of(x); }
 inline float fast_sigmoid(float x) { return 1.0f / (1.0f + fast_exp(-x)); }
 
+}  // namespace STREAMDET_ISA_VARIANT
 }  // namespace sd::native::ops
 
 #pragma GCC diagnostic pop

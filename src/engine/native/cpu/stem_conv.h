@@ -4,8 +4,8 @@
 // Why hand-written: oneDNN's kernels vectorize over input channels, of which an image has three;
 // its best choice here (brgconv on NHWC, after converting the input) ran YOLOv8n's 3->16 3x3/2
 // stem at 640 in 1.94 ms, 47 GFLOP/s, the most expensive layer of the model for 4% of its FLOPs.
-// This kernel vectorizes over 16 output channels instead (one AVX-512 register: a broadcast
-// input value times a weight vector), reads the NCHW input directly (no conversion) and keeps
+// This kernel vectorizes over 16 output channels instead (one AVX-512 register or two AVX2 ones:
+// a broadcast input value times a weight vector; variants per ISA, stem_conv_kernel.h), reads the NCHW input directly (no conversion) and keeps
 // twelve output pixels in registers per weight load.
 //
 // The same kernel runs the narrowest inner layers, 8 -> 8 channels 3x3 on channels-last data
@@ -16,13 +16,11 @@
 #include <functional>
 #include <vector>
 
+#include "core/cpu_isa.h"
+#include "engine/native/cpu/stem_conv_kernel.h"
 #include "engine/native/graph.h"
 
 namespace sd::native::ops {
-
-struct StemConvGeometry {
-  int64_t n, c, h, w, oc, kh, kw, oh, ow, sh, sw, pt, pl;
-};
 
 // Whether a Conv/FusedConv with `c` input and `oc` output channels, a kh x kw kernel and these
 // attributes runs here (group 1, no dilation): images (1 to 4 channels, either layout) and
@@ -30,12 +28,6 @@ struct StemConvGeometry {
 // src_nhwc = false: such a convolution takes its source in plain NCHW, so it is not converted to
 // channels-last first.
 bool stem_conv_applies(int64_t c, int64_t oc, int64_t kh, int64_t kw, bool src_nhwc, const Attributes& attrs);
-
-// The activation applied in registers before the store (a fused post op): one pass over the
-// output instead of two. SiLU and sigmoid are not among them: their exp costs more in these
-// registers (0.57 ns an element, 8-lane vectors) than a pass of activation_kernels.h over
-// each finished row (0.2 ns).
-enum class StemActivation { kNone, kRelu, kLeakyRelu, kHardSwish, kClip };
 
 class StemConv {
  public:
@@ -46,7 +38,13 @@ class StemConv {
   // src: [n, c, h, w] (or [n, h, w, c] when src_nhwc); dst: [n, oh, ow, oc]. finish_rows(y, count)
   // is called on each finished run of output floats (whole rows), on the thread that wrote them,
   // so that activations are applied while the row is still in cache.
+  // Runs the variant for sd::cpu::active_isa().
   void run(const float* src, bool src_nhwc, float* dst, int threads, const std::function<void(float*, int64_t)>& finish_rows) const;
+
+  // Runs the variant for `isa`, which the processor must be able to run (cpu::runnable_isas()):
+  // for the tests and benchmarks that compare the variants.
+  void run_isa(cpu::Isa isa, const float* src, bool src_nhwc, float* dst, int threads,
+               const std::function<void(float*, int64_t)>& finish_rows) const;
 
  private:
   StemConvGeometry g_;
