@@ -12,7 +12,9 @@
 
 #include <opencv2/imgproc.hpp>
 
+#include "cli_util.h"
 #include "core/detection.h"
+#include "core/error.h"
 #include "engine/native/cpu/bf16_support.h"
 #include "engine/native/precision.h"
 #include "engine/native/session.h"
@@ -216,6 +218,24 @@ TEST(Bf16Precision, BundledDetectorFindsTheSameObjects) {
   for (const Box& fa : a)
     matched += std::any_of(b.begin(), b.end(), [&](const Box& fb) { return fb.cls == fa.cls && box_iou(fa, fb) > 0.9f; });
   EXPECT_GE(matched, static_cast<int>(a.size() * 9 / 10)) << matched << " of " << a.size() << " float32 boxes found in bf16";
+}
+
+// As a user sees it: a value other than auto/fp32/bf16, and bf16 with the opencv engine, are
+// refused with exit 2 and one line naming --precision; where the CPU has bf16, a run with it
+// finishes and writes detections.
+TEST(Bf16PrecisionCli, BadValuesAreUsageErrorsAndBf16Runs) {
+  test::TempDir dir;
+  const std::string source = "synth:w=320,h=192,fps=30,frames=10";
+  for (const auto& args : {std::vector<std::string>{"run", "-m", test::kTinyModel, "-s", source, "--precision", "fp16"},
+                           std::vector<std::string>{"run", "-m", test::kTinyModel, "-s", source, "--engine", "opencv", "--precision", "bf16"}}) {
+    test::CliResult r = test::run_cli(dir, args);
+    EXPECT_EQ(r.code, exit_code::kUsage) << r.err;
+    EXPECT_NE(test::last_line(r.err).find("--precision"), std::string::npos) << r.err;
+  }
+  SKIP_WITHOUT_BF16();
+  test::CliResult r = test::run_cli(dir, {"run", "-m", test::kTinyModel, "-s", source, "-d", dir.file("d.jsonl"), "--precision", "bf16"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(test::count_valid_jsonl_lines(dir.file("d.jsonl")), 10) << r.err;
 }
 
 }  // namespace
