@@ -158,6 +158,30 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Bf16Conv,
                                            Bf16ConvCase{24, 17, 15, 40, 3, 2, 1, false},  // strided, odd sizes
                                            Bf16ConvCase{12, 32, 32, 20, 3, 2, 1, false}));  // channels not multiples of 16
 
+// MatMul with constant weights (B) runs in bf16 too; with B computed at run time it stays float32.
+TEST(Bf16Precision, MatMulWithConstantWeightsMatchesTheFloat32Engine) {
+  SKIP_WITHOUT_BF16();
+  OnnxBuilder b;
+  b.input("x", {2, 37, 96});
+  b.random_initializer("w", {96, 80}, -0.5f, 0.5f);
+  b.node("MatMul", {"x", "w"}, {"y"});
+  b.node("MatMul", {"x", "x_t"}, {"z"});  // B from the input: float32
+  auto* t = b.node("Transpose", {"x"}, {"x_t"});
+  OnnxBuilder::attr_ints(t, "perm", {0, 2, 1});
+  b.output("y");
+  b.output("z");
+  const Shape shape{2, 37, 96};
+  const HostTensor x = random_tensor(shape, 9);
+  Loaded bf16 = load(b.bytes(), false, Precision::kBf16), fp32 = load(b.bytes(), false, Precision::kFp32);
+  ASSERT_TRUE(bf16.session && fp32.session);
+  EXPECT_EQ(bf16_steps(bf16, shape), 1);
+  auto got = run(bf16, x), want = run(fp32, x);
+  ASSERT_EQ(got.size(), 2u);
+  ASSERT_EQ(want.size(), 2u);
+  EXPECT_LT(worst_relative_error(got[0], want[0]), 1e-2);
+  EXPECT_LT(worst_relative_error(got[1], want[1]), 1e-6);
+}
+
 // The bundled detector ([1, 4 + nc, N] raw output) on a synthetic frame: the raw outputs close,
 // and the confident boxes the same objects.
 struct Box {

@@ -16,7 +16,7 @@ Result<Precision> resolve_precision(const std::string& text, bool cpu_has_bf16) 
 int mark_bf16_convolutions(Graph& g) {
   int marked = 0;
   for (Node& n : g.nodes) {
-    if (n.op_type != "Conv" && n.op_type != "FusedConv") continue;
+    if (n.op_type != "Conv" && n.op_type != "FusedConv" && n.op_type != "MatMul") continue;
     Attribute a;
     a.kind = Attribute::Kind::kInt;
     a.i = 1;

@@ -10,8 +10,8 @@ namespace sd::native {
 
 enum class Precision {
   kFp32,  // float32 throughout
-  // Convolutions in oneDNN with bf16 weights and source (float32 accumulation, float32 result,
-  // bias and post ops); everything else float32. Needs avx512_bf16 or AMX (cpu/bf16_support.h).
+  // Convolutions (and MatMul with constant weights) in oneDNN with bf16 weights and source
+  // (float32 accumulation, float32 result, bias and post ops); everything else float32. Needs avx512_bf16 or AMX (cpu/bf16_support.h).
   kBf16,
 };
 
@@ -23,8 +23,8 @@ inline constexpr const char* kBf16Compute = "_bf16";
 // The CPU's answer is a parameter so that the refusal can be tested on a machine that has bf16.
 Result<Precision> resolve_precision(const std::string& text, bool cpu_has_bf16);
 
-// Marks every Conv / FusedConv of `g` with kBf16Compute (the kernel runs float32 ones in bf16;
-// a model's Int8Conv stays int8); returns how many.
+// Marks every Conv / FusedConv / MatMul of `g` with kBf16Compute (the kernels run float32 ones
+// in bf16: MatMul where B is constant; a model's Int8Conv stays int8); returns how many.
 int mark_bf16_convolutions(Graph& g);
 
 }  // namespace sd::native
