@@ -246,7 +246,7 @@ TEST(Bf16Precision, BundledDetectorFindsTheSameObjects) {
 
 // As a user sees it: a value other than auto/fp32/bf16, and bf16 with the opencv engine, are
 // refused with exit 2 and one line naming --precision; where the CPU has bf16, a run with it
-// finishes and writes detections.
+// finishes and writes detections, and model-info shows the bf16 steps.
 TEST(Bf16PrecisionCli, BadValuesAreUsageErrorsAndBf16Runs) {
   test::TempDir dir;
   const std::string source = "synth:w=320,h=192,fps=30,frames=10";
@@ -260,6 +260,12 @@ TEST(Bf16PrecisionCli, BadValuesAreUsageErrorsAndBf16Runs) {
   test::CliResult r = test::run_cli(dir, {"run", "-m", test::kTinyModel, "-s", source, "-d", dir.file("d.jsonl"), "--precision", "bf16"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(test::count_valid_jsonl_lines(dir.file("d.jsonl")), 10) << r.err;
+  // model-info plans in bf16 too and names the bf16 steps.
+  test::SpawnOptions to_file;
+  to_file.stdout_path = dir.file("info.txt");
+  r = test::run_cli(dir, {"model-info", "-m", test::kTinyModel, "--precision", "bf16", "--steps"}, to_file);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(test::read_file(dir.file("info.txt")).find("(bf16)"), std::string::npos);
 }
 
 }  // namespace
