@@ -17,6 +17,7 @@ struct ModelInfoOptions {
   int batch = 1;
   int threads = 1;
   std::string device = "auto";  // as run's --device
+  std::string precision = "auto";  // as run's --precision
   bool steps = false;  // list every step of the plan
 };
 

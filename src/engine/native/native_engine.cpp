@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "engine/native/backend.h"
+#include "engine/native/cpu/bf16_support.h"
 #include "engine/native/device.h"
 #include "engine/native/session.h"
 
@@ -73,9 +74,11 @@ class NativeEngine final : public Engine {
 
 Result<std::unique_ptr<Engine>> load_native_engine(const ModelInfo& model, const EngineOptions& options) {
   SD_ASSIGN_OR_RETURN(auto device, native::backend_for_device(options.device));
+  native::LoadOptions load;
+  SD_ASSIGN_OR_RETURN(load.precision, native::resolve_precision(options.precision, native::cpu_has_bf16()));
   if (model.format != ModelFormat::kOnnx)
     return fail(ErrorCode::kUnsupported, "the native engine runs ONNX models; use --engine opencv for " + model.model_path);
-  SD_ASSIGN_OR_RETURN(auto m, native::NativeModel::load(model.model_path));
+  SD_ASSIGN_OR_RETURN(auto m, native::NativeModel::load(model.model_path, load));
   if (m->inputs().size() != 1) return fail(ErrorCode::kModel, "model " + model.model_path + " has " + std::to_string(m->inputs().size()) + " inputs; streamdet feeds one image tensor");
   if (m->inputs()[0].dtype != native::DType::kFloat32 || m->inputs()[0].shape.rank != 4)
     return fail(ErrorCode::kModel, "model " + model.model_path + ": input '" + m->inputs()[0].name + "' is not a float32 NCHW image tensor");

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "engine/native/graph.h"
 #include "engine/native/host_tensor.h"
+#include "engine/native/precision.h"
 
 namespace sd::native {
 
@@ -19,6 +20,9 @@ struct LoadOptions {
   // With optimize: QDQ convolutions folded into int8 ones (passes::fuse_qdq_convolutions); off,
   // they run as written (dequantized, a float Conv, quantized), the reference the tests use.
   bool fuse_qdq = true;
+  // kBf16: float convolutions run in bf16 (precision.h). The caller checks the CPU has it
+  // (resolve_precision with cpu_has_bf16()); where it does not, oneDNN would emulate it, slowly.
+  Precision precision = Precision::kFp32;
 };
 
 struct IoInfo {

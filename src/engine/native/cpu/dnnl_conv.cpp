@@ -17,6 +17,7 @@
 #include "engine/native/cpu/weight_cache.h"
 #include "engine/native/op_util.h"
 #include "engine/native/parallel.h"
+#include "engine/native/precision.h"
 
 namespace sd::native::dnnl_ops {
 namespace {
@@ -69,6 +70,10 @@ class ConvKernel : public Kernel {
     const auto& a = ctx.node.attrs;
     src_nhwc_ = a.get_int(kSrcNhwc, 0) != 0;
     dst_nhwc_ = a.get_int(kDstNhwc, 0) != 0;
+    // --precision bf16 (the loader marked the node): a direct convolution with bf16 source and
+    // weights, float32 accumulation, result, bias and post ops. Depthwise layers stay float32:
+    // they are memory-bound, and converting their source would cost more than bf16 saves.
+    bf16_ = a.get_int(kBf16Compute, 0) != 0 && g_.group == 1;
     auto& eng = cpu_engine();
     memory::dims src_d{g_.n, g_.c, g_.h, g_.w}, dst_d{g_.n, g_.oc, g_.oh, g_.ow};
     memory::dims wei_d = g_.group > 1 ? memory::dims{g_.group, g_.oc / g_.group, g_.c / g_.group, g_.kh, g_.kw}
@@ -81,7 +86,7 @@ class ConvKernel : public Kernel {
 
     SD_ASSIGN_OR_RETURN(post_, ops::post_ops(ctx));
     if (try_stem(ctx)) return ok();
-    if (try_winograd(ctx, wei_d, bias_md)) return ok();
+    if (!bf16_ && try_winograd(ctx, wei_d, bias_md)) return ok();
 
     // oneDNN's swish and logistic post ops cost ~0.5 ns an element here, more than the
     // convolution proper on the narrow layers; with one of them in the chain, the whole chain
@@ -100,19 +105,33 @@ class ConvKernel : public Kernel {
     }
     dnnl::primitive_attr attr;
     attr.set_post_ops(po);
-    auto desc = has_bias_ ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md,
-                                                             wei_any, bias_md, dst_md, {g_.sh, g_.sw}, {g_.dh - 1, g_.dw - 1},
-                                                             {g_.pt, g_.pl}, {g_.pb, g_.pr})
-                          : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md,
-                                                             wei_any, dst_md, {g_.sh, g_.sw}, {g_.dh - 1, g_.dw - 1}, {g_.pt, g_.pl},
-                                                             {g_.pb, g_.pr});
-    try {
-      pd_ = dnnl::convolution_forward::primitive_desc(desc, with_user_scratchpad(attr), eng);
-    } catch (const dnnl::error& e) {
-      return fail(ErrorCode::kUnsupported, ctx.describe() + ": oneDNN has no convolution for this case (" + e.what() + ")");
+    auto make_pd = [&](dt type) {
+      const memory::desc src_t(src_d, type, src_nhwc_ ? tag::nhwc : tag::nchw), wei_t(wei_d, type, tag::any);
+      auto desc = has_bias_ ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                               src_t, wei_t, bias_md, dst_md, {g_.sh, g_.sw}, {g_.dh - 1, g_.dw - 1},
+                                                               {g_.pt, g_.pl}, {g_.pb, g_.pr})
+                            : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                               src_t, wei_t, dst_md, {g_.sh, g_.sw}, {g_.dh - 1, g_.dw - 1},
+                                                               {g_.pt, g_.pl}, {g_.pb, g_.pr});
+      return dnnl::convolution_forward::primitive_desc(desc, with_user_scratchpad(attr), eng);
+    };
+    if (bf16_) {
+      try {
+        pd_ = make_pd(dt::bf16);
+      } catch (const dnnl::error&) {
+        bf16_ = false;  // no bf16 kernel for this case (shape, post ops): float32 as without the option
+      }
+    }
+    if (!bf16_) {
+      try {
+        pd_ = make_pd(dt::f32);
+      } catch (const dnnl::error& e) {
+        return fail(ErrorCode::kUnsupported, ctx.describe() + ": oneDNN has no convolution for this case (" + e.what() + ")");
+      }
     }
     conv_ = dnnl::convolution_forward(pd_);
-    // Weights: reordered once into the primitive's format (and shared with other sessions).
+    // Weights: reordered once into the primitive's format, converted to bf16 with --precision bf16
+    // (and shared with other sessions).
     weights_ = shared_weights(*ctx.constants[1], {wei_d, dt::f32, g_.group > 1 ? tag::goihw : tag::oihw}, pd_.weights_desc());
     if (has_bias_) {
       bias_ = memory(bias_md, eng);
@@ -125,12 +144,27 @@ class ConvKernel : public Kernel {
     args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, *weights_}, {DNNL_ARG_DST, dst_}};
     if (has_bias_) args_.emplace(DNNL_ARG_BIAS, bias_);
     if (sum_index_ >= 0) args_.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(sum_index_) | DNNL_ARG_SRC_1, sum_);
-    scratchpad_.init(pd_.scratchpad_desc(), 0, args_);
+    size_t pads_at = 0;
+    if (bf16_) {
+      // The float32 source converted to bf16 into the front of the scratch before each run; the
+      // conversion's and the convolution's scratchpads share the space after it.
+      bf16_src_ = memory(pd_.src_desc(), eng, nullptr);
+      bf16_src_bytes_ = (pd_.src_desc().get_size() + 63) / 64 * 64;
+      dnnl::reorder::primitive_desc to_pd(eng, src_md, eng, pd_.src_desc(), with_user_scratchpad());
+      to_blocked_ = dnnl::reorder(to_pd);
+      to_args_ = {{DNNL_ARG_FROM, src_}, {DNNL_ARG_TO, bf16_src_}};
+      args_[DNNL_ARG_SRC] = bf16_src_;
+      pads_at = bf16_src_bytes_;
+      to_scratchpad_.init(to_pd.scratchpad_desc(), pads_at, to_args_);
+      impl_ += " (bf16)";
+    }
+    scratchpad_.init(pd_.scratchpad_desc(), pads_at, args_);
     stream_ = dnnl::stream(eng);
     return ok();
   }
 
-  // Winograd: [blocked source | blocked result | oneDNN's scratchpads]; direct: oneDNN's scratchpad.
+  // Winograd: [blocked source | blocked result | oneDNN's scratchpads]; direct: oneDNN's scratchpad;
+  // bf16: [bf16 source | the conversion's or the convolution's scratchpad].
   size_t scratch_bytes() const override {
     return std::max({scratchpad_.end(), to_scratchpad_.end(), from_scratchpad_.end()});
   }
@@ -151,6 +185,11 @@ class ConvKernel : public Kernel {
     dst_.set_data_handle(out[0].data);
     if (sum_index_ >= 0) sum_.set_data_handle(in[3].data);
     scratchpad_.bind(ctx.scratch);
+    if (bf16_) {
+      bf16_src_.set_data_handle(ctx.scratch);
+      to_scratchpad_.bind(ctx.scratch);
+      to_blocked_.execute(stream_, to_args_);
+    }
     conv_.execute(stream_, args_);  // the map holds handles to the same memory objects
     if (own_post_) apply_post_ops_to_all(in, out[0], ctx.threads);
     return ok();
@@ -305,6 +344,9 @@ class ConvKernel : public Kernel {
   std::vector<PostOp> post_;
   bool own_post_ = false;  // a direct convolution's post ops run in apply_post_ops, not in oneDNN
   bool wino_ = false;
+  bool bf16_ = false;  // direct convolution on a bf16 copy of the source (bf16_src_, in scratch)
+  memory bf16_src_;
+  size_t bf16_src_bytes_ = 0;
   bool own_unblock_ = false;  // Winograd result unblocked by unblock_rows, not by from_blocked_
   size_t wino_src_bytes_ = 0, wino_dst_bytes_ = 0;
   memory wino_src_, wino_dst_;

@@ -1,9 +1,14 @@
 // MatMul (numpy broadcasting of the batch dims) and Gemm on oneDNN's matmul primitive.
+#include <algorithm>
 #include <cstring>
+#include <memory>
+#include <string>
 #include <unordered_map>
 
 #include "engine/native/cpu/dnnl_context.h"
+#include "engine/native/cpu/weight_cache.h"
 #include "engine/native/op_util.h"
+#include "engine/native/precision.h"
 
 namespace sd::native::dnnl_ops {
 namespace {
@@ -56,22 +61,53 @@ class MatMulKernel : public Kernel {
     cd[static_cast<size_t>(rank - 1)] = bd[static_cast<size_t>(rank - 1)];
     auto& eng = cpu_engine();
     memory::desc amd(ad, dt::f32, row_major_strides(ad)), bmd(bd, dt::f32, row_major_strides(bd)), cmd(cd, dt::f32, row_major_strides(cd));
+    // --precision bf16 with a constant B (a layer's weights): B converted to bf16 once, A before
+    // each run (into scratch), float32 accumulation and result. Otherwise float32.
+    bf16_ = ctx.node.attrs.get_int(kBf16Compute, 0) != 0 && ctx.constants[1] != nullptr;
+    const memory::desc a16(ad, dt::bf16, row_major_strides(ad)), b16(bd, dt::bf16, row_major_strides(bd));
+    if (bf16_) {
+      try {
+        pd_ = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a16, b16, cmd), with_user_scratchpad(), eng);
+      } catch (const dnnl::error&) {
+        bf16_ = false;  // no bf16 kernel for this case: float32 as without the option
+      }
+    }
     try {
-      pd_ = dnnl::matmul::primitive_desc(dnnl::matmul::desc(amd, bmd, cmd), with_user_scratchpad(), eng);
+      if (!bf16_) pd_ = dnnl::matmul::primitive_desc(dnnl::matmul::desc(amd, bmd, cmd), with_user_scratchpad(), eng);
       mm_ = dnnl::matmul(pd_);
     } catch (const dnnl::error& e) {
       return fail(ErrorCode::kUnsupported, ctx.describe() + ": oneDNN has no matmul for this case (" + e.what() + ")");
     }
     a_ = memory(amd, eng, nullptr), b_ = memory(bmd, eng, nullptr), c_ = memory(cmd, eng, nullptr);
     args_ = {{DNNL_ARG_SRC, a_}, {DNNL_ARG_WEIGHTS, b_}, {DNNL_ARG_DST, c_}};
-    scratchpad_.init(pd_.scratchpad_desc(), 0, args_);
+    size_t pads_at = 0;
+    if (bf16_) {
+      b16_ = shared_weights(*ctx.constants[1], bmd, b16);
+      a16_ = memory(a16, eng, nullptr);
+      a16_bytes_ = (a16.get_size() + 63) / 64 * 64;
+      dnnl::reorder::primitive_desc to_pd(eng, amd, eng, a16, with_user_scratchpad());
+      to_bf16_ = dnnl::reorder(to_pd);
+      to_args_ = {{DNNL_ARG_FROM, a_}, {DNNL_ARG_TO, a16_}};
+      args_[DNNL_ARG_SRC] = a16_;
+      args_[DNNL_ARG_WEIGHTS] = *b16_;
+      pads_at = a16_bytes_;
+      to_scratchpad_.init(to_pd.scratchpad_desc(), pads_at, to_args_);
+    }
+    scratchpad_.init(pd_.scratchpad_desc(), pads_at, args_);
     stream_ = dnnl::stream(eng);
     return ok();
   }
-  size_t scratch_bytes() const override { return scratchpad_.end(); }
+  // [bf16 A (bf16 only) | the conversion's or the matmul's scratchpad]
+  size_t scratch_bytes() const override { return std::max(scratchpad_.end(), to_scratchpad_.end()); }
+  std::string implementation() const override { return std::string(pd_.impl_info_str()) + (bf16_ ? " (bf16)" : ""); }
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     a_.set_data_handle(in[0].data), b_.set_data_handle(in[1].data), c_.set_data_handle(out[0].data);
     scratchpad_.bind(ctx.scratch);
+    if (bf16_) {
+      a16_.set_data_handle(ctx.scratch);
+      to_scratchpad_.bind(ctx.scratch);
+      to_bf16_.execute(stream_, to_args_);
+    }
     mm_.execute(stream_, args_);
     return ok();
   }
@@ -79,10 +115,16 @@ class MatMulKernel : public Kernel {
  private:
   dnnl::matmul::primitive_desc pd_;
   dnnl::matmul mm_;
-  Scratchpad scratchpad_;
+  Scratchpad scratchpad_, to_scratchpad_;
   memory a_, b_, c_;
   std::unordered_map<int, memory> args_;
   dnnl::stream stream_;
+  bool bf16_ = false;
+  std::shared_ptr<const dnnl::memory> b16_;  // B in bf16, shared like convolution weights
+  memory a16_;                               // A in bf16, in scratch
+  size_t a16_bytes_ = 0;
+  dnnl::reorder to_bf16_;
+  std::unordered_map<int, memory> to_args_;
 };
 
 // ---- Gemm: Y = alpha * op(A) op(B) + beta * C (C broadcast to [M, N]).

@@ -1,0 +1,272 @@
+// --precision bf16: the refusal on CPUs without bf16 (decided from the ISA flags, so it is tested
+// here on any machine), the bf16 convolutions against the float32 engine on a few shapes, and the
+// bundled detector's outputs and detections in bf16 against float32. The tests that run bf16
+// are skipped, saying so, where the CPU has no bf16 instructions.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <opencv2/imgproc.hpp>
+
+#include "cli_util.h"
+#include "core/detection.h"
+#include "core/error.h"
+#include "engine/native/cpu/bf16_support.h"
+#include "engine/native/precision.h"
+#include "engine/native/session.h"
+#include "onnx_builder.h"
+#include "synthetic/scene.h"
+
+namespace sd::native {
+namespace {
+
+using test::OnnxBuilder;
+
+#define SKIP_WITHOUT_BF16() \
+  if (!cpu_has_bf16()) GTEST_SKIP() << "this CPU has no bf16 instructions (avx512_bf16 or AMX): --precision bf16 is refused here"
+
+struct Loaded {
+  std::shared_ptr<const NativeModel> model;
+  std::unique_ptr<NativeSession> session;
+};
+
+Loaded load(const std::string& bytes_or_path, bool is_path, Precision precision) {
+  LoadOptions lo;
+  lo.precision = precision;
+  auto m = is_path ? NativeModel::load(bytes_or_path, lo) : NativeModel::load_from_bytes(bytes_or_path.data(), bytes_or_path.size(), ".", lo);
+  EXPECT_TRUE(m) << (m ? "" : m.error().message);
+  if (!m) return {};
+  SessionOptions so;
+  so.threads = 2;
+  auto s = NativeSession::create(*m, so);
+  EXPECT_TRUE(s) << (s ? "" : s.error().message);
+  if (!s) return {};
+  return {*m, std::move(*s)};
+}
+
+std::vector<HostTensor> run(Loaded& l, const HostTensor& x) {
+  std::vector<HostTensor> out;
+  const TensorRef in = x.ref();
+  auto st = l.session->run({&in, 1}, out);
+  EXPECT_TRUE(st) << (st ? "" : st.error().message);
+  return out;
+}
+
+// How many of the plan's steps run a bf16 convolution (the kernel names it "... (bf16)").
+int bf16_steps(Loaded& l, const Shape& input) {
+  auto summary = l.session->plan_summary({input});
+  EXPECT_TRUE(summary) << (summary ? "" : summary.error().message);
+  if (!summary) return 0;
+  return static_cast<int>(std::count_if(summary->steps.begin(), summary->steps.end(), [](const PlanSummary::StepRow& s) {
+    return s.implementation.find("(bf16)") != std::string::npos;
+  }));
+}
+
+// The largest difference relative to the reference's largest magnitude: bf16 keeps 8 significant
+// bits (a relative rounding of 2^-9 on each source value and weight), so sums of many products are
+// off by about 1e-3 of the output's scale; 1e-2 is a bug.
+double worst_relative_error(const HostTensor& got, const HostTensor& want) {
+  EXPECT_EQ(got.shape(), want.shape());
+  if (got.shape() != want.shape()) return 1e9;
+  double scale = 1e-6, worst = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) scale = std::max(scale, static_cast<double>(std::fabs(want.as<float>()[i])));
+  for (int64_t i = 0; i < want.numel(); ++i)
+    worst = std::max(worst, static_cast<double>(std::fabs(got.as<float>()[i] - want.as<float>()[i])));
+  return worst / scale;
+}
+
+HostTensor random_tensor(const Shape& shape, uint32_t seed) {
+  HostTensor t(DType::kFloat32, shape);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (int64_t i = 0; i < t.numel(); ++i) t.as<float>()[i] = u(rng);
+  return t;
+}
+
+TEST(Bf16Precision, RefusedWithOneUsageLineOnACpuWithoutBf16) {
+  auto refused = resolve_precision("bf16", /*cpu_has_bf16=*/false);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::kUsage);
+  EXPECT_EQ(refused.error().message.find('\n'), std::string::npos);
+  EXPECT_NE(refused.error().message.find("--precision bf16"), std::string::npos) << refused.error().message;
+  auto taken = resolve_precision("bf16", true);
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(*taken, Precision::kBf16);
+  for (const bool has : {false, true}) {
+    EXPECT_EQ(resolve_precision("auto", has).value_or(Precision::kBf16), Precision::kFp32);
+    EXPECT_EQ(resolve_precision("fp32", has).value_or(Precision::kBf16), Precision::kFp32);
+    auto bad = resolve_precision("fp16", has);
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().code, ErrorCode::kUsage);
+  }
+}
+
+TEST(Bf16Precision, OnlyIsasWithBf16InstructionsCount) {
+  // dnnl_cpu_isa_t values of oneDNN 2.6 (dnnl_types.h).
+  EXPECT_FALSE(cpu_isa_has_bf16(0x7));    // avx2
+  EXPECT_FALSE(cpu_isa_has_bf16(0x407));  // avx2_vnni
+  EXPECT_FALSE(cpu_isa_has_bf16(0x27));   // avx512_core
+  EXPECT_FALSE(cpu_isa_has_bf16(0x67));   // avx512_core_vnni
+  EXPECT_TRUE(cpu_isa_has_bf16(0xe7));    // avx512_core_bf16
+  EXPECT_TRUE(cpu_isa_has_bf16(0x3e7));   // avx512_core_amx
+}
+
+struct Bf16ConvCase {
+  int c, h, w, oc, k, stride, pad;
+  bool relu_and_residual;  // Conv + Relu + Add (a FusedConv with an eltwise and a sum post op)
+};
+
+class Bf16Conv : public ::testing::TestWithParam<Bf16ConvCase> {};
+
+TEST_P(Bf16Conv, MatchesTheFloat32Engine) {
+  SKIP_WITHOUT_BF16();
+  const Bf16ConvCase k = GetParam();
+  OnnxBuilder b;
+  b.input("x", {1, k.c, k.h, k.w});
+  b.random_initializer("w", {k.oc, k.c, k.k, k.k}, -0.5f, 0.5f);
+  b.random_initializer("b", {k.oc}, -0.5f, 0.5f);
+  auto* conv = b.node("Conv", {"x", "w", "b"}, {"c"});
+  OnnxBuilder::attr_ints(conv, "strides", {k.stride, k.stride});
+  OnnxBuilder::attr_ints(conv, "pads", {k.pad, k.pad, k.pad, k.pad});
+  if (k.relu_and_residual) {  // same shape as the output: needs c == oc, stride 1, 'same' padding
+    b.node("Relu", {"c"}, {"r"});
+    b.node("Add", {"r", "x"}, {"y"});
+  } else {
+    b.node("Identity", {"c"}, {"y"});
+  }
+  b.output("y");
+  const Shape shape{1, k.c, k.h, k.w};
+  const HostTensor x = random_tensor(shape, 3);
+  Loaded bf16 = load(b.bytes(), false, Precision::kBf16), fp32 = load(b.bytes(), false, Precision::kFp32);
+  ASSERT_TRUE(bf16.session && fp32.session);
+  EXPECT_EQ(bf16_steps(bf16, shape), 1);
+  EXPECT_EQ(bf16_steps(fp32, shape), 0);
+  auto got = run(bf16, x), want = run(fp32, x);
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(want.size(), 1u);
+  EXPECT_LT(worst_relative_error(got[0], want[0]), 1e-2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Bf16Conv,
+                         ::testing::Values(Bf16ConvCase{16, 20, 24, 32, 3, 1, 1, false},  // 3x3 (float32 would take Winograd)
+                                           Bf16ConvCase{64, 9, 13, 64, 3, 1, 1, true},   // with a fused Relu and residual sum
+                                           Bf16ConvCase{32, 16, 16, 48, 1, 1, 0, false},  // 1x1
+                                           Bf16ConvCase{24, 17, 15, 40, 3, 2, 1, false},  // strided, odd sizes
+                                           Bf16ConvCase{12, 32, 32, 20, 3, 2, 1, false}));  // channels not multiples of 16
+
+// MatMul with constant weights (B) runs in bf16 too; with B computed at run time it stays float32.
+TEST(Bf16Precision, MatMulWithConstantWeightsMatchesTheFloat32Engine) {
+  SKIP_WITHOUT_BF16();
+  OnnxBuilder b;
+  b.input("x", {2, 37, 96});
+  b.random_initializer("w", {96, 80}, -0.5f, 0.5f);
+  b.node("MatMul", {"x", "w"}, {"y"});
+  b.node("MatMul", {"x", "x_t"}, {"z"});  // B from the input: float32
+  auto* t = b.node("Transpose", {"x"}, {"x_t"});
+  OnnxBuilder::attr_ints(t, "perm", {0, 2, 1});
+  b.output("y");
+  b.output("z");
+  const Shape shape{2, 37, 96};
+  const HostTensor x = random_tensor(shape, 9);
+  Loaded bf16 = load(b.bytes(), false, Precision::kBf16), fp32 = load(b.bytes(), false, Precision::kFp32);
+  ASSERT_TRUE(bf16.session && fp32.session);
+  EXPECT_EQ(bf16_steps(bf16, shape), 1);
+  auto got = run(bf16, x), want = run(fp32, x);
+  ASSERT_EQ(got.size(), 2u);
+  ASSERT_EQ(want.size(), 2u);
+  EXPECT_LT(worst_relative_error(got[0], want[0]), 1e-2);
+  EXPECT_LT(worst_relative_error(got[1], want[1]), 1e-6);
+}
+
+// The bundled detector ([1, 4 + nc, N] raw output) on a synthetic frame: the raw outputs close,
+// and the confident boxes the same objects.
+struct Box {
+  float x1, y1, x2, y2, score;
+  int cls;
+};
+
+std::vector<Box> confident_boxes(const HostTensor& out, float conf) {
+  const int rows = static_cast<int>(out.shape()[1]), n = static_cast<int>(out.shape()[2]);
+  const float* p = out.as<float>();
+  std::vector<Box> boxes;
+  for (int i = 0; i < n; ++i) {
+    int best = 0;
+    for (int c = 1; c < rows - 4; ++c)
+      if (p[(4 + c) * n + i] > p[(4 + best) * n + i]) best = c;
+    const float s = p[(4 + best) * n + i];
+    if (s < conf) continue;
+    const float cx = p[i], cy = p[n + i], w = p[2 * n + i], h = p[3 * n + i];
+    boxes.push_back({cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2, s, best});
+  }
+  return boxes;
+}
+
+float box_iou(const Box& a, const Box& b) {
+  Detection da, db;
+  da.x1 = a.x1, da.y1 = a.y1, da.x2 = a.x2, da.y2 = a.y2;
+  db.x1 = b.x1, db.y1 = b.y1, db.x2 = b.x2, db.y2 = b.y2;
+  return iou(da, db);
+}
+
+TEST(Bf16Precision, BundledDetectorFindsTheSameObjects) {
+  SKIP_WITHOUT_BF16();
+  const std::string path = std::string(STREAMDET_SOURCE_DIR) + "/models/tiny_synth_v8.onnx";
+  synth::SceneOptions options;  // 320x192
+  options.seed = 4242;
+  options.num_objects = 8;
+  cv::Mat frame, canvas(256, 256, CV_8UC3, cv::Scalar(114, 114, 114)), resized;
+  std::vector<synth::TruthBox> truth;
+  synth::SyntheticScene(options).render(5, frame, truth);
+  cv::resize(frame, resized, cv::Size(256, 154));  // letterboxed into the model's 256x256
+  resized.copyTo(canvas(cv::Rect(0, 51, 256, 154)));
+  HostTensor x(DType::kFloat32, Shape{1, 3, 256, 256});
+  for (int c = 0; c < 3; ++c)
+    for (int y = 0; y < 256; ++y)
+      for (int xx = 0; xx < 256; ++xx) x.as<float>()[(c * 256 + y) * 256 + xx] = canvas.at<cv::Vec3b>(y, xx)[2 - c] / 255.f;
+
+  Loaded bf16 = load(path, true, Precision::kBf16), fp32 = load(path, true, Precision::kFp32);
+  ASSERT_TRUE(bf16.session && fp32.session);
+  EXPECT_GT(bf16_steps(bf16, x.shape()), 3);
+  auto got = run(bf16, x), want = run(fp32, x);
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(want.size(), 1u);
+  EXPECT_LT(worst_relative_error(got[0], want[0]), 1e-2);
+
+  const auto a = confident_boxes(want[0], 0.5f), b = confident_boxes(got[0], 0.4f);
+  ASSERT_GE(a.size(), 5u) << "the float32 model should see the scene's objects";
+  int matched = 0;
+  for (const Box& fa : a)
+    matched += std::any_of(b.begin(), b.end(), [&](const Box& fb) { return fb.cls == fa.cls && box_iou(fa, fb) > 0.9f; });
+  EXPECT_GE(matched, static_cast<int>(a.size() * 9 / 10)) << matched << " of " << a.size() << " float32 boxes found in bf16";
+}
+
+// As a user sees it: a value other than auto/fp32/bf16, and bf16 with the opencv engine, are
+// refused with exit 2 and one line naming --precision; where the CPU has bf16, a run with it
+// finishes and writes detections, and model-info shows the bf16 steps.
+TEST(Bf16PrecisionCli, BadValuesAreUsageErrorsAndBf16Runs) {
+  test::TempDir dir;
+  const std::string source = "synth:w=320,h=192,fps=30,frames=10";
+  for (const auto& args : {std::vector<std::string>{"run", "-m", test::kTinyModel, "-s", source, "--precision", "fp16"},
+                           std::vector<std::string>{"run", "-m", test::kTinyModel, "-s", source, "--engine", "opencv", "--precision", "bf16"}}) {
+    test::CliResult r = test::run_cli(dir, args);
+    EXPECT_EQ(r.code, exit_code::kUsage) << r.err;
+    EXPECT_NE(test::last_line(r.err).find("--precision"), std::string::npos) << r.err;
+  }
+  SKIP_WITHOUT_BF16();
+  test::CliResult r = test::run_cli(dir, {"run", "-m", test::kTinyModel, "-s", source, "-d", dir.file("d.jsonl"), "--precision", "bf16"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(test::count_valid_jsonl_lines(dir.file("d.jsonl")), 10) << r.err;
+  // model-info plans in bf16 too and names the bf16 steps.
+  test::SpawnOptions to_file;
+  to_file.stdout_path = dir.file("info.txt");
+  r = test::run_cli(dir, {"model-info", "-m", test::kTinyModel, "--precision", "bf16", "--steps"}, to_file);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(test::read_file(dir.file("info.txt")).find("(bf16)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sd::native
