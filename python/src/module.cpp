@@ -107,11 +107,12 @@ struct PyDetection {
 
 class PyDetector {
  public:
-  PyDetector(const std::string& model, const std::string& device, float conf, float iou,
+  PyDetector(const std::string& model, const std::string& device, const std::string& precision, float conf, float iou,
              const py::object& input_size, const py::object& classes, int threads, bool rgb) {
     ModelOptions o;
     o.model = model;
     o.device = device;
+    o.precision = precision;
     o.conf = conf;
     o.iou = iou;
     o.threads = threads;
@@ -459,10 +460,12 @@ PYBIND11_MODULE(_streamdet, m) {
 
   py::class_<PyDetector>(m, "Detector", R"doc(A loaded model that detects objects in numpy frames.
 
-Detector(model, *, device="auto", conf=0.25, iou=0.45, input_size="auto", classes=None, threads=0, rgb=False)
+Detector(model, *, device="auto", precision="auto", conf=0.25, iou=0.45, input_size="auto", classes=None, threads=0, rgb=False)
 
 model: an ONNX file (or a Darknet .cfg with its .weights beside it), as `streamdet run -m`.
 device: "auto" (CUDA when usable), "cpu", "cuda" or "cuda:N".
+precision: "auto" or "fp32"; "bf16" (the CPU's convolutions in bfloat16, on processors with
+  avx512_bf16 or AMX; UsageError elsewhere), as `streamdet run --precision`.
 conf, iou: the score threshold and the NMS IoU threshold.
 input_size: "auto" (the model's own, or the first frame's size rounded up to the stride for a
   dynamic model), an int N (N x N) or a (width, height) pair.
@@ -470,8 +473,9 @@ classes: a class-names file (one per line) or a list of names; default the model
 threads: inference threads (0: every core).
 rgb: frames are RGB rather than OpenCV's BGR.
 Raises ModelError, UsageError or UnsupportedError with the command's one-line message.)doc")
-      .def(py::init<const std::string&, const std::string&, float, float, const py::object&, const py::object&, int, bool>(),
-           py::arg("model"), py::kw_only(), py::arg("device") = "auto", py::arg("conf") = 0.25f,
+      .def(py::init<const std::string&, const std::string&, const std::string&, float, float, const py::object&,
+                    const py::object&, int, bool>(),
+           py::arg("model"), py::kw_only(), py::arg("device") = "auto", py::arg("precision") = "auto", py::arg("conf") = 0.25f,
            py::arg("iou") = 0.45f, py::arg("input_size") = "auto", py::arg("classes") = py::none(),
            py::arg("threads") = 0, py::arg("rgb") = false)
       .def("__call__", &PyDetector::call, py::arg("frame"),

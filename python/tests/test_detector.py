@@ -170,6 +170,7 @@ def test_errors_raise_by_kind_with_the_commands_message(model_path, tmp_path):
                          (dict(iou=0.0), "iou: must be a number in \\(0, 1\\]"),
                          (dict(threads=-1), "threads: must be a whole number from 0 to 1024, got -1"),
                          (dict(device="bogus"), "--device bogus"),
+                         (dict(precision="fp16"), "--precision fp16: expected auto, fp32 or bf16"),
                          (dict(classes=str(tmp_path / "none.names")), "cannot read class names")]:
         with pytest.raises(streamdet.UsageError, match=message):
             streamdet.Detector(model_path, **bad)
@@ -213,3 +214,24 @@ def test_other_python_threads_run_while_a_frame_is_detected(model_path):
               for t0, t1 in calls]
     durations_ms = [round((t1 - t0) * 1000, 1) for t0, t1 in calls]
     assert sum(1 for n in inside if n > 0) >= 1, f"no progress inside det(): {inside}, calls {durations_ms} ms"
+
+
+def cpu_has_bf16():
+    with open("/proc/cpuinfo") as f:
+        flags = f.read()
+    return " avx512_bf16" in flags or " amx_bf16" in flags
+
+
+def test_precision_bf16_finds_the_same_objects_or_is_refused_in_one_line(model_path, frames_dir):
+    frame = bgr_frame(frames_dir, FRAME_INDICES[0])
+    if not cpu_has_bf16():
+        with pytest.raises(streamdet.UsageError, match="no bf16 instructions"):
+            streamdet.Detector(model_path, precision="bf16")
+        return
+    fp32 = streamdet.Detector(model_path, precision="fp32")(frame)
+    bf16 = streamdet.Detector(model_path, precision="bf16")(frame)
+    assert len(fp32) > 0
+    assert len(bf16) == len(fp32)
+    np.testing.assert_array_equal(bf16.cls, fp32.cls)
+    np.testing.assert_allclose(bf16.xyxy, fp32.xyxy, atol=2.0)
+    np.testing.assert_allclose(bf16.conf, fp32.conf, atol=0.03)
