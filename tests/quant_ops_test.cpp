@@ -70,6 +70,43 @@ TEST(QuantOps, QuantizeRoundsHalfToEvenAndSaturatesPerChannel) {
   EXPECT_EQ(std::vector<int8_t>((*out)[0].as<int8_t>(), (*out)[0].as<int8_t>() + 10), want);
 }
 
+// The per-tensor float path is a vectorized loop: against a naive one element by element
+// (x / scale, round half to even, plus the zero point, saturated; NaN gives 0, as the element-wise
+// kernel did through saturate_cast), on random values, exact halves, huge values and NaN, u8 and s8.
+TEST(QuantOps, QuantizeLinearPerTensorMatchesNaiveLoop) {
+  std::mt19937 rng(20261126);
+  std::uniform_real_distribution<float> u(-300.f, 300.f);
+  const int64_t n = 4099;  // not a multiple of any vector width
+  std::vector<float> x(static_cast<size_t>(n));
+  for (auto& v : x) v = u(rng);
+  for (int64_t i = 0; i < 64; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i - 32) * 0.5f;  // halves at scale 1
+  x[100] = std::nanf("");
+  x[101] = 1e30f;
+  x[102] = -1e30f;
+  for (const bool u8 : {true, false}) {
+    for (const float scale : {1.0f, 0.37f}) {
+      const int zero = u8 ? 100 : -7;
+      OnnxBuilder b(13);
+      b.input("x", {n});
+      b.initializer("s", {}, {scale});
+      if (u8) init_raw<uint8_t>(b, "z", {}, onnx::TensorProto::UINT8, {static_cast<uint8_t>(zero)});
+      else init_raw<int8_t>(b, "z", {}, onnx::TensorProto::INT8, {static_cast<int8_t>(zero)});
+      b.node("QuantizeLinear", {"x", "s", "z"}, {"y"});
+      b.output("y", u8 ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT8);
+      auto out = run(b.bytes(), {host<float>(DType::kFloat32, Shape{n}, x)});
+      ASSERT_TRUE(out) << out.error().message;
+      const float lo = u8 ? 0.f : -128.f, hi = u8 ? 255.f : 127.f;
+      for (int64_t i = 0; i < n; ++i) {
+        const float v = x[static_cast<size_t>(i)];
+        double want = std::isnan(v) ? 0.0 : std::nearbyint(static_cast<double>(v / scale)) + zero;
+        want = std::clamp(want, static_cast<double>(lo), static_cast<double>(hi));
+        const int got = u8 ? (*out)[0].as<uint8_t>()[i] : (*out)[0].as<int8_t>()[i];
+        ASSERT_EQ(got, static_cast<int>(want)) << "x[" << i << "] = " << v << " scale " << scale << (u8 ? " u8" : " s8");
+      }
+    }
+  }
+}
+
 TEST(QuantOps, DequantizeInt32BiasAndInt8PerChannel) {
   OnnxBuilder b(13);
   b.input("q", {1, 3, 2}, onnx::TensorProto::INT8);

@@ -14,6 +14,7 @@
 #include "app/model_info_command.h"
 #include "app/publish_command.h"
 #include "app/run_command_options.h"
+#include "app/quantize_command.h"
 #include "app/val_command.h"
 #include "app/option_checks.h"
 #include "core/build_info.h"
@@ -105,6 +106,12 @@ int cli_main(int argc, char** argv) {
       ->description("network input: auto (the model's own size; 640x640 for a dynamic model declaring none), W,H, or N for NxN");
   add_val_options(*val_cmd, val);
 
+  QuantizeOptions quantize;
+  std::string quantize_layout = "auto";
+  CLI::App* quantize_cmd =
+      app.add_subcommand("quantize", "write an int8 (QDQ) copy of an fp32 ONNX model, calibrated on images or a video");
+  add_quantize_options(*quantize_cmd, quantize, quantize_layout);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -140,6 +147,12 @@ int cli_main(int argc, char** argv) {
       if (auto st = resolve_layout(val_layout, val.model); !st) return report_error(st.error());
       install_interrupt_handler();
       auto st = run_val(val);
+      return st ? exit_code::kOk : report_error(st.error());
+    }
+    if (quantize_cmd->parsed()) {
+      if (auto st = resolve_layout(quantize_layout, quantize.model); !st) return report_error(st.error());
+      install_interrupt_handler();
+      auto st = run_quantize(quantize);
       return st ? exit_code::kOk : report_error(st.error());
     }
     if (bench_cmd->parsed()) {

@@ -114,8 +114,20 @@ class QdqKernel : public Kernel {
     if (in_ == DType::kInt32) {
       for (int64_t i = 0; i < n; ++i) y[i] = quantize_value<T>(static_cast<float>(x.as<int32_t>()[at + i]) / s, z);
     } else {
+      // The same values as quantize_value, written so that GCC vectorizes it (x / s, then round
+      // half to even by rint in the default rounding mode, NaN to 0, clamp, convert): a YOLOX-nano
+      // QDQ model spent 40% of its run in this loop when it went element by element.
       const float* xs = x.as<float>() + at;
-      for (int64_t i = 0; i < n; ++i) y[i] = quantize_value<T>(xs[i] / s, z);
+      constexpr float lo = static_cast<float>(std::numeric_limits<T>::min());
+      constexpr float hi = static_cast<float>(std::numeric_limits<T>::max());
+      const float zf = static_cast<float>(z);
+      for (int64_t i = 0; i < n; ++i) {
+        float r = __builtin_rintf(xs[i] / s) + zf;
+        r = r == r ? r : 0.f;
+        r = r < lo ? lo : r;
+        r = r > hi ? hi : r;
+        y[i] = static_cast<T>(static_cast<int32_t>(r));
+      }
     }
   }
   template <class T>

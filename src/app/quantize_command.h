@@ -1,0 +1,32 @@
+// `streamdet quantize`: static int8 quantization of an fp32 ONNX detector by streamdet's own
+// engine. Activation ranges are collected over calibration frames (a folder of images or a video)
+// preprocessed as the detector preprocesses them; the model is written in ONNX Runtime's QDQ form
+// (quantize/qdq_rewrite.h), which streamdet folds into oneDNN int8 convolutions and ONNX Runtime
+// also runs. The head's last convolutions stay float (the rule: quantize/qdq_rewrite.cpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <CLI/App.hpp>
+
+#include "core/error.h"
+#include "runtime/run_options.h"
+
+namespace sd {
+
+struct QuantizeOptions {
+  ModelOptions model;                  // model, threads, input size, preprocess, layout
+  std::string calib;                   // a folder of images, an image, a glob or a video file
+  std::string out;                     // the QDQ model to write
+  int64_t calib_frames = 100;          // the first N frames (fewer if the source has fewer)
+  std::vector<std::string> keep_float;  // node names kept float besides the rule's
+  std::string method = "minmax";       // minmax | percentile
+  bool quiet = false;
+};
+
+void add_quantize_options(CLI::App& cmd, QuantizeOptions& options, std::string& layout);
+Status run_quantize(const QuantizeOptions& options);
+
+}  // namespace sd
