@@ -122,9 +122,9 @@ step native_tests 60 "${sd[@]}" "$bin/streamdet_native_tests" "${filter[@]}"
 # written); racecheck is left out: it sees shared-memory races only, and no kernel uses shared memory.
 short=("${backend[@]}" --cases 2 --iters 2 --model models/tiny_synth_v8.onnx --input 1x3x256x256)
 if command -v compute-sanitizer >/dev/null; then
-  step memcheck 45 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
+  step memcheck 45 compute-sanitizer --tool memcheck --leak-check full --target-processes all --error-exitcode 9 \
     "${sd[@]}" "$bin/streamdet_gpu_check" "${short[@]}" --json "$work/memcheck.json"
-  step initcheck 45 compute-sanitizer --tool initcheck --error-exitcode 9 \
+  step initcheck 45 compute-sanitizer --tool initcheck --target-processes all --error-exitcode 9 \
     "${sd[@]}" "$bin/streamdet_gpu_check" "${short[@]}" --json "$work/initcheck.json"
 else
   echo "sanitizers: no compute-sanitizer on this machine: skipped" | tee -a "$summary"

@@ -263,18 +263,23 @@ OpCase resize_case(Rng& rng) {
   auto dims = random_dims(rng, 4, 1, 9);
   dims[2] = std::max<int64_t>(dims[2], 2), dims[3] = std::max<int64_t>(dims[3], 2);  // downsampled, not to nothing
   const bool linear = coin(rng);
-  // Integer scales (YOLO's upsampling) and others: 2.1 upsamples 4 to 8 as 2 does, but the source
-  // index differs (floor(x / 2.1)); 0.5 and 0.75 downsample.
-  const std::vector<float> choices{1.f, 2.f, 3.f, 1.5f, 2.1f, 2.5f, 0.5f, 0.75f};
-  const float sh = choices[static_cast<size_t>(pick(rng, 0, 7))], sw = choices[static_cast<size_t>(pick(rng, 0, 7))];
+  // Integer scales (YOLO's upsampling, what the CUDA kernel takes) and, in a third of the cases,
+  // another on one dim: 2.1 upsamples 5 to 10 as 2 does, but the source index differs
+  // (floor(x / 2.1)); 0.5 and 0.75 downsample.
+  float sh = static_cast<float>(pick(rng, 1, 3)), sw = static_cast<float>(pick(rng, 1, 3));
+  if (pick(rng, 0, 2) == 0) {
+    const float other = std::vector<float>{1.5f, 2.1f, 2.5f, 0.5f, 0.75f}[static_cast<size_t>(pick(rng, 0, 4))];
+    (coin(rng) ? sh : sw) = other;
+  }
   const std::string x = c.data(dims, coin(rng));
   c.floats("scales", {4}, {1.f, 1.f, sh, sw});
   auto* n = c.op("Resize", {x, "", "scales"});
   OnnxBuilder::attr_string(n, "mode", linear ? "linear" : "nearest");
-  if (!linear) OnnxBuilder::attr_string(n, "nearest_mode", coin(rng) ? "floor" : "round_prefer_floor");
-  const std::string ct = std::vector<std::string>{"asymmetric", "half_pixel", "align_corners"}[static_cast<size_t>(pick(rng, 0, 2))];
+  const std::string nm = linear ? "" : coin(rng) ? "floor" : "round_prefer_floor";
+  if (!linear) OnnxBuilder::attr_string(n, "nearest_mode", nm);
+  const std::string ct = std::vector<std::string>{"asymmetric", "asymmetric", "half_pixel", "align_corners"}[static_cast<size_t>(pick(rng, 0, 3))];
   OnnxBuilder::attr_string(n, "coordinate_transformation_mode", ct);
-  c.note(std::string(linear ? "linear" : "nearest") + " " + ct + " x" + std::to_string(sh) + "," + std::to_string(sw));
+  c.note(std::string(linear ? "linear" : "nearest " + nm) + " " + ct + " x" + std::to_string(sh) + "," + std::to_string(sw));
   return c.done();
 }
 

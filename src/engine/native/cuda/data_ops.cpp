@@ -30,7 +30,8 @@ class CopyKernel final : public Kernel {
   explicit CopyKernel(std::vector<Part> parts, const char* name) : parts_(std::move(parts)), name_(name) {}
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     for (const Part& p : parts_)
-      SD_CUDA_TRY(static_cast<cudaError_t>(launch_strided_copy(p.copy, in[p.input].as<float>(), out[p.output].as<float>(), stream_of(ctx))));
+      if (in[p.input].data && out[p.output].data)  // never a write through a missing buffer
+        SD_CUDA_TRY(static_cast<cudaError_t>(launch_strided_copy(p.copy, in[p.input].as<float>(), out[p.output].as<float>(), stream_of(ctx))));
     return ok();
   }
   std::string implementation() const override { return name_; }
@@ -85,9 +86,10 @@ Result<std::unique_ptr<Kernel>> create_concat_or_split(const OpContext& ctx, boo
   const size_t pieces = concat ? ctx.inputs.size() : ctx.outputs.size();
   for (size_t j = 0; j < pieces; ++j) {
     const Shape& piece = concat ? ctx.inputs[j].shape : ctx.outputs[j].shape;
-    // A piece nobody reads (an unnamed Split output) is not copied, but it still takes its slab
-    // of the whole: the next piece starts after it.
-    if ((concat ? ctx.inputs[j].dtype : ctx.outputs[j].dtype) == DType::kUndefined) {
+    // A piece nobody reads (an unnamed Split output: no buffer at run time) is not copied, but it
+    // still takes its slab of the whole: the next piece starts after it.
+    const bool unread = !concat && j < ctx.node.outputs.size() && ctx.node.outputs[j] < 0;
+    if (unread || (concat ? ctx.inputs[j].dtype : ctx.outputs[j].dtype) == DType::kUndefined) {
       if (piece.rank != whole.rank) return fail(ErrorCode::kUnsupported, ctx.describe() + ": a piece of unknown extent");
       offset += piece[axis];
       continue;
