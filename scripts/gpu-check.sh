@@ -95,7 +95,7 @@ environment() {
   python3 -c 'import nvidia.cudnn, os; print("cudnn wheel", os.path.dirname(nvidia.cudnn.__file__))' || true
   command -v compute-sanitizer || true
   echo "== the pack's libraries"
-  ldd "$bin/streamdet_gpu_check" || true
+  LD_LIBRARY_PATH="$bin/lib" ldd "$bin/streamdet_gpu_check" || true
 }
 export -f environment
 export mode bin
@@ -126,6 +126,8 @@ if command -v compute-sanitizer >/dev/null; then
     "${sd[@]}" "$bin/streamdet_gpu_check" "${short[@]}" --json "$work/memcheck.json"
   step initcheck 45 compute-sanitizer --tool initcheck --target-processes all --error-exitcode 9 \
     "${sd[@]}" "$bin/streamdet_gpu_check" "${short[@]}" --json "$work/initcheck.json"
+  grep -h "ERROR SUMMARY" "$work/memcheck.txt" "$work/initcheck.txt" 2>/dev/null | sed 's/^/  /' | tee -a "$summary"
+  publish
 else
   echo "sanitizers: no compute-sanitizer on this machine: skipped" | tee -a "$summary"
   [[ $mode == gpu ]] && failed=1
