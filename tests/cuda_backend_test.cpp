@@ -100,7 +100,9 @@ TEST(CudaBackend, NodesTheGpuDoesNotRunGoToTheCpuBetweenGpuNodes) {
     else EXPECT_GT(conversions_on_gpu, 0);  // at least the input's, before the GPU's NHWC convolution
     EXPECT_EQ(summary->backends[0].steps, 3 + conversions_on_gpu);  // Conv, Mul, Add and the conversions
     EXPECT_EQ(summary->backends[1].steps, 1 + conversions_on_cpu);  // Floor
-    EXPECT_EQ(summary->copies, 4);                                 // x in, c out, f in, y out
+    // x in, c out, f in, y out; with channels-last a conversion the CPU made could add a crossing.
+    EXPECT_GE(summary->copies, 4);
+    EXPECT_LE(summary->copies, 4 + conversions_on_cpu);
     for (int run = 0; run < 3; ++run) {
       auto st = (*gpu)->run(std::span<const TensorRef>(&ref, 1), gpu_out);
       ASSERT_TRUE(st) << st.error().message;
