@@ -9,6 +9,7 @@
 
 #include "engine/native/cuda/cuda_backend.h"
 #include "engine/native/session.h"
+#include "fake_device_backend.h"
 #include "onnx_builder.h"
 
 namespace sd::native {
@@ -40,10 +41,10 @@ TEST(CudaBackend, ADeviceThatDoesNotExistIsRefused) {
 }
 
 // Conv (GPU) -> Floor (no GPU kernel: CPU) -> Mul, Add (GPU) -> output: a copy at each crossing,
-// results as the CPU's.
-TEST(CudaBackend, NodesTheGpuDoesNotRunGoToTheCpuBetweenGpuNodes) {
-  auto cuda = cuda_backend(0);
-  if (!cuda) GTEST_SKIP() << cuda.error().message;
+// results as the CPU's. Run against the CUDA backend where there is a GPU, and against the test
+// device backend everywhere (same claims, same preferred layout), which checks what this test
+// expects of the planner on any machine.
+void expect_gpu_nodes_around_a_cpu_node(const std::shared_ptr<const Backend>& device) {
   OnnxBuilder b;
   b.input("x", {1, 8, 16, 16});
   b.random_initializer("w", {8, 8, 3, 3}, -0.3f, 0.3f);
@@ -74,7 +75,7 @@ TEST(CudaBackend, NodesTheGpuDoesNotRunGoToTheCpuBetweenGpuNodes) {
     SCOPED_TRACE(channels_last ? "channels-last" : "plain NCHW");
     SessionOptions so{1};
     so.channels_last = channels_last;
-    so.backends = {*cuda};
+    so.backends = {device};
     auto gpu = NativeSession::create(*m, so);
     ASSERT_TRUE(gpu) << gpu.error().message;
     auto summary = (*gpu)->plan_summary({x.shape()});
@@ -111,6 +112,17 @@ TEST(CudaBackend, NodesTheGpuDoesNotRunGoToTheCpuBetweenGpuNodes) {
         ASSERT_NEAR(gpu_out[0].as<float>()[i], cpu_out[0].as<float>()[i], 1e-4f + 1e-4f * std::fabs(cpu_out[0].as<float>()[i])) << i;
     }
   }
+}
+
+TEST(CudaBackend, NodesTheGpuDoesNotRunGoToTheCpuBetweenGpuNodes) {
+  auto cuda = cuda_backend(0);
+  if (!cuda) GTEST_SKIP() << cuda.error().message;
+  expect_gpu_nodes_around_a_cpu_node(*cuda);
+}
+
+TEST(CudaBackend, NodesTheGpuDoesNotRunGoToTheCpuBetweenGpuNodesOnTheTestDevice) {
+  // The ops the CUDA backend claims here; Floor is not among them.
+  expect_gpu_nodes_around_a_cpu_node(std::make_shared<test::FakeDeviceBackend>(std::set<std::string>{"Conv", "Mul", "Add", "Transpose"}));
 }
 
 // The bundled tiny model (a YOLOv8-style graph) runs wholly on the GPU: one copy in, one out, no
