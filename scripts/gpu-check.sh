@@ -1,46 +1,155 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (docs/gpu.md), in the repository's root, with .gpu/ carried: unpacks the
-# check made by scripts/gpu-pack.sh, records what the machine has, makes the YOLOv8n-architecture
-# model with the machine's PyTorch, runs the check (conformance of every op the CUDA backend
-# claims, parity and latency of the bundled tiny model and YOLOv8n), the backend tests, then
-# compute-sanitizer's memcheck and racecheck on a short run, and PyTorch's figures for the same
-# architecture (tools/torch_bench.py). Everything lands in $OUT (the device tool's) or gpu-out/.
+# check made by scripts/gpu-pack.sh, records what the machine has, runs the check (conformance of
+# every op the CUDA backend claims, parity and latency of the bundled tiny model and YOLOv8n), the
+# backend tests, compute-sanitizer's memcheck and initcheck on a two-iteration subset, and
+# PyTorch's figures for the same architecture (tools/torch_bench.py).
+#   scripts/gpu-check.sh                 on the GPU machine (the device tool's $OUT, else gpu-out/)
+#   scripts/gpu-check.sh --cpu BUILD     here or in CI: the same steps against the CPU backend, with
+#                                        BUILD's binaries, so that neither the script nor its JSON
+#                                        can rot (tests/CMakeLists.txt: GpuCheck.ScriptRunsOnTheCpu)
+# Every step has its own time limit and the whole script a budget (--budget SECONDS, default 270,
+# well inside the device tool's 600 s command limit); a step that fails or times out is recorded
+# and the next one runs. The device tool brings back at most 8 files from $OUT: this script
+# leaves 4 there, refreshed after every step: summary.txt (one line per step), check.json,
+# torch.json, and logs.tar.gz (every step's log and JSON).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
+mode=gpu build="" budget=270
+while (($#)); do
+  case $1 in
+    --cpu) mode=cpu build=${2:?"--cpu needs the build folder"}; shift 2 ;;
+    --budget) budget=${2:?"--budget needs seconds"}; shift 2 ;;
+    *) echo "gpu-check.sh: unknown argument $1 (--cpu BUILD, --budget SECONDS)" >&2; exit 2 ;;
+  esac
+done
 out=${OUT:-gpu-out}
 mkdir -p "$out"
-dir=/tmp/streamdet-gpu
-rm -rf "$dir" && mkdir -p "$dir" && tar -C "$dir" -xJf .gpu/streamdet-gpu-check.tar.xz || exit 1
-{
-  nvidia-smi
-  echo "== libraries"
-  ldconfig -p | grep -E 'cudnn|cublas|nvcuvid|libcuda\.'
-  echo "== python"
-  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
-  python3 -c 'import nvidia.cudnn, os; print("cudnn wheel", os.path.dirname(nvidia.cudnn.__file__))'
-} >"$out/environment.txt" 2>&1
-if [[ -f .gpu/yolov8n_arch.onnx ]]; then
-  cp .gpu/yolov8n_arch.onnx "$dir/"
+work=/tmp/streamdet-gpu-work.$$
+rm -rf "$work" && mkdir -p "$work"
+trap 'rm -rf "$work"' EXIT
+summary="$work/summary.txt"
+: >"$summary"
+
+# Results into $OUT, whole files only (written aside, then renamed): done after every step.
+publish() {
+  for f in summary.txt check.json torch.json; do
+    [[ -f "$work/$f" ]] && cp "$work/$f" "$out/.$f.tmp" && mv "$out/.$f.tmp" "$out/$f"
+  done
+  tar -C "$work" -czf "$out/.logs.tmp" --exclude=./lib --exclude=./bin . 2>/dev/null && mv "$out/.logs.tmp" "$out/logs.tar.gz"
+}
+
+failed=0
+# step NAME LIMIT_S COMMAND...: runs it under `timeout` (never past the budget, 10 s kept back),
+# its output in NAME.txt; one line in summary.txt whatever happens.
+step() {
+  local name=$1 limit=$2
+  shift 2
+  local left=$((budget - SECONDS - 10))
+  ((limit > left)) && limit=$left
+  if ((limit < 5)); then
+    echo "$name: skipped, the budget of ${budget}s is spent" | tee -a "$summary"
+    failed=1
+    publish
+    return
+  fi
+  local t0=$SECONDS rc
+  timeout -k 5 "$limit" "$@" >"$work/$name.txt" 2>&1
+  rc=$?
+  local verdict=ok
+  if ((rc == 124 || rc == 137)); then verdict="TIMED OUT after ${limit}s"; elif ((rc != 0)); then verdict="FAILED (exit $rc)"; fi
+  [[ $verdict != ok ]] && failed=1
+  echo "$name: $verdict, $((SECONDS - t0)) s" | tee -a "$summary"
+  publish
+}
+
+# The streamdet binaries, and the libraries they load from the pack: LD_LIBRARY_PATH is set on
+# their command lines alone, so that nvidia-smi, compute-sanitizer, python and Triton keep the
+# machine's own libstdc++ and libgomp.
+if [[ $mode == gpu ]]; then
+  bin="$work/bin"
+  mkdir -p "$bin"
+  tar -C "$bin" -xJf .gpu/streamdet-gpu-check.tar.xz || { echo "cannot unpack .gpu/streamdet-gpu-check.tar.xz" | tee -a "$summary"; publish; exit 1; }
+  sd=(env "LD_LIBRARY_PATH=$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+  backend=(--backend cuda)
+  yolo=.gpu/yolov8n_arch.onnx
+  cases=64 iters=50
 else
-  PYTHONUNBUFFERED=1 python3 tools/make_yolov8n.py --out "$dir/yolov8n_arch.onnx" >"$out/make_yolov8n.log" 2>&1
+  bin="$work/bin"
+  mkdir -p "$bin"
+  cp "$build/tools/streamdet_gpu_check" "$build/tests/streamdet_native_tests" "$bin/" || exit 1
+  sd=(env)
+  backend=(--backend cpu --threads 1)
+  yolo=$build/models/yolov8n_arch.onnx
+  cases=4 iters=3
 fi
-export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+# shellcheck disable=SC2317  # run through step (bash -c)
+environment() {
+  echo "mode: $mode"
+  nvidia-smi || true
+  echo "== libraries"
+  ldconfig -p | grep -E 'cudnn|cublas|nvcuvid|libcuda\.' || true
+  echo "== python"
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())' || true
+  python3 -c 'import nvidia.cudnn, os; print("cudnn wheel", os.path.dirname(nvidia.cudnn.__file__))' || true
+  command -v compute-sanitizer || true
+  echo "== the pack's libraries"
+  LD_LIBRARY_PATH="$bin/lib" ldd "$bin/streamdet_gpu_check" || true
+}
+export -f environment
+export mode bin
+step environment 20 bash -c environment
+
+# The YOLOv8n-architecture model comes made (gpu-pack.sh): it is never exported here.
 models=(--model models/tiny_synth_v8.onnx --input 1x3x256x256)
-[[ -f "$dir/yolov8n_arch.onnx" ]] && models+=(--model "$dir/yolov8n_arch.onnx" --input 1x3x640x640)
-"$dir/streamdet_gpu_check" --json "$out/check.json" "${models[@]}" 2>&1 | tee "$out/check.txt"
-status=${PIPESTATUS[0]}
-# The backend tests (the CUDA ones skip nowhere else), from the repository's root.
-"$dir/streamdet_native_tests" >"$out/native_tests.txt" 2>&1 || status=1
-tail -n 5 "$out/native_tests.txt"
-short=(--cases 2 --iters 2 --model models/tiny_synth_v8.onnx --input 1x3x256x256)
-{
-  echo "== memcheck"
-  timeout 240 compute-sanitizer --tool memcheck --leak-check full "$dir/streamdet_gpu_check" "${short[@]}"
-  echo "== racecheck"
-  timeout 120 compute-sanitizer --tool racecheck "$dir/streamdet_gpu_check" "${short[@]}"
-} >"$out/sanitizer.txt" 2>&1
-grep -E "^== |ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer.txt"
-# PyTorch on the same GPU (issue 13's yardstick), last: torch.compile's autotuning takes minutes.
-PYTHONUNBUFFERED=1 timeout 300 python3 tools/torch_bench.py --json "$out/torch.json" --batches 1 32 128 >"$out/torch.txt" 2>&1
-tail -n 4 "$out/torch.txt"
-exit "$status"
+if [[ -f $yolo ]]; then
+  models+=(--model "$yolo" --input 1x3x640x640)
+else
+  echo "yolov8n: no $yolo (scripts/gpu-pack.sh makes it): checked without it" | tee -a "$summary"
+  [[ $mode == gpu ]] && failed=1
+fi
+step check 100 "${sd[@]}" "$bin/streamdet_gpu_check" "${backend[@]}" --cases "$cases" --iters "$iters" --json "$work/check.json" "${models[@]}"
+
+# The backend tests (the CUDA ones skip nowhere else), from the repository's root. On the CPU the
+# CUDA tests alone (they skip): the rest runs in streamdet_tests.
+filter=()
+[[ $mode == cpu ]] && filter=(--gtest_filter='CudaBackend.*')
+step native_tests 60 "${sd[@]}" "$bin/streamdet_native_tests" "${filter[@]}"
+
+# compute-sanitizer on a short subset: two cases per op, two timed runs of the tiny model. memcheck
+# (out-of-bounds and misaligned accesses, leaks) and initcheck (reads of device memory never
+# written); racecheck is left out: it sees shared-memory races only, and no kernel uses shared memory.
+short=("${backend[@]}" --cases 2 --iters 2 --model models/tiny_synth_v8.onnx --input 1x3x256x256)
+if command -v compute-sanitizer >/dev/null; then
+  step memcheck 45 compute-sanitizer --tool memcheck --leak-check full --target-processes all --error-exitcode 9 \
+    "${sd[@]}" "$bin/streamdet_gpu_check" "${short[@]}" --json "$work/memcheck.json"
+  step initcheck 45 compute-sanitizer --tool initcheck --target-processes all --error-exitcode 9 \
+    "${sd[@]}" "$bin/streamdet_gpu_check" "${short[@]}" --json "$work/initcheck.json"
+  grep -h "ERROR SUMMARY" "$work/memcheck.txt" "$work/initcheck.txt" 2>/dev/null | sed 's/^/  /' | tee -a "$summary"
+  publish
+else
+  echo "sanitizers: no compute-sanitizer on this machine: skipped" | tee -a "$summary"
+  [[ $mode == gpu ]] && failed=1
+fi
+
+# PyTorch on the same GPU (issue 13's yardstick), last: eager at batch 1, then torch.compile in
+# its default mode at batches 1 and 32 within 90 s. torch.json is rewritten after each figure.
+# Here (--cpu) Debian's python3 has PyTorch (python3-torch) where the one on PATH may not.
+py=python3
+[[ $mode == cpu ]] && ! python3 -c 'import torch' 2>/dev/null && [[ -x /usr/bin/python3 ]] && py=/usr/bin/python3
+if "$py" -c 'import torch' 2>/dev/null; then
+  if [[ $mode == gpu ]]; then
+    torch_args=(--batches 1 32 --compile-mode default --compile-limit 90)
+  else
+    torch_args=(--device cpu --iters 2 --imgsz 64 --batches 1 --compile-mode none)
+  fi
+  step torch 150 env PYTHONUNBUFFERED=1 "$py" tools/torch_bench.py --json "$work/torch.json" "${torch_args[@]}"
+else
+  echo "torch: no PyTorch for python3: skipped" | tee -a "$summary"
+  [[ $mode == gpu ]] && failed=1
+fi
+
+echo "total: ${SECONDS} s of a ${budget} s budget; $([[ $failed == 0 ]] && echo 'all steps passed' || echo 'some steps FAILED')" | tee -a "$summary"
+publish
+exit "$failed"

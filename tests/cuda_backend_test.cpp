@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <random>
 
 #include "engine/native/cuda/cuda_backend.h"
 #include "engine/native/session.h"
+#include "fake_device_backend.h"
 #include "onnx_builder.h"
 
 namespace sd::native {
@@ -39,10 +41,10 @@ TEST(CudaBackend, ADeviceThatDoesNotExistIsRefused) {
 }
 
 // Conv (GPU) -> Floor (no GPU kernel: CPU) -> Mul, Add (GPU) -> output: a copy at each crossing,
-// results as the CPU's.
-TEST(CudaBackend, NodesTheGpuDoesNotRunGoToTheCpuBetweenGpuNodes) {
-  auto cuda = cuda_backend(0);
-  if (!cuda) GTEST_SKIP() << cuda.error().message;
+// results as the CPU's. Run against the CUDA backend where there is a GPU, and against the test
+// device backend everywhere (same claims, same preferred layout), which checks what this test
+// expects of the planner on any machine.
+void expect_gpu_nodes_around_a_cpu_node(const std::shared_ptr<const Backend>& device) {
   OnnxBuilder b;
   b.input("x", {1, 8, 16, 16});
   b.random_initializer("w", {8, 8, 3, 3}, -0.3f, 0.3f);
@@ -66,22 +68,61 @@ TEST(CudaBackend, NodesTheGpuDoesNotRunGoToTheCpuBetweenGpuNodes) {
   std::vector<HostTensor> cpu_out, gpu_out;
   auto cpu = NativeSession::create(*m, SessionOptions{1});
   ASSERT_TRUE((*cpu)->run(std::span<const TensorRef>(&ref, 1), cpu_out));
-  SessionOptions so{1};
-  so.backends = {*cuda};
-  auto gpu = NativeSession::create(*m, so);
-  ASSERT_TRUE(gpu) << gpu.error().message;
-  auto summary = (*gpu)->plan_summary({x.shape()});
-  ASSERT_TRUE(summary) << summary.error().message;
-  EXPECT_EQ(summary->backends[0].steps, 3);  // Conv, Mul, Add
-  EXPECT_EQ(summary->backends[1].steps, 1);  // Floor
-  EXPECT_EQ(summary->copies, 4);             // x in, c out, f in, y out
-  for (int run = 0; run < 3; ++run) {
-    auto st = (*gpu)->run(std::span<const TensorRef>(&ref, 1), gpu_out);
-    ASSERT_TRUE(st) << st.error().message;
-    ASSERT_EQ(gpu_out.size(), 1u);
-    for (int64_t i = 0; i < cpu_out[0].numel(); ++i)
-      ASSERT_NEAR(gpu_out[0].as<float>()[i], cpu_out[0].as<float>()[i], 1e-4f + 1e-4f * std::fabs(cpu_out[0].as<float>()[i])) << i;
+  // Channels-last (the default) and plain NCHW: the same nodes on the same backends; with
+  // channels-last the planner adds layout conversions (Transposes) around the GPU's convolution,
+  // which the GPU claims too (plan_layout.cpp: conv_nhwc, as the CUDA backend prefers NHWC).
+  for (const bool channels_last : {false, true}) {
+    SCOPED_TRACE(channels_last ? "channels-last" : "plain NCHW");
+    SessionOptions so{1};
+    so.channels_last = channels_last;
+    so.backends = {device};
+    auto gpu = NativeSession::create(*m, so);
+    ASSERT_TRUE(gpu) << gpu.error().message;
+    auto summary = (*gpu)->plan_summary({x.shape()});
+    ASSERT_TRUE(summary) << summary.error().message;
+    ASSERT_EQ(summary->backends.size(), 2u);
+    const std::string gpu_name = summary->backends[0].name, cpu_name = summary->backends[1].name;
+    int conversions_on_gpu = 0, conversions_on_cpu = 0;
+    std::map<std::string, std::string> node_backend;  // op type -> backend
+    for (const auto& step : summary->steps) {
+      if (step.copy) continue;
+      if (step.label == "layout conversion") {
+        ++(step.backend == gpu_name ? conversions_on_gpu : conversions_on_cpu);
+        continue;
+      }
+      node_backend[step.label.substr(0, step.label.find(' '))] = step.backend;
+    }
+    EXPECT_EQ(node_backend["Conv"], gpu_name);
+    EXPECT_EQ(node_backend["Floor"], cpu_name);
+    EXPECT_EQ(node_backend["Mul"], gpu_name);
+    EXPECT_EQ(node_backend["Add"], gpu_name);
+    EXPECT_EQ(node_backend.size(), 4u);
+    if (!channels_last) EXPECT_EQ(conversions_on_gpu + conversions_on_cpu, 0);
+    else EXPECT_GT(conversions_on_gpu, 0);  // at least the input's, before the GPU's NHWC convolution
+    EXPECT_EQ(summary->backends[0].steps, 3 + conversions_on_gpu);  // Conv, Mul, Add and the conversions
+    EXPECT_EQ(summary->backends[1].steps, 1 + conversions_on_cpu);  // Floor
+    // x in, c out, f in, y out; with channels-last a conversion the CPU made could add a crossing.
+    EXPECT_GE(summary->copies, 4);
+    EXPECT_LE(summary->copies, 4 + conversions_on_cpu);
+    for (int run = 0; run < 3; ++run) {
+      auto st = (*gpu)->run(std::span<const TensorRef>(&ref, 1), gpu_out);
+      ASSERT_TRUE(st) << st.error().message;
+      ASSERT_EQ(gpu_out.size(), 1u);
+      for (int64_t i = 0; i < cpu_out[0].numel(); ++i)
+        ASSERT_NEAR(gpu_out[0].as<float>()[i], cpu_out[0].as<float>()[i], 1e-4f + 1e-4f * std::fabs(cpu_out[0].as<float>()[i])) << i;
+    }
   }
+}
+
+TEST(CudaBackend, NodesTheGpuDoesNotRunGoToTheCpuBetweenGpuNodes) {
+  auto cuda = cuda_backend(0);
+  if (!cuda) GTEST_SKIP() << cuda.error().message;
+  expect_gpu_nodes_around_a_cpu_node(*cuda);
+}
+
+TEST(CudaBackend, NodesTheGpuDoesNotRunGoToTheCpuBetweenGpuNodesOnTheTestDevice) {
+  // The ops the CUDA backend claims here; Floor is not among them.
+  expect_gpu_nodes_around_a_cpu_node(std::make_shared<test::FakeDeviceBackend>(std::set<std::string>{"Conv", "Mul", "Add", "Transpose"}));
 }
 
 // The bundled tiny model (a YOLOv8-style graph) runs wholly on the GPU: one copy in, one out, no

@@ -2,14 +2,19 @@
 // native engine without OpenCV, FFmpeg or GStreamer, which that machine lacks): what CUDA sees,
 // the backend conformance cases of every op the CUDA backend claims against the CPU reference,
 // and for each model given, parity of its outputs with the CPU engine and the latency of both.
-// Prints a table and writes everything as JSON. scripts/gpu-pack.sh builds and packs it,
-// scripts/gpu-check.sh runs it there; docs/gpu.md says how.
+// Prints a table (line by line, also into a pipe) and writes everything as JSON, rewritten after
+// each op and each model: a crash leaves the results so far ("complete": false). After each op's
+// cases it waits for the GPU and asks whether a kernel faulted: a lost context is recorded as
+// "context lost after <op>", and the GPU work stops there (the JSON is still written).
+// scripts/gpu-pack.sh builds and packs it, scripts/gpu-check.sh runs it there; docs/gpu.md says how.
 //   streamdet_gpu_check --json out.json [--cases 64] [--model m.onnx [--input 1x3x640x640]]... [--iters 50]
 // With --backend cpu it checks the CPU's default path the same way: what the test suite runs to
-// keep this program working on machines without a GPU.
+// keep this program and its JSON working on machines without a GPU (tests/gpu_check_json.sh).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <dlfcn.h>
 #include <fstream>
 #include <random>
 
@@ -48,10 +53,36 @@ Result<Shape> parse_shape(const std::string& text) {
   return s;
 }
 
-double median(std::vector<double> v) {
+// The q-quantile (nearest rank) of v: 0.5 the median, 0.9 the p90.
+double quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
+}
+
+// The kernel driver's version ("550.54.15"), from /proc: "" where there is none.
+std::string driver_version() {
+  std::ifstream f("/proc/driver/nvidia/version");
+  std::string line;
+  if (!std::getline(f, line)) return "";
+  const size_t k = line.find("Kernel Module");
+  if (k == std::string::npos) return line;
+  size_t at = line.find_first_not_of(' ', k + 13);
+  return at == std::string::npos ? line : line.substr(at, line.find(' ', at) - at);
+}
+
+// cuDNN's version where the loader finds the library (the GPU machine's PyTorch wheels), else null.
+json cudnn_version() {
+  for (const char* name : {"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"}) {
+    void* h = dlopen(name, RTLD_LAZY | RTLD_LOCAL);
+    if (!h) continue;
+    using Fn = size_t (*)();
+    auto fn = reinterpret_cast<Fn>(dlsym(h, "cudnnGetVersion"));
+    const json v = fn ? json(fn()) : json(name);
+    dlclose(h);
+    return v;
+  }
+  return nullptr;
 }
 
 // Times `iters` runs after a warm-up; returns per-run milliseconds, or the error.
@@ -69,7 +100,8 @@ Result<std::vector<double>> time_runs(NativeSession& s, const HostTensor& x, int
 
 // `gpu` nullptr: the CPU alone on both sides (--backend cpu).
 json check_model(const ModelArg& m, const std::shared_ptr<const Backend>& gpu, int iters, int threads) {
-  json row{{"model", m.path}, {"input", m.input.str()}};
+  json row{{"model", m.path}, {"precision", "fp32"}, {"batch", m.input.rank > 0 ? m.input[0] : 1}, {"input", m.input.str()},
+           {"pass", false}, {"error", nullptr}};
   auto model = NativeModel::load(m.path);
   if (!model) return row.update({{"error", model.error().message}}), row;
   HostTensor x(DType::kFloat32, m.input);
@@ -93,9 +125,11 @@ json check_model(const ModelArg& m, const std::shared_ptr<const Backend>& gpu, i
   auto cpu_ms = time_runs(**cpu, x, std::max(3, iters / 5), cpu_out);
   auto gpu_ms = time_runs(**dev, x, iters, gpu_out);
   if (!cpu_ms || !gpu_ms) return row.update({{"error", (!cpu_ms ? cpu_ms.error() : gpu_ms.error()).message}}), row;
-  row["cpu_ms_median"] = median(*cpu_ms);
-  row["gpu_ms_median"] = median(*gpu_ms);
-  row["gpu_ms_min"] = *std::min_element(gpu_ms->begin(), gpu_ms->end());
+  // Engine latency: input upload to output download, one run at a time.
+  const double med = quantile(*gpu_ms, 0.5);
+  row["latency_ms"] = {{"median", med}, {"p90", quantile(*gpu_ms, 0.9)}, {"min", *std::min_element(gpu_ms->begin(), gpu_ms->end())}};
+  row["images_per_s"] = med > 0 ? static_cast<double>(row["batch"].get<int64_t>()) * 1000.0 / med : 0.0;
+  row["cpu_latency_ms"] = {{"median", quantile(*cpu_ms, 0.5)}, {"p90", quantile(*cpu_ms, 0.9)}};
   double max_abs = 0, max_rel = 0, ref_max = 0;
   bool finite = true;
   for (size_t o = 0; o < cpu_out.size() && o < gpu_out.size(); ++o)
@@ -110,18 +144,23 @@ json check_model(const ModelArg& m, const std::shared_ptr<const Backend>& gpu, i
   row["max_abs_diff"] = max_abs;
   row["max_abs_diff_over_max_abs"] = max_rel;
   row["parity_fp32"] = finite && gpu_out.size() == cpu_out.size() && max_rel <= 1e-3;
+  row["pass"] = row["parity_fp32"];
+  if (!row["pass"].get<bool>())
+    row["error"] = !finite ? "non-finite outputs" : gpu_out.size() != cpu_out.size() ? "output count differs" : "fp32 parity above 1e-3 relative";
   return row;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Line by line even into a pipe (tee): a crash keeps everything printed before it.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   CLI::App app{"streamdet GPU check: CUDA backend conformance, model parity and latency, as JSON"};
-  std::string json_path;
+  std::string json_path, abort_after;
   int cases = 64, iters = 50, device = 0, threads = 4;
   std::string backend_name = "cuda";
   std::vector<std::string> model_paths, inputs;
-  app.add_option("--json", json_path, "write the results here");
+  app.add_option("--json", json_path, "write the results here (rewritten after each op and model)");
   app.add_option("--cases", cases, "random cases per op")->capture_default_str();
   app.add_option("--model", model_paths, "ONNX model for parity and latency (repeatable)");
   app.add_option("--input", inputs, "its input shape, e.g. 1x3x640x640 (one per --model; default 1x3x640x640)");
@@ -131,48 +170,75 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({"cuda", "cpu"}));
   app.add_option("--threads", threads, "CPU threads of both sessions")->capture_default_str();
+  app.add_option("--abort-after", abort_after, "abort() once this op's results are written, as a crash would (tests the partial JSON)");
   CLI11_PARSE(app, argc, argv);
 
-  json report{{"commit", build_commit()}, {"machine", machine_summary()}, {"cpu", cpu_backend()->description()}};
+  json report{{"complete", false}, {"commit", build_commit()}, {"machine", machine_summary()}, {"cpu", cpu_backend()->description()}};
   const CudaInfo info = cuda_info();
+  const bool on_gpu = backend_name == "cuda";
+  report["gpu"] = {{"name", on_gpu && device >= 0 && static_cast<size_t>(device) < info.devices.size() ? json(info.devices[static_cast<size_t>(device)]) : json(nullptr)},
+                   {"driver", driver_version()}, {"cuda_driver", info.driver}, {"cuda_runtime", info.runtime}, {"cudnn", cudnn_version()}};
   report["cuda"] = {{"built", info.built}, {"runtime", info.runtime}, {"driver", info.driver}, {"devices", info.devices}, {"problem", info.problem}};
+  report["conformance"] = json::array();
+  report["models"] = json::array();
+  // Written whole each time (to a temporary, then renamed): never half a file.
   auto write = [&](int code) {
-    if (!json_path.empty()) std::ofstream(json_path) << report.dump(2) << "\n";
+    if (!json_path.empty()) {
+      const std::string tmp = json_path + ".tmp";
+      std::ofstream(tmp) << report.dump(2) << "\n";
+      std::rename(tmp.c_str(), json_path.c_str());
+    }
     return code;
   };
+  write(0);
   std::printf("streamdet %s on %s\ncuda: runtime %s, driver %s\n", build_commit(), machine_summary().c_str(), info.runtime.c_str(),
               info.driver.c_str());
   Result<std::shared_ptr<const Backend>> gpu = std::shared_ptr<const Backend>();
-  if (backend_name == "cuda") gpu = cuda_backend(device);
+  if (on_gpu) gpu = cuda_backend(device);
   if (!gpu) {
     std::printf("no GPU backend: %s\n", gpu.error().message.c_str());
     report["error"] = gpu.error().message;
+    report["complete"] = true;
     return write(3);
   }
   const Backend& under_test = *gpu ? **gpu : *cpu_backend();
   report["backend"] = under_test.description();
   std::printf("%s\n\n%-14s %6s %6s %12s %12s  %s\n", under_test.description().c_str(), "op", "cases", "on it", "max abs err",
               "max rel err", "result");
-  json ops = json::array();
   int failed = 0;
+  std::string context_lost;  // "context lost after <op>": no more GPU work
   for (const auto& op : under_test.op_types()) {
     if (!*gpu && !conformance::generators().count(op)) continue;  // the CPU's other ops: ONNX's node tests
+    json row{{"op", op}, {"pass", false}, {"error", nullptr}};
     if (!conformance::generators().count(op)) {
       std::printf("%-14s no random cases: FAIL\n", op.c_str());
-      ops.push_back({{"op", op}, {"passed", false}, {"failure", "no random cases"}});
-      ++failed;
-      continue;
+      row["error"] = "no random cases";
+    } else {
+      const auto r = conformance::check_op(backend_name, op, *gpu, cases, 1e-4, 1e-4);
+      // Each op's launches checked before the next op: a fault is this op's, not a later one's.
+      const Status dev = on_gpu ? cuda_device_status(device) : ok();
+      const bool pass = r.passed() && dev;
+      std::printf("%-14s %6d %6d %12.3g %12.3g  %s\n", op.c_str(), r.cases, r.ran_on_backend, r.max_abs_error, r.max_rel_error,
+                  pass ? "ok" : ("FAIL " + (dev ? r.failure : dev.error().message)).c_str());
+      row.update({{"pass", pass}, {"cases", r.cases}, {"ran_on_backend", r.ran_on_backend}, {"max_abs_error", r.max_abs_error},
+                  {"max_rel_error", r.max_rel_error}});
+      if (!r.failure.empty()) row["error"] = r.failure;
+      if (!dev) {
+        row["error"] = dev.error().message;
+        context_lost = "context lost after " + op;
+      }
     }
-    const auto r = conformance::check_op(backend_name, op, *gpu, cases, 1e-4, 1e-4);
-    std::printf("%-14s %6d %6d %12.3g %12.3g  %s\n", op.c_str(), r.cases, r.ran_on_backend, r.max_abs_error, r.max_rel_error,
-                r.passed() ? "ok" : ("FAIL " + r.failure).c_str());
-    ops.push_back({{"op", op}, {"cases", r.cases}, {"ran_on_backend", r.ran_on_backend}, {"max_abs_error", r.max_abs_error},
-                   {"max_rel_error", r.max_rel_error}, {"passed", r.passed()}, {"failure", r.failure}});
-    failed += !r.passed();
+    failed += !row["pass"].get<bool>();
+    report["conformance"].push_back(row);
+    if (!context_lost.empty()) report["context_lost"] = context_lost;
+    write(1);
+    if (abort_after == op) std::abort();
+    if (!context_lost.empty()) {
+      std::printf("%s: no more GPU work\n", context_lost.c_str());
+      break;
+    }
   }
-  report["conformance"] = ops;
-  json models = json::array();
-  for (size_t i = 0; i < model_paths.size(); ++i) {
+  for (size_t i = 0; i < model_paths.size() && context_lost.empty(); ++i) {
     ModelArg m{model_paths[i], Shape{1, 3, 640, 640}};
     if (i < inputs.size()) {
       auto s = parse_shape(inputs[i]);
@@ -180,12 +246,19 @@ int main(int argc, char** argv) {
       m.input = *s;
     }
     json row = check_model(m, *gpu, iters, threads);
+    if (on_gpu)
+      if (const Status dev = cuda_device_status(device); !dev) {
+        row["pass"] = false;
+        row["error"] = dev.error().message;
+        report["context_lost"] = context_lost = "context lost after " + m.path;
+      }
     std::printf("\n%s %s: %s\n", m.path.c_str(), m.input.str().c_str(), row.dump().c_str());
-    if (row.contains("error") || !row.value("parity_fp32", false)) ++failed;
-    models.push_back(row);
+    if (!row["pass"].get<bool>()) ++failed;
+    report["models"].push_back(row);
+    write(1);
   }
-  report["models"] = models;
   report["failed"] = failed;
+  report["complete"] = true;
   std::printf("\n%d failed\n", failed);
-  return write(failed == 0 ? 0 : 1);
+  return write(failed == 0 && context_lost.empty() ? 0 : 1);
 }

@@ -4,19 +4,25 @@ check times its engine, and printed as one JSON object:
 
   - eager fp16 channels_last and eager fp32, batch 1: median latency of the compute alone (CUDA
     events) and of upload + compute + download (the host tensor in, the head output back);
-  - torch.compile (mode given; default max-autotune) fp16 channels_last: images/s per batch size.
+  - torch.compile (mode given; default "default": max-autotune's autotuning takes minutes) fp16
+    channels_last: images/s per batch size, all compiles within --compile-limit seconds (a batch
+    whose compile runs past it is recorded as timed out, and the rest skipped).
+
+The JSON file is rewritten after each measurement: a run killed part-way keeps what it measured.
 
     python3 tools/torch_bench.py --json torch.json [--iters 200] [--batches 1 8 32 64 128]
-                                 [--compile-mode max-autotune|reduce-overhead|none] [--device cuda]
+                                 [--compile-mode default|max-autotune|reduce-overhead|none]
+                                 [--compile-limit 90] [--device cuda]
 
 On the GPU machine scripts/gpu-check.sh runs it. `--device cpu --iters 2 --batches 1
---compile-mode none` checks the script itself anywhere.
+--compile-mode none` checks the script itself anywhere (tests/gpu_check_script.sh does).
 """
 
 import argparse
 import copy
 import json
 import os
+import signal
 import statistics
 import sys
 import time
@@ -68,18 +74,28 @@ def main():
     ap.add_argument("--iters", type=int, default=200)
     ap.add_argument("--imgsz", type=int, default=640)
     ap.add_argument("--batches", type=int, nargs="+", default=[1, 8, 32, 64, 128])
-    ap.add_argument("--compile-mode", default="max-autotune")
+    ap.add_argument("--compile-mode", default="default")
+    ap.add_argument("--compile-limit", type=float, default=90, help="seconds for all torch.compile work")
     ap.add_argument("--device", default="cuda")
     args = ap.parse_args()
     dev = args.device
     torch.manual_seed(0)
     base = fold_bn(YoloV8nArch().eval())
-    report = {"torch": torch.__version__, "device": dev, "imgsz": args.imgsz}
+    report = {"torch": torch.__version__, "device": dev, "imgsz": args.imgsz, "complete": False}
     if dev == "cuda":
         report["gpu"] = torch.cuda.get_device_name(0)
         report["cuda"] = torch.version.cuda
         report["cudnn"] = torch.backends.cudnn.version()
         torch.backends.cudnn.benchmark = True
+
+    def save():
+        if args.json:
+            tmp = args.json + ".tmp"
+            with open(tmp, "w") as f:
+                json.dump(report, f, indent=2)
+            os.replace(tmp, args.json)
+
+    save()
     host = torch.rand(1, 3, args.imgsz, args.imgsz).pin_memory() if dev == "cuda" else torch.rand(1, 3, args.imgsz, args.imgsz)
 
     with torch.inference_mode():
@@ -94,27 +110,50 @@ def main():
                                args.iters, dev)
             report[name] = {"batch": 1, "compute_ms_median": compute, "upload_compute_download_ms_median": end_to_end}
             print(name, report[name], flush=True)
+            save()
 
         if args.compile_mode != "none":
             dtype = torch.float16 if dev == "cuda" else torch.float32
             model = base.to(dev, dtype).to(memory_format=torch.channels_last)
-            compiled = torch.compile(model, mode=args.compile_mode)
+            compiled = torch.compile(model, mode=None if args.compile_mode == "default" else args.compile_mode)
             rows = []
+            key = "compiled_" + args.compile_mode.replace("-", "_")
+            report[key] = rows
+            deadline = time.monotonic() + args.compile_limit
+
+            def too_long(signum, frame):
+                raise TimeoutError("torch.compile ran past --compile-limit")
+
+            signal.signal(signal.SIGALRM, too_long)
             for b in args.batches:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    rows.append({"batch": b, "skipped": "no time left of --compile-limit %g s" % args.compile_limit})
+                    save()
+                    continue
                 x = torch.rand(b, 3, args.imgsz, args.imgsz, device=dev, dtype=dtype).to(memory_format=torch.channels_last)
                 t0 = time.perf_counter()
-                compiled(x)  # compiles for this shape
+                signal.setitimer(signal.ITIMER_REAL, left)
+                try:
+                    compiled(x)  # compiles for this shape
+                except TimeoutError as e:
+                    rows.append({"batch": b, "timed_out": str(e), "compile_s": time.perf_counter() - t0})
+                    print("compiled", rows[-1], flush=True)
+                    save()
+                    continue
+                finally:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
                 compile_s = time.perf_counter() - t0
                 ms = timed(lambda: compiled(x), max(10, args.iters // 4), dev)
                 rows.append({"batch": b, "ms_median": ms, "images_per_s": b * 1e3 / ms, "compile_s": compile_s})
                 print("compiled", rows[-1], flush=True)
-            report["compiled_" + args.compile_mode.replace("-", "_")] = rows
-            report["best_images_per_s"] = max(r["images_per_s"] for r in rows)
+                done = [r["images_per_s"] for r in rows if "images_per_s" in r]
+                report["best_images_per_s"] = max(done)
+                save()
 
+    report["complete"] = True
+    save()
     print(json.dumps(report))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=2)
 
 
 if __name__ == "__main__":

@@ -50,10 +50,12 @@ class CaseBuilder {
   }
   void ints(const std::string& name, const std::vector<int64_t>& v) { b_.initializer_i64(name, {static_cast<int64_t>(v.size())}, v); }
   void floats(const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& v) { b_.initializer(name, dims, v); }
-  onnx::NodeProto* op(const std::string& type, std::vector<std::string> ins, int outputs = 1) {
+  // `unnamed`: an output slot left blank (nobody reads it: ONNX's optional outputs).
+  onnx::NodeProto* op(const std::string& type, std::vector<std::string> ins, int outputs = 1, int unnamed = -1) {
     std::vector<std::string> outs;
-    for (int i = 0; i < outputs; ++i) outs.push_back("y" + std::to_string(i));
-    for (auto& o : outs) b_.output(o);
+    for (int i = 0; i < outputs; ++i) outs.push_back(i == unnamed ? "" : "y" + std::to_string(i));
+    for (auto& o : outs)
+      if (!o.empty()) b_.output(o);
     return b_.node(type, std::move(ins), std::move(outs));
   }
   void note(const std::string& s) { what_ += s + " "; }
@@ -169,13 +171,16 @@ OpCase concat_case(Rng& rng) {
   const int parts = static_cast<int>(pick(rng, 2, 4));
   std::vector<std::string> ins;
   const bool behind = rank == 4 && coin(rng);
+  // Now and then an empty piece (extent 0 on the axis, never behind a convolution): it must
+  // take no room in the output.
+  const int empty = !behind && coin(rng) ? static_cast<int>(pick(rng, 0, parts - 1)) : -1;
   for (int i = 0; i < parts; ++i) {
     auto d = dims;
-    d[static_cast<size_t>(axis < 0 ? axis + rank : axis)] = pick(rng, 1, 7);
+    d[static_cast<size_t>(axis < 0 ? axis + rank : axis)] = i == empty ? 0 : pick(rng, 1, 7);
     ins.push_back(c.data(d, behind));
   }
   OnnxBuilder::attr_int(c.op("Concat", ins), "axis", axis);
-  c.note("axis=" + std::to_string(axis));
+  c.note("axis=" + std::to_string(axis) + (empty >= 0 ? " empty piece " + std::to_string(empty) : ""));
   return c.done();
 }
 
@@ -191,10 +196,14 @@ OpCase split_case(Rng& rng) {
     sizes.push_back(s);
     left -= s;
   }
+  // Now and then an empty piece, and an output nobody reads (unnamed: the pieces after it must
+  // still come from their own slabs).
+  if (coin(rng)) sizes.insert(sizes.begin() + pick(rng, 0, static_cast<int64_t>(sizes.size())), 0);
+  const int unnamed = sizes.size() > 1 && coin(rng) ? static_cast<int>(pick(rng, 0, static_cast<int64_t>(sizes.size()) - 2)) : -1;
   const std::string x = c.data(dims, rank == 4 && coin(rng));
   c.ints("sizes", sizes);
-  OnnxBuilder::attr_int(c.op("Split", {x, "sizes"}, static_cast<int>(sizes.size())), "axis", axis);
-  c.note("axis=" + std::to_string(axis) + " sizes=" + dims_text(sizes));
+  OnnxBuilder::attr_int(c.op("Split", {x, "sizes"}, static_cast<int>(sizes.size()), unnamed), "axis", axis);
+  c.note("axis=" + std::to_string(axis) + " sizes=" + dims_text(sizes) + (unnamed >= 0 ? " unnamed " + std::to_string(unnamed) : ""));
   return c.done();
 }
 
@@ -252,16 +261,25 @@ OpCase reshape_case(Rng& rng) {
 OpCase resize_case(Rng& rng) {
   CaseBuilder c(rng);
   auto dims = random_dims(rng, 4, 1, 9);
+  dims[2] = std::max<int64_t>(dims[2], 2), dims[3] = std::max<int64_t>(dims[3], 2);  // downsampled, not to nothing
   const bool linear = coin(rng);
-  const float sh = static_cast<float>(pick(rng, 1, 3)), sw = static_cast<float>(pick(rng, 1, 3));
+  // Integer scales (YOLO's upsampling, what the CUDA kernel takes) and, in a third of the cases,
+  // another on one dim: 2.1 upsamples 5 to 10 as 2 does, but the source index differs
+  // (floor(x / 2.1)); 0.5 and 0.75 downsample.
+  float sh = static_cast<float>(pick(rng, 1, 3)), sw = static_cast<float>(pick(rng, 1, 3));
+  if (pick(rng, 0, 2) == 0) {
+    const float other = std::vector<float>{1.5f, 2.1f, 2.5f, 0.5f, 0.75f}[static_cast<size_t>(pick(rng, 0, 4))];
+    (coin(rng) ? sh : sw) = other;
+  }
   const std::string x = c.data(dims, coin(rng));
   c.floats("scales", {4}, {1.f, 1.f, sh, sw});
   auto* n = c.op("Resize", {x, "", "scales"});
   OnnxBuilder::attr_string(n, "mode", linear ? "linear" : "nearest");
-  if (!linear) OnnxBuilder::attr_string(n, "nearest_mode", coin(rng) ? "floor" : "round_prefer_floor");
-  const std::string ct = std::vector<std::string>{"asymmetric", "half_pixel", "align_corners"}[static_cast<size_t>(pick(rng, 0, 2))];
+  const std::string nm = linear ? "" : coin(rng) ? "floor" : "round_prefer_floor";
+  if (!linear) OnnxBuilder::attr_string(n, "nearest_mode", nm);
+  const std::string ct = std::vector<std::string>{"asymmetric", "asymmetric", "half_pixel", "align_corners"}[static_cast<size_t>(pick(rng, 0, 3))];
   OnnxBuilder::attr_string(n, "coordinate_transformation_mode", ct);
-  c.note(std::string(linear ? "linear" : "nearest") + " " + ct + " x" + std::to_string(sh) + "," + std::to_string(sw));
+  c.note(std::string(linear ? "linear" : "nearest " + nm) + " " + ct + " x" + std::to_string(sh) + "," + std::to_string(sw));
   return c.done();
 }
 
@@ -292,12 +310,13 @@ OpCase global_pool_case(Rng& rng, const std::string& op) {
   return c.done();
 }
 
-// Opset 9's Upsample: nearest, integer scales on the spatial dims.
+// Opset 9's Upsample: nearest, integer and other scales on the spatial dims.
 OpCase upsample_case(Rng& rng) {
   CaseBuilder c(rng, 9);
   auto dims = random_dims(rng, 4, 1, 8);
   const std::string x = c.data(dims, coin(rng));
-  const float sh = static_cast<float>(pick(rng, 1, 3)), sw = static_cast<float>(pick(rng, 1, 3));
+  const std::vector<float> choices{1.f, 2.f, 3.f, 1.5f, 2.1f};  // the last two: not integers
+  const float sh = choices[static_cast<size_t>(pick(rng, 0, 4))], sw = choices[static_cast<size_t>(pick(rng, 0, 4))];
   c.floats("scales", {4}, {1.f, 1.f, sh, sw});
   OnnxBuilder::attr_string(c.op("Upsample", {x, "scales"}), "mode", "nearest");
   c.note("x" + std::to_string(sh) + "," + std::to_string(sw));

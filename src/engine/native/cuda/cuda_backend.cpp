@@ -112,8 +112,13 @@ class CudaBackend final : public Backend {
       // Host memory here is pageable (the planner's host arena): the copy is staged by the driver.
       SD_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, static_cast<cudaStream_t>(stream->native_handle())));
     } else {
+      // Without a stream the copy must be done on return (backend.h): a plain cudaMemcpy from
+      // pageable memory may return with the DMA still in flight, and the sessions' streams are
+      // non-blocking (they do not wait for the legacy stream), so a first run could read
+      // constants still being written. Wait for the legacy stream here, once per upload.
       SD_CUDA_TRY(cudaSetDevice(index_));
       SD_CUDA_TRY(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
+      SD_CUDA_TRY(cudaStreamSynchronize(cudaStreamLegacy));
     }
     return ok();
   }
@@ -194,6 +199,13 @@ CudaInfo cuda_info() {
   }
   if (info.devices.empty()) info.problem = "no CUDA GPU found";
   return info;
+}
+
+Status cuda_device_status(int index) {
+  SD_CUDA_TRY(cudaSetDevice(index));
+  SD_CUDA_TRY(cudaDeviceSynchronize());
+  SD_CUDA_TRY(cudaGetLastError());
+  return ok();
 }
 
 }  // namespace sd::native

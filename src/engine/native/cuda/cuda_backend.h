@@ -29,4 +29,10 @@ struct CudaInfo {
 };
 CudaInfo cuda_info();
 
+// Waits for all work queued on device `index` and returns the error a kernel left there, if any
+// (a launch failure or a memory fault loses the context: every later call fails too, under another
+// name). The GPU check calls it after each op's cases so that a fault is charged to its op. Ok
+// without CUDA.
+Status cuda_device_status(int index);
+
 }  // namespace sd::native

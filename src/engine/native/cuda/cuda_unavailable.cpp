@@ -13,4 +13,6 @@ CudaInfo cuda_info() {
   return info;
 }
 
+Status cuda_device_status(int) { return ok(); }
+
 }  // namespace sd::native

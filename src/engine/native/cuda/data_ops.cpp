@@ -4,6 +4,8 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 
 #include "engine/native/backend.h"
 #include "engine/native/cuda/cuda_check.h"
@@ -28,7 +30,8 @@ class CopyKernel final : public Kernel {
   explicit CopyKernel(std::vector<Part> parts, const char* name) : parts_(std::move(parts)), name_(name) {}
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     for (const Part& p : parts_)
-      SD_CUDA_TRY(static_cast<cudaError_t>(launch_strided_copy(p.copy, in[p.input].as<float>(), out[p.output].as<float>(), stream_of(ctx))));
+      if (in[p.input].data && out[p.output].data)  // never a write through a missing buffer
+        SD_CUDA_TRY(static_cast<cudaError_t>(launch_strided_copy(p.copy, in[p.input].as<float>(), out[p.output].as<float>(), stream_of(ctx))));
     return ok();
   }
   std::string implementation() const override { return name_; }
@@ -83,7 +86,14 @@ Result<std::unique_ptr<Kernel>> create_concat_or_split(const OpContext& ctx, boo
   const size_t pieces = concat ? ctx.inputs.size() : ctx.outputs.size();
   for (size_t j = 0; j < pieces; ++j) {
     const Shape& piece = concat ? ctx.inputs[j].shape : ctx.outputs[j].shape;
-    if ((concat ? ctx.inputs[j].dtype : ctx.outputs[j].dtype) == DType::kUndefined) continue;
+    // A piece nobody reads (an unnamed Split output: no buffer at run time) is not copied, but it
+    // still takes its slab of the whole: the next piece starts after it.
+    const bool unread = !concat && j < ctx.node.outputs.size() && ctx.node.outputs[j] < 0;
+    if (unread || (concat ? ctx.inputs[j].dtype : ctx.outputs[j].dtype) == DType::kUndefined) {
+      if (piece.rank != whole.rank) return fail(ErrorCode::kUnsupported, ctx.describe() + ": a piece of unknown extent");
+      offset += piece[axis];
+      continue;
+    }
     const auto piece_st = strides_of(piece);
     CopyKernel::Part part;
     part.input = concat ? j : 0;
@@ -137,8 +147,21 @@ class ResizeKernel final : public Kernel {
   ResizeParams p_;
 };
 
-// Nearest, asymmetric coordinates, floor rounding, every dim an integer multiple of the input's:
-// YOLO's upsampling. Other modes stay on the CPU.
+// The scales a Resize/Upsample node gives (as cpu/misc_ops.cpp's resize_plan reads them); empty
+// when it gives sizes instead. nullopt: not known when the model is planned.
+std::optional<std::vector<float>> resize_scales(const OpContext& ctx) {
+  const bool upsample = ctx.node.op_type == "Upsample";
+  if (upsample && ctx.opset < 9) return ctx.node.attrs.get_floats("scales");
+  const size_t at = (upsample || ctx.opset < 11) ? 1 : 2;
+  if (!ops::has_input(ctx, at) || ctx.inputs[at].shape.numel() == 0) return std::vector<float>{};
+  if (!ctx.constants[at]) return std::nullopt;
+  return ctx.constants[at]->to_float_vector();
+}
+
+// Nearest, asymmetric coordinates, floor rounding, every dim an integer multiple of the input's
+// and every scale given an integer: YOLO's upsampling. The kernel's index rule (o * in / out) is
+// the CPU's (floor(o / scale)) only then: a scale of 2.1 makes 4 -> 8 as 2 does, but the CPU
+// reads index floor(2 / 2.1) = 0 where the kernel reads 1. Other modes stay on the CPU.
 Result<std::unique_ptr<Kernel>> create_resize(const OpContext& ctx) {
   const auto& a = ctx.node.attrs;
   const bool upsample = ctx.node.op_type == "Upsample";
@@ -149,6 +172,10 @@ Result<std::unique_ptr<Kernel>> create_resize(const OpContext& ctx) {
   const Shape& in = ctx.inputs[0].shape;
   const Shape& out = ctx.outputs[0].shape;
   if (in.rank != out.rank || in.rank > kMaxCopyRank) return fail(ErrorCode::kUnsupported, "rank");
+  const auto scales = resize_scales(ctx);
+  if (!scales) return fail(ErrorCode::kUnsupported, "scales not constant");
+  for (const float sc : *scales)
+    if (!(sc >= 1.f) || sc != std::floor(sc)) return fail(ErrorCode::kUnsupported, "a scale that is not an integer");
   ResizeParams p;
   p.rank = in.rank;
   for (int d = 0; d < in.rank; ++d) {
