@@ -307,7 +307,9 @@ TEST_F(RedisPipeline, ASigtermMidRunFinishesAndAcknowledgesEveryEntryTheWorkerRe
     const std::string consumer = "w" + std::to_string(round), profile = dir.file("p" + std::to_string(round) + ".json");
     test::Process w = test::spawn_streamdet(
         stoppable_worker_args(consumer, 32, {"--policy", policies[round], "--profile-json", profile}), dir.file("w.txt"));
-    ASSERT_TRUE(wait_for_entries("dets", 10)) << test::read_file(dir.file("w.txt"));
+    // Under `latest` and `drop-oldest` a worker slower than its reads (a loaded machine) finishes
+    // only a few of the 300 frames it read: one detections entry says it is under way.
+    ASSERT_TRUE(wait_for_entries("dets", policies[round] == "block" ? 10 : 1)) << test::read_file(dir.file("w.txt"));
     ::kill(w.pid, SIGTERM);
     ASSERT_EQ(test::wait_exit_code(w), exit_code::kInterrupted) << test::read_file(dir.file("w.txt"));
     const std::string line = test::last_line(test::read_file(dir.file("w.txt")));
