@@ -124,6 +124,20 @@ TEST(CudnnConvShape, AsymmetricPaddingKeepsTheDirectKernelAndSaysWhy) {
   EXPECT_NE(s.error().message.find("asymmetric padding"), std::string::npos) << s.error().message;
 }
 
+// cuDNN's NHWC filter layout [k, kh, kw, c] from ONNX's [k, c, kh, kw]: element (o, i, y, x) lands
+// where the direct kernel's indexing would find it in that layout.
+TEST(CudnnConvShape, WeightsForTheNhwcFilterFormatAreKhwc) {
+  const std::array<int, 4> d{2, 3, 2, 4};
+  std::vector<float> w(2 * 3 * 2 * 4);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(i);
+  const std::vector<float> t = oihw_to_ohwi(w, d);
+  ASSERT_EQ(t.size(), w.size());
+  for (int o = 0; o < 2; ++o)
+    for (int i = 0; i < 3; ++i)
+      for (int y = 0; y < 2; ++y)
+        for (int x = 0; x < 4; ++x) EXPECT_EQ(t[((o * 2 + y) * 4 + x) * 3 + i], w[((o * 3 + i) * 2 + y) * 4 + x]);
+}
+
 TEST(CudnnProbe, AgreementWithinToleranceAcceptsTheCudnnPlan) {
   const std::vector<float> direct{1.f, -20.f, 3.f, 0.f}, cudnn{1.f + 1e-4f, -20.f - 1e-3f, 3.f, 1e-4f};
   EXPECT_EQ(cudnn_probe_disagreement(cudnn, direct, kCudnnFp32ProbeTolerance), "");  // limit 1e-4 * 20

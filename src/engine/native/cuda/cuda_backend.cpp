@@ -182,7 +182,7 @@ CudaInfo cuda_info() {
   info.runtime = cuda::version_text(CUDART_VERSION);
   const std::string headers = std::to_string(CUDNN_MAJOR) + "." + std::to_string(CUDNN_MINOR) + "." + std::to_string(CUDNN_PATCHLEVEL);
   if (const auto* lib = cuda::CudnnLibrary::shared())
-    info.cudnn = lib->version_text() + " (headers " + headers + ")";
+    info.cudnn = lib->version_text() + " (headers " + headers + ")", info.cudnn_loaded = true;
   else
     info.cudnn = cuda::CudnnLibrary::shared_problem();
   int driver = 0;

@@ -29,6 +29,7 @@ struct CudaInfo {
   // cuDNN (loaded at run time): "9.19.0 (headers 9.19.0)", or the one line saying it is missing
   // and that convolutions use the direct kernel; "" without CUDA.
   std::string cudnn;
+  bool cudnn_loaded = false;
 };
 CudaInfo cuda_info();
 

@@ -15,6 +15,16 @@ std::array<int, 4> strides_of(const std::array<int, 4>& d, bool nhwc) {
 
 }  // namespace
 
+std::vector<float> oihw_to_ohwi(std::span<const float> w, const std::array<int, 4>& d) {
+  const size_t k = d[0], c = d[1], h = d[2], x = d[3];
+  std::vector<float> out(w.size());
+  for (size_t o = 0; o < k; ++o)
+    for (size_t i = 0; i < c; ++i)
+      for (size_t y = 0; y < h; ++y)
+        for (size_t z = 0; z < x; ++z) out[((o * h + y) * x + z) * c + i] = w[((o * c + i) * h + y) * x + z];
+  return out;
+}
+
 int cudnn_output_size(int in, int pad, int kernel, int stride, int dilation) {
   return (in + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1;
 }

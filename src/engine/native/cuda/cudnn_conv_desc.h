@@ -6,6 +6,7 @@
 #include <array>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "engine/native/conv_attrs.h"
@@ -24,6 +25,10 @@ struct CudnnConvShape {
 // Errors (kUnsupported, one line saying why the node keeps the direct kernel): asymmetric padding
 // (cuDNN pads both sides alike), sizes beyond int, an output size other than cuDNN's formula gives.
 Result<CudnnConvShape> cudnn_conv_shape(const ops::ConvGeometry& g, bool src_nhwc, bool dst_nhwc);
+
+// ONNX's [k, c, kh, kw] weights as cuDNN's NHWC filter format wants them, [k, kh, kw, c]: the
+// filter's layout matched to an NHWC input, the combination cuDNN's algorithms cover best.
+std::vector<float> oihw_to_ohwi(std::span<const float> w, const std::array<int, 4>& dims);
 
 // cuDNN's output size for one spatial axis, (in + 2 pad - dilation (k - 1) - 1) / stride + 1
 // (cudnnGetConvolution2dForwardOutputDim's formula).

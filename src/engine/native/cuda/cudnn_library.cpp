@@ -60,17 +60,19 @@ struct SharedLibrary {
   std::unique_ptr<CudnnLibrary> lib;
   std::string problem;
 };
+// Deliberately never destroyed (never dlclose'd): kernels held by other static objects may still
+// destroy their descriptors during the process's exit.
 const SharedLibrary& shared_library() {
-  static const SharedLibrary s = [] {
-    SharedLibrary r;
+  static const SharedLibrary* s = [] {
+    auto* r = new SharedLibrary;
     auto lib = CudnnLibrary::open("libcudnn.so.9");
     if (lib)
-      r.lib = std::move(*lib);
+      r->lib = std::move(*lib);
     else
-      r.problem = lib.error().message + ": convolutions on the GPU use streamdet's direct kernel";
+      r->problem = lib.error().message + ": convolutions on the GPU use streamdet's direct kernel";
     return r;
   }();
-  return s;
+  return *s;
 }
 }  // namespace
 
