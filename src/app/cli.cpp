@@ -66,6 +66,7 @@ std::string version_text() {
   text += "cuda: built with CUDA runtime " + cuda.runtime + (cuda.driver.empty() ? ", no driver" : ", driver CUDA " + cuda.driver);
   for (const auto& d : cuda.devices) text += "\n  " + d;
   if (!cuda.problem.empty()) text += "\n  " + cuda.problem + ": the GPU backend is not used";
+  text += "\ncudnn: " + cuda.cudnn;
   return text;
 }
 

@@ -1,10 +1,14 @@
 #include "engine/native/native_engine.h"
 
 #include <cstring>
+#include <mutex>
 #include <thread>
+
+#include "core/log.h"
 
 #include "engine/native/backend.h"
 #include "engine/native/cpu/bf16_support.h"
+#include "engine/native/cuda/cuda_backend.h"
 #include "engine/native/device.h"
 #include "engine/native/session.h"
 
@@ -82,6 +86,17 @@ Result<std::unique_ptr<Engine>> load_native_engine(const ModelInfo& model, const
   if (m->inputs().size() != 1) return fail(ErrorCode::kModel, "model " + model.model_path + " has " + std::to_string(m->inputs().size()) + " inputs; streamdet feeds one image tensor");
   if (m->inputs()[0].dtype != native::DType::kFloat32 || m->inputs()[0].shape.rank != 4)
     return fail(ErrorCode::kModel, "model " + model.model_path + ": input '" + m->inputs()[0].name + "' is not a float32 NCHW image tensor");
+  if (device && device->device().kind == native::DeviceKind::kCuda) {
+    // Said once per process: whether the GPU's convolutions go through cuDNN (loaded at run time).
+    static std::once_flag once;
+    std::call_once(once, [] {
+      const native::CudaInfo info = native::cuda_info();
+      if (info.cudnn_loaded)
+        log_info("cuDNN %s: convolutions on the GPU go through cuDNN where their plan passes its probe", info.cudnn.c_str());
+      else
+        log_warn("%s", info.cudnn.c_str());
+    });
+  }
   return std::unique_ptr<Engine>(new NativeEngine(std::move(m), std::move(device)));
 }
 

@@ -48,7 +48,26 @@ __global__ void conv_direct_kernel(ConvParams p, const float* __restrict__ x, co
   }
 }
 
+// cuDNN's convolution leaves y = conv(x, w); this adds the bias and applies the post ops in place,
+// exactly as the direct kernel's tail does, in one pass over y.
+__global__ void conv_epilogue_kernel(ConvParams p, const float* __restrict__ bias, const float* __restrict__ sum, float* __restrict__ y) {
+  const int64_t total = p.n * p.oc * p.oh * p.ow;
+  SD_GRID_LOOP(i, total) {
+    float acc = y[i];
+    if (bias) acc += bias[index4(i, p.oc, p.oh, p.ow, p.dst_nhwc).c];
+    for (int k = 0; k < p.post_count; ++k) acc = post_op(p.post_kind[k], acc, p.post_alpha[k], p.post_beta[k], sum ? sum[i] : 0.f);
+    y[i] = acc;
+  }
+}
+
 }  // namespace
+
+int launch_conv_epilogue(const ConvParams& p, const float* bias, const float* sum, float* y, void* stream) {
+  const int64_t total = p.n * p.oc * p.oh * p.ow;
+  if (total <= 0 || (!bias && p.post_count == 0)) return cudaSuccess;
+  conv_epilogue_kernel<<<blocks_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(p, bias, sum, y);
+  return cudaGetLastError();
+}
 
 int launch_conv_direct(const ConvParams& p, const float* x, const float* w, const float* bias, const float* sum, float* y,
                        void* stream) {

@@ -1,7 +1,7 @@
 // The CUDA backend's direct convolution (conv.cu): one thread per output element, fp32, any
 // geometry, either layout on either side, with the fused post ops. It is the naive reference the
-// fast path (cuDNN's fused convolutions, to come) is tested against on the GPU, and runs whatever
-// that path does not take.
+// fast path (cuDNN, cudnn_conv.cpp) is checked against at load and in the tests, and runs whatever
+// that path does not take. The epilogue is the fast path's tail: bias and post ops after cuDNN.
 #pragma once
 
 #include <cstdint>
@@ -23,5 +23,9 @@ struct ConvParams {
 // destination layout. Returns the launch's cudaError_t as an int.
 int launch_conv_direct(const ConvParams& p, const float* x, const float* w, const float* bias, const float* sum, float* y,
                        void* stream);
+
+// y (destination layout) += bias, then the post ops, in place: after cuDNN's convolution. A
+// no-op without bias and post ops.
+int launch_conv_epilogue(const ConvParams& p, const float* bias, const float* sum, float* y, void* stream);
 
 }  // namespace sd::native::cuda

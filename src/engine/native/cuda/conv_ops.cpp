@@ -1,10 +1,13 @@
-// Conv and FusedConv on the GPU: the direct kernel (conv.cu) for now, fp32.
+// Conv and FusedConv on the GPU, fp32: through cuDNN (cudnn_conv.cpp) where it is loaded and the
+// node's plan passes its probe, else on the direct kernel (conv.cu), and the step's implementation
+// says which and why ("cudnn:implicit_gemm", "direct (cudnn: asymmetric padding ...)").
 #include <cuda_runtime_api.h>
 
 #include "engine/native/backend.h"
 #include "engine/native/cuda/conv.h"
 #include "engine/native/cuda/cuda_check.h"
 #include "engine/native/cuda/cuda_ops.h"
+#include "engine/native/cuda/cudnn_conv.h"
 #include "engine/native/layout_attrs.h"
 #include "engine/native/conv_attrs.h"
 
@@ -19,7 +22,8 @@ static_assert(static_cast<int>(ops::PostKind::kRelu) == 0 && static_cast<int>(op
 
 class DirectConvKernel final : public Kernel {
  public:
-  explicit DirectConvKernel(const ConvParams& p, bool bias, bool sum) : p_(p), bias_(bias), sum_(sum) {}
+  DirectConvKernel(const ConvParams& p, bool bias, bool sum, std::string why_not_cudnn)
+      : p_(p), bias_(bias), sum_(sum), why_not_cudnn_(std::move(why_not_cudnn)) {}
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     const float* bias = bias_ ? in[2].as<float>() : nullptr;
     const float* sum = sum_ ? in[3].as<float>() : nullptr;
@@ -27,16 +31,18 @@ class DirectConvKernel final : public Kernel {
                                                             ctx.stream ? ctx.stream->native_handle() : nullptr)));
     return ok();
   }
-  std::string implementation() const override { return "streamdet:cuda_direct_conv"; }
+  std::string implementation() const override { return "direct (cudnn: " + why_not_cudnn_ + ")"; }
 
  private:
   ConvParams p_;
   bool bias_, sum_;
+  std::string why_not_cudnn_;
 };
 
 bool has(const OpContext& ctx, size_t i) { return i < ctx.inputs.size() && ctx.inputs[i].dtype != DType::kUndefined; }
 
-Result<std::unique_ptr<Kernel>> create_conv(const OpContext& ctx) {
+// The direct kernel's parameters and whether a residual sum is among the post ops.
+Result<std::pair<ConvParams, bool>> conv_params(const OpContext& ctx) {
   for (size_t i = 0; i < ctx.inputs.size(); ++i)
     if (has(ctx, i) && ctx.inputs[i].dtype != DType::kFloat32) return fail(ErrorCode::kUnsupported, ctx.describe() + ": float32 only");
   SD_ASSIGN_OR_RETURN(const ops::ConvGeometry g, ops::conv_geometry(ctx));
@@ -54,14 +60,24 @@ Result<std::unique_ptr<Kernel>> create_conv(const OpContext& ctx) {
     p.post_alpha[k] = post[k].alpha, p.post_beta[k] = post[k].beta;
     sum = sum || post[k].kind == ops::PostKind::kSum;
   }
-  return std::unique_ptr<Kernel>(new DirectConvKernel(p, has(ctx, 2), sum));
+  return std::pair{p, sum};
+}
+
+Result<std::unique_ptr<Kernel>> create_conv(const OpContext& ctx) {
+  SD_ASSIGN_OR_RETURN(const auto params, conv_params(ctx));
+  const auto& [p, sum] = params;
+  auto fast = create_cudnn_conv(ctx, p, has(ctx, 2), sum);
+  if (fast) return std::move(*fast);
+  // The plan (model-info --steps, the engine profile, the GPU check) shows why per node.
+  return std::unique_ptr<Kernel>(new DirectConvKernel(p, has(ctx, 2), sum, fast.error().message));
 }
 
 }  // namespace
 
 void register_conv_ops(CudaOpTable& ops) {
   // Weights and bias as inputs of any kind: the planner hands the kernel their device copies.
-  auto supports = [](const OpContext& ctx) { return static_cast<bool>(create_conv(ctx)); };
+  // (Asking the planner's question does not build the kernel: no cuDNN plan and probe here.)
+  auto supports = [](const OpContext& ctx) { return static_cast<bool>(conv_params(ctx)); };
   ops["Conv"] = CudaOp{supports, create_conv};
   ops["FusedConv"] = CudaOp{supports, create_conv};
 }

@@ -13,6 +13,7 @@
 
 #include "engine/native/cuda/cuda_check.h"
 #include "engine/native/cuda/cuda_ops.h"
+#include "engine/native/cuda/cudnn_library.h"
 
 namespace sd::native {
 namespace cuda {
@@ -184,6 +185,11 @@ CudaInfo cuda_info() {
   CudaInfo info;
   info.built = true;
   info.runtime = cuda::version_text(CUDART_VERSION);
+  const std::string headers = std::to_string(CUDNN_MAJOR) + "." + std::to_string(CUDNN_MINOR) + "." + std::to_string(CUDNN_PATCHLEVEL);
+  if (const auto* lib = cuda::CudnnLibrary::shared())
+    info.cudnn = lib->version_text() + " (headers " + headers + ")", info.cudnn_loaded = true;
+  else
+    info.cudnn = cuda::CudnnLibrary::shared_problem();
   int driver = 0;
   if (cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0) info.driver = cuda::version_text(driver);
   int count = 0;

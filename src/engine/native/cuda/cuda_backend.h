@@ -26,6 +26,10 @@ struct CudaInfo {
   std::string driver;               // "13.0", "" without a driver
   std::vector<std::string> devices; // "cuda:0 NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB)"
   std::string problem;              // why no GPU is usable, "" when one is
+  // cuDNN (loaded at run time): "9.19.0 (headers 9.19.0)", or the one line saying it is missing
+  // and that convolutions use the direct kernel; "" without CUDA.
+  std::string cudnn;
+  bool cudnn_loaded = false;
 };
 CudaInfo cuda_info();
 

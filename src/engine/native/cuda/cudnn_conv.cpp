@@ -1,0 +1,245 @@
+#include "engine/native/cuda/cudnn_conv.h"
+
+#include <cuda_runtime_api.h>
+
+#include <map>
+#include <mutex>
+#include <random>
+#include <vector>
+
+#include "engine/native/backend.h"
+#include "engine/native/cuda/cuda_check.h"
+#include "engine/native/cuda/cudnn_conv_desc.h"
+#include "engine/native/cuda/cudnn_library.h"
+
+namespace sd::native::cuda {
+namespace {
+
+const char* algo_name(cudnnConvolutionFwdAlgo_t a) {
+  switch (a) {
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM: return "implicit_gemm";
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM: return "implicit_precomp_gemm";
+    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM: return "gemm";
+    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT: return "direct";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT: return "fft";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return "fft_tiling";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD: return "winograd";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return "winograd_nonfused";
+    default: return "unknown";
+  }
+}
+
+// One cuDNN handle per device for the whole process, shared by every node's kernel: a handle is
+// costly (it allocates on the device), and a kernel's calls on it are short (set the stream,
+// enqueue), so they take turns under its mutex. Never destroyed: destroying at exit would race the
+// CUDA runtime's own teardown.
+struct SharedHandle {
+  cudnnHandle_t handle = nullptr;
+  std::mutex mutex;
+};
+
+Result<SharedHandle*> shared_handle(const CudnnLibrary& lib) {
+  static std::mutex mutex;
+  static std::map<int, std::unique_ptr<SharedHandle>> handles;
+  int device = 0;
+  SD_CUDA_TRY(cudaGetDevice(&device));
+  std::lock_guard lock(mutex);
+  auto& h = handles[device];
+  if (!h) {
+    auto made = std::make_unique<SharedHandle>();
+    SD_CUDNN_TRY(lib, Create, &made->handle);
+    h = std::move(made);
+  }
+  return h.get();
+}
+
+// The node's descriptors, made once, destroyed with the kernel.
+struct Descriptors {
+  const CudnnLibrary* lib = nullptr;
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  Descriptors() = default;
+  Descriptors(const Descriptors&) = delete;
+  Descriptors& operator=(const Descriptors&) = delete;
+  ~Descriptors() {
+    if (!lib) return;
+    if (x) lib->api().DestroyTensorDescriptor(x);
+    if (y) lib->api().DestroyTensorDescriptor(y);
+    if (w) lib->api().DestroyFilterDescriptor(w);
+    if (conv) lib->api().DestroyConvolutionDescriptor(conv);
+  }
+};
+
+Status make_descriptors(const CudnnLibrary& lib, const CudnnConvShape& s, bool filter_nhwc, Descriptors& d) {
+  d.lib = &lib;
+  SD_CUDNN_TRY(lib, CreateTensorDescriptor, &d.x);
+  SD_CUDNN_TRY(lib, CreateTensorDescriptor, &d.y);
+  SD_CUDNN_TRY(lib, CreateFilterDescriptor, &d.w);
+  SD_CUDNN_TRY(lib, CreateConvolutionDescriptor, &d.conv);
+  SD_CUDNN_TRY(lib, SetTensor4dDescriptorEx, d.x, CUDNN_DATA_FLOAT, s.x_dims[0], s.x_dims[1], s.x_dims[2], s.x_dims[3],
+               s.x_strides[0], s.x_strides[1], s.x_strides[2], s.x_strides[3]);
+  SD_CUDNN_TRY(lib, SetTensor4dDescriptorEx, d.y, CUDNN_DATA_FLOAT, s.y_dims[0], s.y_dims[1], s.y_dims[2], s.y_dims[3],
+               s.y_strides[0], s.y_strides[1], s.y_strides[2], s.y_strides[3]);
+  SD_CUDNN_TRY(lib, SetFilter4dDescriptor, d.w, CUDNN_DATA_FLOAT, filter_nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, s.w_dims[0], s.w_dims[1], s.w_dims[2], s.w_dims[3]);
+  // Cross-correlation is what ONNX's Conv computes.
+  SD_CUDNN_TRY(lib, SetConvolution2dDescriptor, d.conv, s.pad_h, s.pad_w, s.stride_h, s.stride_w, s.dilation_h, s.dilation_w,
+               CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT);
+  SD_CUDNN_TRY(lib, SetConvolutionGroupCount, d.conv, s.groups);
+  // fp32 stays fp32: no TF32 tensor cores, so the results match the CPU's within rounding.
+  SD_CUDNN_TRY(lib, SetConvolutionMathType, d.conv, CUDNN_FMA_MATH);
+  int n = 0, c = 0, h = 0, w = 0;
+  SD_CUDNN_TRY(lib, GetConvolution2dForwardOutputDim, d.conv, d.x, d.w, &n, &c, &h, &w);
+  if (std::array<int, 4>{n, c, h, w} != s.y_dims)
+    return fail(ErrorCode::kUnsupported, "cuDNN's output " + std::to_string(n) + "x" + std::to_string(c) + "x" + std::to_string(h) +
+                                             "x" + std::to_string(w) + " is not the node's");
+  return ok();
+}
+
+struct DeviceMemory {
+  void* p = nullptr;
+  DeviceMemory() = default;
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+  ~DeviceMemory() {
+    if (p) cudaFree(p);
+  }
+  float* f() const { return static_cast<float*>(p); }
+};
+
+Status upload(DeviceMemory& m, std::span<const float> host) {
+  SD_CUDA_TRY(cudaMalloc(&m.p, std::max<size_t>(host.size(), 1) * sizeof(float)));
+  SD_CUDA_TRY(cudaMemcpy(m.p, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+  return ok();
+}
+
+std::vector<float> random_values(size_t count, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> host(count);
+  for (float& v : host) v = u(rng);
+  return host;
+}
+
+class CudnnConvKernel final : public Kernel {
+ public:
+  CudnnConvKernel(const CudnnLibrary& lib, SharedHandle& handle, const ConvParams& p, bool bias, bool sum)
+      : lib_(lib), handle_(handle), p_(p), bias_(bias), sum_(sum) {}
+
+  // weights_ohwi: the node's constant weights in cuDNN's NHWC filter layout (an own device copy,
+  // made here), or empty for ONNX's layout as the input hands them.
+  Status prepare(const CudnnConvShape& shape, std::span<const float> weights_ohwi) {
+    if (!weights_ohwi.empty()) SD_TRY(upload(w_ohwi_, weights_ohwi));
+    w_dims_ = shape.w_dims;
+    SD_TRY(make_descriptors(lib_, shape, !weights_ohwi.empty(), d_));
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int returned = 0;
+    std::lock_guard lock(handle_.mutex);
+    SD_CUDNN_TRY(lib_, GetConvolutionForwardAlgorithm_v7, handle_.handle, d_.x, d_.w, d_.conv, d_.y,
+                 CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf);
+    // The heuristics' order, fastest expected first; the first that runs here within the workspace cap.
+    std::string seen;
+    for (int i = 0; i < returned; ++i) {
+      if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+      size_t bytes = 0;
+      if (!lib_.check(lib_.api().GetConvolutionForwardWorkspaceSize(handle_.handle, d_.x, d_.w, d_.conv, d_.y, perf[i].algo, &bytes),
+                      "cudnnGetConvolutionForwardWorkspaceSize"))
+        continue;
+      if (bytes > kCudnnMaxWorkspace) {
+        seen += std::string(seen.empty() ? "" : ", ") + algo_name(perf[i].algo) + " needs " + std::to_string(bytes >> 20) + " MiB";
+        continue;
+      }
+      algo_ = perf[i].algo, workspace_ = bytes;
+      return ok();
+    }
+    return fail(ErrorCode::kUnsupported, "no forward algorithm for this geometry" + (seen.empty() ? "" : " (" + seen + ")"));
+  }
+
+  // Random input, weights, bias and residual through both paths; the verdict of
+  // cudnn_probe_disagreement. Device memory for the probe is allocated here and freed before the
+  // plan runs (the plan's own memory is the session's).
+  Status probe() {
+    std::mt19937 rng(1234);
+    const size_t xn = p_.n * p_.c * p_.h * p_.w, wn = p_.oc * (p_.c / p_.group) * p_.kh * p_.kw, yn = p_.n * p_.oc * p_.oh * p_.ow;
+    DeviceMemory x, w, w_ohwi, b, s, y_cudnn, y_direct, ws;
+    const std::vector<float> weights = random_values(wn, rng);
+    SD_TRY(upload(x, random_values(xn, rng)));
+    SD_TRY(upload(w, weights));
+    if (w_ohwi_.p) SD_TRY(upload(w_ohwi, oihw_to_ohwi(weights, w_dims_)));
+    if (bias_) SD_TRY(upload(b, random_values(p_.oc, rng)));
+    if (sum_) SD_TRY(upload(s, random_values(yn, rng)));
+    SD_CUDA_TRY(cudaMalloc(&y_cudnn.p, yn * sizeof(float)));
+    SD_CUDA_TRY(cudaMalloc(&y_direct.p, yn * sizeof(float)));
+    if (workspace_) SD_CUDA_TRY(cudaMalloc(&ws.p, workspace_));
+    SD_TRY(enqueue(x.f(), w_ohwi_.p ? w_ohwi.f() : w.f(), b.f(), s.f(), y_cudnn.f(), ws.p, nullptr));
+    SD_CUDA_TRY(static_cast<cudaError_t>(launch_conv_direct(p_, x.f(), w.f(), b.f(), s.f(), y_direct.f(), nullptr)));
+    SD_CUDA_TRY(cudaDeviceSynchronize());
+    std::vector<float> a(yn), r(yn);
+    SD_CUDA_TRY(cudaMemcpy(a.data(), y_cudnn.p, yn * sizeof(float), cudaMemcpyDeviceToHost));
+    SD_CUDA_TRY(cudaMemcpy(r.data(), y_direct.p, yn * sizeof(float), cudaMemcpyDeviceToHost));
+    const std::string why = cudnn_probe_disagreement(a, r, kCudnnFp32ProbeTolerance);
+    if (!why.empty()) return fail(ErrorCode::kInternal, std::string("probe output of ") + algo_name(algo_) + " " + why);
+    return ok();
+  }
+
+  Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
+    if (workspace_ && !ctx.scratch) return fail(ErrorCode::kInternal, "cuDNN convolution without its workspace (no session scratch)");
+    return enqueue(in[0].as<float>(), w_ohwi_.p ? w_ohwi_.f() : in[1].as<float>(), bias_ ? in[2].as<float>() : nullptr, sum_ ? in[3].as<float>() : nullptr,
+                   out[0].as<float>(), ctx.scratch, ctx.stream ? ctx.stream->native_handle() : nullptr);
+  }
+  size_t scratch_bytes() const override { return workspace_; }
+  std::string implementation() const override { return std::string("cudnn:") + algo_name(algo_) + (w_ohwi_.p ? "/nhwc_filter" : ""); }
+
+ private:
+  Status enqueue(const float* x, const float* w, const float* bias, const float* sum, float* y, void* workspace, void* stream) {
+    const float one = 1.f, zero = 0.f;
+    {
+      std::lock_guard lock(handle_.mutex);
+      SD_CUDNN_TRY(lib_, SetStream, handle_.handle, static_cast<cudaStream_t>(stream));
+      SD_CUDNN_TRY(lib_, ConvolutionForward, handle_.handle, &one, d_.x, x, d_.w, w, d_.conv, algo_, workspace, workspace_, &zero,
+                   d_.y, y);
+    }
+    SD_CUDA_TRY(static_cast<cudaError_t>(launch_conv_epilogue(p_, bias, sum, y, stream)));
+    return ok();
+  }
+
+  const CudnnLibrary& lib_;
+  SharedHandle& handle_;
+  ConvParams p_;
+  bool bias_, sum_;
+  DeviceMemory w_ohwi_;
+  std::array<int, 4> w_dims_{};
+  Descriptors d_;
+  cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  size_t workspace_ = 0;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> create_cudnn_conv(const OpContext& ctx, const ConvParams& p, bool bias, bool sum) {
+  const CudnnLibrary* lib = CudnnLibrary::shared();
+  if (!lib) return fail(ErrorCode::kUnsupported, "not loaded");
+  SD_ASSIGN_OR_RETURN(const ops::ConvGeometry g, ops::conv_geometry(ctx));
+  SD_ASSIGN_OR_RETURN(const CudnnConvShape shape, cudnn_conv_shape(g, p.src_nhwc, p.dst_nhwc));
+  SD_ASSIGN_OR_RETURN(SharedHandle * handle, shared_handle(*lib));
+  auto plan = [&](std::span<const float> weights_ohwi) -> Result<std::unique_ptr<Kernel>> {
+    auto kernel = std::make_unique<CudnnConvKernel>(*lib, *handle, p, bias, sum);
+    SD_TRY(kernel->prepare(shape, weights_ohwi));
+    SD_TRY(kernel->probe());
+    return std::unique_ptr<Kernel>(std::move(kernel));
+  };
+  // An NHWC input with constant weights: first the filter in the input's layout (cuDNN's NHWC
+  // filter format), then ONNX's layout as it comes.
+  const HostTensor* w = ctx.constants.size() > 1 ? ctx.constants[1] : nullptr;
+  std::string nhwc_filter_problem;
+  if (p.src_nhwc && w && w->dtype() == DType::kFloat32) {
+    const std::vector<float> ohwi = oihw_to_ohwi(std::span<const float>(w->as<float>(), size_t(w->numel())), shape.w_dims);
+    auto k = plan(ohwi);
+    if (k) return k;
+    nhwc_filter_problem = k.error().message;
+  }
+  auto k = plan({});
+  if (k || nhwc_filter_problem.empty()) return k;
+  return fail(k.error().code, "NHWC filter: " + nhwc_filter_problem + "; NCHW filter: " + k.error().message);
+}
+
+}  // namespace sd::native::cuda
