@@ -121,6 +121,17 @@ json check_model(const ModelArg& m, const std::shared_ptr<const Backend>& gpu, i
   for (const auto& b : summary->backends) backends.push_back({{"name", b.name}, {"steps", b.steps}, {"arena_bytes", b.arena_bytes}});
   row["backends"] = backends;
   row["copies_per_run"] = summary->copies;
+  // Which convolutions cuDNN took and which fell back to the direct kernel, and why (the step's
+  // implementation: "cudnn:<algo>", "direct (cudnn: <reason>)").
+  json conv_steps = json::array();
+  int cudnn_steps = 0;
+  for (const auto& st : summary->steps) {
+    if (st.implementation.rfind("cudnn:", 0) != 0 && st.implementation.rfind("direct", 0) != 0) continue;
+    cudnn_steps += st.implementation.rfind("cudnn:", 0) == 0;
+    conv_steps.push_back({{"step", st.label}, {"implementation", st.implementation}});
+  }
+  row["conv_steps"] = conv_steps;
+  row["cudnn_conv_steps"] = cudnn_steps;
   std::vector<HostTensor> cpu_out, gpu_out;
   auto cpu_ms = time_runs(**cpu, x, std::max(3, iters / 5), cpu_out);
   auto gpu_ms = time_runs(**dev, x, iters, gpu_out);
@@ -178,7 +189,8 @@ int main(int argc, char** argv) {
   const bool on_gpu = backend_name == "cuda";
   report["gpu"] = {{"name", on_gpu && device >= 0 && static_cast<size_t>(device) < info.devices.size() ? json(info.devices[static_cast<size_t>(device)]) : json(nullptr)},
                    {"driver", driver_version()}, {"cuda_driver", info.driver}, {"cuda_runtime", info.runtime}, {"cudnn", cudnn_version()}};
-  report["cuda"] = {{"built", info.built}, {"runtime", info.runtime}, {"driver", info.driver}, {"devices", info.devices}, {"problem", info.problem}};
+  report["cuda"] = {{"built", info.built}, {"runtime", info.runtime}, {"driver", info.driver}, {"devices", info.devices},
+                    {"problem", info.problem}, {"cudnn", info.cudnn}, {"cudnn_loaded", info.cudnn_loaded}};
   report["conformance"] = json::array();
   report["models"] = json::array();
   // Written whole each time (to a temporary, then renamed): never half a file.
