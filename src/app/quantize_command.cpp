@@ -1,6 +1,8 @@
 #include "app/quantize_command.h"
 
+#include <chrono>
 #include <cstdio>
+#include <set>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -10,6 +12,7 @@
 #include "engine/native/session.h"
 #include "quantize/calibrator.h"
 #include "quantize/qdq_rewrite.h"
+#include "quantize/sensitivity.h"
 #include "preprocess/letterbox.h"
 #include "runtime/detector.h"
 #include "runtime/worker_plan.h"
@@ -35,6 +38,19 @@ void add_quantize_options(CLI::App& cmd, QuantizeOptions& o, std::string& layout
                  "of each frame, averaged)")
       ->capture_default_str()
       ->check(CLI::IsMember({"minmax", "percentile"}));
+  cmd.add_option("--keep-float-auto", o.keep_float_auto,
+                 "sensitivity analysis: keep float at most N more nodes, the ones whose quantization alone costs "
+                 "the outputs most (0: no analysis)")
+      ->capture_default_str()
+      ->check(integer_in(0, 1000000, "nodes"));
+  cmd.add_option("--sensitivity-target", o.sensitivity_target,
+                 "sensitivity analysis: keep nodes float until the outputs' relative squared error against fp32 is below this")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e9));
+  cmd.add_option("--sensitivity-frames", o.sensitivity_frames,
+                 "sensitivity analysis: measured on the first N calibration frames")
+      ->capture_default_str()
+      ->check(integer_in(1, 1000000, "frames"));
   cmd.add_option("--threads", o.model.threads, "inference threads (0: every core)")->check(integer_in(0, kMaxThreads));
   cmd.add_option("--input-size", o.model.input_size,
                  "network input: auto (the model's own size; 640x640 for a dynamic model declaring none), W,H, or N")
@@ -90,6 +106,7 @@ Status run_quantize(const QuantizeOptions& o) {
   PreprocessScratch scratch;
   ProgressLine progress(!o.quiet);
   Frame frame;
+  std::vector<native::HostTensor> sensitivity_inputs;  // the first frames, for the analysis
   const int64_t total = source->info().frame_count > 0 ? std::min(o.calib_frames, source->info().frame_count) : o.calib_frames;
   while (calibrator->inputs_seen() < o.calib_frames) {
     if (interrupt_requested()) return fail(ErrorCode::kInterrupted, "interrupted");
@@ -101,12 +118,33 @@ Status run_quantize(const QuantizeOptions& o) {
     if (!*more) break;
     preprocess_frame(frame, det.input_size, det.preprocess, input.as<float>(), scratch);
     SD_TRY(calibrator->observe(input.ref()));
+    if (o.keep_float_auto > 0 && static_cast<int64_t>(sensitivity_inputs.size()) < o.sensitivity_frames)
+      sensitivity_inputs.push_back(input.clone());
     progress.update(calibrator->inputs_seen(), total);
   }
   progress.finish();
   if (calibrator->inputs_seen() == 0) return fail(ErrorCode::kSource, "--calib " + o.calib + ": no frames to calibrate on");
 
-  SD_ASSIGN_OR_RETURN(onnx::ModelProto qdq, quant::write_qdq(model, plan, calibrator->ranges(), o.model.model));
+  const std::map<std::string, quant::Range> ranges = calibrator->ranges();
+  quant::SensitivityReport sensitivity;
+  double sensitivity_seconds = 0;
+  if (o.keep_float_auto > 0) {
+    quant::SensitivityOptions so;
+    so.max_float = o.keep_float_auto;
+    so.target = o.sensitivity_target;
+    so.threads = threads;
+    const auto t0 = std::chrono::steady_clock::now();
+    SD_ASSIGN_OR_RETURN(sensitivity, quant::analyze_sensitivity(model, base_dir, plan, ranges, sensitivity_inputs, so,
+                                                                o.model.model));
+    sensitivity_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::set<int> kept;
+    for (const auto& k : sensitivity.kept) kept.insert(k.node);
+    std::vector<int> nodes;
+    for (int i : plan.quantized)
+      if (!kept.count(i)) nodes.push_back(i);
+    plan = quant::restrict_plan(model, plan, nodes);
+  }
+  SD_ASSIGN_OR_RETURN(onnx::ModelProto qdq, quant::write_qdq(model, plan, ranges, o.model.model));
   SD_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::create(o.out, "quantized model"));
   {
     std::ofstream f(file.write_path(), std::ios::binary | std::ios::trunc);
@@ -118,11 +156,22 @@ Status run_quantize(const QuantizeOptions& o) {
     return fail(ErrorCode::kInternal, o.out + " was written but does not load: " + m.error().message);
 
   std::printf("quantized %zu of %zu Conv/MatMul nodes (weights int8 %s, activations uint8 per tensor, %s ranges over %d frames)%s\n",
-              plan.quantized.size(), plan.quantized.size() + plan.kept_by_rule.size() + plan.kept_by_option.size(),
+              plan.quantized.size(),
+              plan.quantized.size() + plan.kept_by_rule.size() + plan.kept_by_option.size() + sensitivity.kept.size(),
               plan.per_channel ? "per channel" : "per tensor", o.method.c_str(), calibrator->inputs_seen(),
               plan.upgrade_opset ? "; opset raised to 13 for per-channel weights" : "");
   if (!plan.kept_by_rule.empty()) std::printf("kept float (feed the outputs with no Conv after them): %s\n", joined(plan.kept_by_rule).c_str());
   if (!plan.kept_by_option.empty()) std::printf("kept float (--keep-float): %s\n", joined(plan.kept_by_option).c_str());
+  if (o.keep_float_auto > 0 && !o.quiet) {
+    // Scores: the outputs' relative squared error against fp32 with that node alone quantized.
+    for (const auto& k : sensitivity.kept)
+      std::printf("kept float (sensitivity): %s, error %.3g with it alone int8\n", k.label.c_str(), k.score);
+    std::printf("sensitivity analysis: %zu nodes scored on %zu frames in %.1f s; output error %.3g with all int8, "
+                "%.3g as written (target %.3g%s)\n",
+                sensitivity.scores.size(), sensitivity_inputs.size(), sensitivity_seconds, sensitivity.error_all,
+                sensitivity.error_final, o.sensitivity_target,
+                sensitivity.error_final > o.sensitivity_target ? ", not met within --keep-float-auto" : "");
+  }
   if (!plan.per_channel)
     log_warn("%s: opset below 13 with ops that change meaning at 13: weights quantized per tensor", o.model.model.c_str());
   std::printf("wrote %s\n", o.out.c_str());

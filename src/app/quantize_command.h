@@ -2,7 +2,8 @@
 // engine. Activation ranges are collected over calibration frames (a folder of images or a video)
 // preprocessed as the detector preprocesses them; the model is written in ONNX Runtime's QDQ form
 // (quantize/qdq_rewrite.h), which streamdet folds into oneDNN int8 convolutions and ONNX Runtime
-// also runs. The head's last convolutions stay float (the rule: quantize/qdq_rewrite.cpp).
+// also runs. The head's last convolutions stay float (the rule: quantize/qdq_rewrite.cpp), and so
+// do the nodes a per-layer sensitivity analysis finds cost the outputs most (quantize/sensitivity.h).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,9 @@ struct QuantizeOptions {
   int64_t calib_frames = 100;          // the first N frames (fewer if the source has fewer)
   std::vector<std::string> keep_float;  // node names kept float besides the rule's
   std::string method = "minmax";       // minmax | percentile
+  int keep_float_auto = 8;             // sensitivity analysis: at most N more nodes kept float (0: off)
+  double sensitivity_target = 1e-3;    // ... until the outputs' relative squared error is under this
+  int64_t sensitivity_frames = 8;      // ... measured on the first N calibration frames
   bool quiet = false;
 };
 
