@@ -51,6 +51,19 @@ inline std::array<int64_t, Shape::kMaxRank> contiguous_strides(const Shape& s) {
   return st;
 }
 
+// An OpSchema for opsets [min_opset, max_opset] needing at least `min_inputs` inputs.
+inline OpSchema make_schema(const char* name, InferFn infer, KernelFactory create, int min_inputs = 1, int min_opset = 1,
+                            int max_opset = 99) {
+  OpSchema s;
+  s.op_type = name;
+  s.min_inputs = min_inputs;
+  s.infer = std::move(infer);
+  s.create = std::move(create);
+  s.min_opset = min_opset;
+  s.max_opset = max_opset;
+  return s;
+}
+
 template <class K>
 KernelFactory make_factory() {
   return [](const OpContext& ctx) -> Result<std::unique_ptr<Kernel>> {

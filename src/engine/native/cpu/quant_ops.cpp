@@ -403,13 +403,7 @@ class IntMatMulKernel : public Kernel {
 };
 
 OpSchema schema(const char* name, int min_inputs, int min_opset, InferFn infer, KernelFactory create) {
-  OpSchema s;
-  s.op_type = name;
-  s.min_inputs = min_inputs;
-  s.min_opset = min_opset;
-  s.infer = std::move(infer);
-  s.create = std::move(create);
-  return s;
+  return make_schema(name, std::move(infer), std::move(create), min_inputs, min_opset);
 }
 
 }  // namespace

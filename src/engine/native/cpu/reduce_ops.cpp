@@ -15,21 +15,8 @@
 namespace sd::native::ops {
 namespace {
 
-int min_inputs_of(const std::string& op) {
-  static const std::map<std::string, int> n = {};
-  auto it = n.find(op);
-  return it == n.end() ? 1 : it->second;
-}
-
 OpSchema schema(const char* name, InferFn infer, KernelFactory create, int min_opset = 1, int max_opset = 99) {
-  OpSchema s;
-  s.op_type = name;
-  s.min_inputs = min_inputs_of(name);
-  s.infer = std::move(infer);
-  s.create = std::move(create);
-  s.min_opset = min_opset;
-  s.max_opset = max_opset;
-  return s;
+  return make_schema(name, std::move(infer), std::move(create), 1, min_opset, max_opset);
 }
 
 Status need_float(const OpContext& ctx) {

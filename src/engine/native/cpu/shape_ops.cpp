@@ -33,14 +33,7 @@ class CopyKernel : public Kernel {
 };
 
 OpSchema schema(const char* name, InferFn infer, KernelFactory create, int min_opset = 1, int max_opset = 99) {
-  OpSchema s;
-  s.op_type = name;
-  s.min_inputs = min_inputs_of(name);
-  s.infer = std::move(infer);
-  s.create = std::move(create);
-  s.min_opset = min_opset;
-  s.max_opset = max_opset;
-  return s;
+  return make_schema(name, std::move(infer), std::move(create), min_inputs_of(name), min_opset, max_opset);
 }
 
 // ---- Shape / Size: computed from the input's shape only.
