@@ -7,4 +7,4 @@ add_test(NAME CpuIsa.ConformanceOnTheAvx2Path
                  "--gtest_filter=Onnx/OnnxNodeTest.*:Ops/BackendConformance.*:NativeEngine.StemConv*:NativeEngine.*Silu*:CpuIsa*")
 set_tests_properties(CpuIsa.ConformanceOnTheAvx2Path PROPERTIES
                      ENVIRONMENT "ONEDNN_MAX_CPU_ISA=AVX2;DNNL_MAX_CPU_ISA=AVX2"
-                     TIMEOUT 900)
+                     TIMEOUT 900 COST 63)  # COST: tests/longest_tests.cmake
