@@ -41,7 +41,7 @@ double val_ap(const test::TempDir& dir, const std::string& model, const std::str
   out.stdout_path = dir.file(tag + ".json");
   CliResult r = run_cli(dir,
                         {"val", "-m", model, "--data", dir.file("set/instances.json"), "--images", dir.file("set/images"),
-                         "--json", "--threads", "2", "-q"},
+                         "--json", "--threads", "1", "-q"},
                         out);
   EXPECT_EQ(r.code, 0) << r.err;
   if (r.code != 0) return -1;
@@ -94,7 +94,7 @@ TEST(QuantizeCli, TinyModelKeepsItsAccuracyAndHasQdqAroundItsConvolutions) {
   out.stdout_path = dir.file("quantize.txt");
   CliResult r = run_cli(dir,
                         {"quantize", "-m", kTinyModel, "--calib", dir.file("set/images"), "--out", dir.file("int8.onnx"),
-                         "--threads", "2", "-q"},
+                         "--threads", "1", "-q"},
                         out);
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string said = test::read_file(dir.file("quantize.txt"));
