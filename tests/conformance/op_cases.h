@@ -37,7 +37,8 @@ struct CaseRun {
 
 // reference: the CPU's plain path. Otherwise the default path (channels-last, passes, two
 // threads) with `backend` preferred (nullptr: the CPU alone).
-CaseRun run_case(const OpCase& c, bool reference, const std::shared_ptr<const Backend>& backend);
+// device_fp16: the backend's float tensors in fp16 where it prefers it (--precision fp16).
+CaseRun run_case(const OpCase& c, bool reference, const std::shared_ptr<const Backend>& backend, bool device_fp16 = false);
 
 struct OpResult {
   std::string backend, op;
@@ -52,7 +53,15 @@ struct OpResult {
 // `cases` random cases of `op` (seeded by backend_name and op: the same cases on every machine),
 // each on the reference and on `backend`; |got - ref| <= atol + rtol * |ref| element by element.
 // Stops at the first failure.
+// device_fp16: the backend under test runs with fp16 storage (the reference stays float32).
 OpResult check_op(const std::string& backend_name, const std::string& op, const std::shared_ptr<const Backend>& backend,
-                  int cases, double atol, double rtol);
+                  int cases, double atol, double rtol, bool device_fp16 = false);
+
+// The tolerances of the conformance cases: float32 on a device as on the CPU within rounding;
+// fp16 storage (every input, weight and output rounded to fp16, arithmetic and accumulation in
+// float32): |got - ref| <= 2e-2 + 1e-2 |ref| on the cases' values (inputs within +-1 or a little
+// beyond, convolutions of up to a few hundred terms). docs/gpu.md, "fp16".
+inline constexpr double kFp32Atol = 1e-4, kFp32Rtol = 1e-4;
+inline constexpr double kFp16Atol = 2e-2, kFp16Rtol = 1e-2;
 
 }  // namespace sd::native::conformance
