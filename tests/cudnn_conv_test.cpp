@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 
+#include "conformance/op_cases.h"
 #include "engine/native/conv_attrs.h"
 #include "engine/native/cuda/cuda_backend.h"
 #include "engine/native/cuda/cudnn_conv_desc.h"
@@ -155,10 +156,9 @@ TEST(CudnnProbe, AnyElementBeyondToleranceOrANanFallsBackWithTheReason) {
 // On a GPU with cuDNN: each YOLOv8n convolution geometry (at 320x320 to keep it short), with bias,
 // SiLU and a residual sum, runs through cuDNN ("cudnn:<algo>" in the plan) and gives the CPU's
 // output. Where cuDNN refuses a node, the plan says why and the test names it.
-TEST(CudnnConv, Yolov8nGeometriesRunThroughCudnnAndMatchTheCpu) {
-  auto cuda = cuda_backend(0);
-  if (!cuda) GTEST_SKIP() << cuda.error().message;
-  if (!CudnnLibrary::shared()) GTEST_SKIP() << CudnnLibrary::shared_problem();
+// fp16: the same through cuDNN's fp16 path (tensor cores, "cudnn:<algo>.../fp16"), within the
+// fp16 conformance tolerance of the CPU's float32.
+void expect_yolov8n_geometries_through_cudnn(const std::shared_ptr<const Backend>& gpu_backend, bool fp16) {
   struct G { int64_t c, oc, hw, k, s, group; };
   for (const G& v : {G{3, 16, 320, 3, 2, 1}, G{16, 32, 160, 3, 2, 1}, G{32, 32, 80, 1, 1, 1}, G{16, 16, 80, 3, 1, 1},
                      G{64, 128, 40, 3, 2, 1}, G{256, 128, 10, 1, 1, 1}, G{64, 64, 40, 3, 1, 1}, G{64, 80, 40, 1, 1, 1},
@@ -191,21 +191,41 @@ TEST(CudnnConv, Yolov8nGeometriesRunThroughCudnnAndMatchTheCpu) {
     auto cpu = NativeSession::create(*m, SessionOptions{2});
     ASSERT_TRUE((*cpu)->run(std::span<const TensorRef>(&ref, 1), cpu_out));
     SessionOptions so{2};
-    so.backends = {*cuda};
+    so.backends = {gpu_backend};
+    so.device_fp16 = fp16;
     auto gpu = NativeSession::create(*m, so);
     ASSERT_TRUE(gpu) << gpu.error().message;
     auto summary = (*gpu)->plan_summary({x.shape()});
     ASSERT_TRUE(summary) << summary.error().message;
     bool through_cudnn = false;
     for (const auto& st : summary->steps)
-      if (st.implementation.rfind("cudnn:", 0) == 0) through_cudnn = true;
-      else if (st.implementation.rfind("direct", 0) == 0) ADD_FAILURE() << st.label << ": " << st.implementation;
+      if (st.implementation.rfind("cudnn:", 0) == 0) {
+        through_cudnn = true;
+        EXPECT_EQ(st.implementation.ends_with("/fp16"), fp16) << st.implementation;
+      } else if (st.implementation.rfind("direct", 0) == 0) {
+        ADD_FAILURE() << st.label << ": " << st.implementation;
+      }
     EXPECT_TRUE(through_cudnn);
     ASSERT_TRUE((*gpu)->run(std::span<const TensorRef>(&ref, 1), gpu_out));
     ASSERT_EQ(gpu_out.size(), 1u);
+    const double atol = fp16 ? conformance::kFp16Atol : conformance::kFp32Atol, rtol = fp16 ? conformance::kFp16Rtol : conformance::kFp32Rtol;
     for (int64_t i = 0; i < cpu_out[0].numel(); ++i)
-      ASSERT_NEAR(gpu_out[0].as<float>()[i], cpu_out[0].as<float>()[i], 1e-4f + 1e-4f * std::fabs(cpu_out[0].as<float>()[i])) << i;
+      ASSERT_NEAR(gpu_out[0].as<float>()[i], cpu_out[0].as<float>()[i], atol + rtol * std::fabs(cpu_out[0].as<float>()[i])) << i;
   }
+}
+
+TEST(CudnnConv, Yolov8nGeometriesRunThroughCudnnAndMatchTheCpu) {
+  auto cuda = cuda_backend(0);
+  if (!cuda) GTEST_SKIP() << cuda.error().message;
+  if (!CudnnLibrary::shared()) GTEST_SKIP() << CudnnLibrary::shared_problem();
+  expect_yolov8n_geometries_through_cudnn(*cuda, false);
+}
+
+TEST(CudnnConv, Yolov8nGeometriesRunThroughCudnnInFp16WithinItsTolerance) {
+  auto cuda = cuda_backend(0);
+  if (!cuda) GTEST_SKIP() << cuda.error().message;
+  if (!CudnnLibrary::shared()) GTEST_SKIP() << CudnnLibrary::shared_problem();
+  expect_yolov8n_geometries_through_cudnn(*cuda, true);
 }
 
 }  // namespace

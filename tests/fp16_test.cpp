@@ -11,12 +11,14 @@
 #include <random>
 
 #include "conformance/op_cases.h"
+#include "conformance/synthetic_scene.h"
 #include "engine/native/backend.h"
 #include "engine/native/half.h"
 #include "engine/native/precision.h"
 #include "engine/native/session.h"
 #include "fake_device_backend.h"
 #include "onnx_builder.h"
+#include "postprocess/detection_parity.h"
 
 namespace sd::native {
 namespace {
@@ -321,6 +323,57 @@ TEST(Fp16Plan, NonFloatTensorsKeepTheirType) {
   for (int64_t k = 0; k < 2; ++k) EXPECT_EQ(half.outputs[1].as<int64_t>()[k], cpu.outputs[1].as<int64_t>()[k]);
   for (int64_t k = 0; k < half.outputs[0].numel(); ++k)
     EXPECT_NEAR(half.outputs[0].as<float>()[k], cpu.outputs[0].as<float>()[k], 2e-3);
+}
+
+// The bundled model (a trained YOLOv8-style detector) with every node on the test device in
+// emulated fp16: its raw outputs within the documented whole-model tolerance of the CPU's float32
+// (max |diff| / max |ref|, conformance::kFp16ModelTolerance), what the GPU check asks of the GPU.
+TEST(Fp16Plan, TheBundledModelInEmulatedFp16StaysWithinTheModelTolerance) {
+  auto m = NativeModel::load(std::string(STREAMDET_SOURCE_DIR) + "/models/tiny_synth_v8.onnx");
+  ASSERT_TRUE(m) << m.error().message;
+  HostTensor x(DType::kFloat32, Shape{1, 3, 256, 256});
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
+  const Outcome cpu = run_on(*m, nullptr, x, false);
+  auto device = std::make_shared<FakeDeviceBackend>(std::set<std::string>{}, Layout::kNhwc, DType::kFloat16);
+  const Outcome half = run_on(*m, device, x, true);
+  EXPECT_EQ(steps_on(half.summary, "cpu"), 0);
+  EXPECT_EQ(half.summary.copies, 2);
+  ASSERT_EQ(half.outputs.size(), cpu.outputs.size());
+  double max_diff = 0, max_ref = 0;
+  for (size_t o = 0; o < cpu.outputs.size(); ++o)
+    for (int64_t i = 0; i < cpu.outputs[o].numel(); ++i) {
+      max_diff = std::max(max_diff, std::fabs(double(half.outputs[o].as<float>()[i]) - cpu.outputs[o].as<float>()[i]));
+      max_ref = std::max(max_ref, std::fabs(double(cpu.outputs[o].as<float>()[i])));
+    }
+  RecordProperty("max_diff_over_max_ref", std::to_string(max_diff / max_ref));
+  EXPECT_GT(max_diff, 0);
+  EXPECT_LE(max_diff, conformance::kFp16ModelTolerance * max_ref) << max_diff << " of " << max_ref;
+}
+
+// The target on the host: the bundled detector on the check's synthetic scene, every node
+// in emulated fp16 on the test device, finds the same objects as the CPU's float32 (same classes,
+// corners within 1 px; the GPU check's comparison).
+TEST(Fp16Plan, TheBundledDetectorFindsTheSameObjectsInEmulatedFp16) {
+  auto m = NativeModel::load(std::string(STREAMDET_SOURCE_DIR) + "/models/tiny_synth_v8.onnx");
+  ASSERT_TRUE(m) << m.error().message;
+  HostTensor x(DType::kFloat32, Shape{1, 3, 256, 256});
+  conformance::fill_scene(x);
+  const Outcome cpu = run_on(*m, nullptr, x, false);
+  auto device = std::make_shared<FakeDeviceBackend>(std::set<std::string>{}, Layout::kNhwc, DType::kFloat16);
+  const Outcome half = run_on(*m, device, x, true);
+  ASSERT_EQ(cpu.outputs.size(), 1u);
+  ASSERT_EQ(half.outputs.size(), 1u);
+  const Shape& s = cpu.outputs[0].shape();
+  ASSERT_EQ(s.rank, 3);
+  const Detections a = decode_yolov8_plain(cpu.outputs[0].as<float>(), s[1], s[2], 0.25f, 0.45f);
+  const Detections b = decode_yolov8_plain(half.outputs[0].as<float>(), s[1], s[2], 0.25f, 0.45f);
+  EXPECT_GE(a.size(), 4u) << "the scene's four shapes";
+  const DetectionParity p = compare_detections(a, b, 0.25f, 0.02f, 1.f);
+  EXPECT_TRUE(p.same()) << p.missing << " missing, " << p.extra << " extra of " << p.reference;
+  EXPECT_EQ(p.matched, p.reference);
+  RecordProperty("max_corner_px", std::to_string(p.max_corner_px));
 }
 
 }  // namespace

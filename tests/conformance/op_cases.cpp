@@ -465,6 +465,8 @@ OpResult check_op(const std::string& backend_name, const std::string& op, const 
     // The op (or, for FusedConv, what the passes made of the chain) ran on the backend under
     // test, or nowhere (a view of its input, as Reshape is); otherwise this shape or attribute is
     // not the backend's and the CPU ran it.
+    for (const auto& b : got.summary.backends)
+      if (b.name == expected_backend) result.device_float = b.precision;
     bool elsewhere = false;
     for (const auto& st : got.summary.steps)
       if (!st.copy && st.label.rfind(op + " node", 0) == 0 && st.backend != expected_backend) elsewhere = true;
