@@ -116,6 +116,7 @@ FakeDeviceBackend::~FakeDeviceBackend() = default;
 bool FakeDeviceBackend::supports(const native::OpContext& ctx) const {
   if (!ops_.empty() && !ops_.count(ctx.node.op_type)) return false;
   if (has_half(ctx) && float_storage_ != native::DType::kFloat16) return false;  // only what it stores
+  if (claims_ && !claims_(ctx)) return false;
   const WidenedContext wide(ctx);
   return native::cpu_backend()->supports(wide.of(ctx));
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -59,6 +60,9 @@ class FakeDeviceBackend final : public native::Backend {
   FakeDeviceCounters& fake_counters() const { return counters_; }
   // Makes the kernel of the n-th step run from now on (0-based, counting every kernel run) fail.
   void fail_at_kernel_run(int n) const { fail_at_ = n; }
+  // Claims a node only where `claims` says so too (another backend's supports(), e.g. the CUDA
+  // backend's op table, asked on the host): the plan is then that backend's, run by CPU kernels.
+  void claim_with(std::function<bool(const native::OpContext&)> claims) { claims_ = std::move(claims); }
 
  private:
   void release(void* data, size_t bytes) const noexcept override;
@@ -69,6 +73,7 @@ class FakeDeviceBackend final : public native::Backend {
   std::set<std::string> ops_;
   native::Layout layout_;
   native::DType float_storage_;
+  std::function<bool(const native::OpContext&)> claims_;
   mutable std::mutex mutex_;
   mutable std::map<const unsigned char*, size_t> live_;  // allocation start -> size
   mutable FakeDeviceCounters counters_;

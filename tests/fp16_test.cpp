@@ -13,6 +13,9 @@
 #include "conformance/op_cases.h"
 #include "conformance/synthetic_scene.h"
 #include "engine/native/backend.h"
+#ifdef STREAMDET_HAVE_CUDA
+#include "engine/native/cuda/cuda_ops.h"
+#endif
 #include "engine/native/half.h"
 #include "engine/native/precision.h"
 #include "engine/native/session.h"
@@ -375,6 +378,50 @@ TEST(Fp16Plan, TheBundledDetectorFindsTheSameObjectsInEmulatedFp16) {
   EXPECT_EQ(p.matched, p.reference);
   RecordProperty("max_corner_px", std::to_string(p.max_corner_px));
 }
+
+#ifdef STREAMDET_HAVE_CUDA
+// The CUDA backend's op table asked on the host (its supports() and kernel factories need no GPU:
+// a convolution's cuDNN plan fails without one and the direct kernel is made): planned as the GPU
+// would be, every op the GPU claims in float32 it claims in fp16 too, on every random case where
+// it claims the float32 one, and the kernel it makes for an fp16 node is its fp16 instantiation
+// ("/fp16" in its implementation). The kernels that run are the test device's CPU emulation.
+TEST(Fp16Plan, TheCudaBackendClaimsInFp16EveryCaseItClaimsInFloat32) {
+  std::vector<std::string> wrong;
+  int made = 0;
+  auto claims = [&wrong, &made](const OpContext& ctx) {
+    const auto& table = cuda::cuda_ops();
+    auto it = table.find(ctx.node.op_type);
+    if (it == table.end() || !it->second.supports(ctx)) return false;
+    bool half = false;
+    for (const auto& t : ctx.inputs) half = half || t.dtype == DType::kFloat16;
+    if (half) {
+      auto k = it->second.create(ctx);
+      ++made;
+      if (!k) wrong.push_back(ctx.describe() + ": " + k.error().message);
+      else if ((*k)->implementation().find("fp16") == std::string::npos) wrong.push_back(ctx.describe() + ": " + (*k)->implementation());
+    }
+    return true;
+  };
+  for (const auto& [op, gen] : conformance::generators()) {
+    if (!cuda::cuda_ops().count(op)) continue;
+    SCOPED_TRACE(op);
+    auto f32 = std::make_shared<FakeDeviceBackend>(std::set<std::string>{}, Layout::kNhwc, DType::kFloat16);
+    auto f16 = std::make_shared<FakeDeviceBackend>(std::set<std::string>{}, Layout::kNhwc, DType::kFloat16);
+    f32->claim_with(claims);
+    f16->claim_with(claims);
+    const auto a = conformance::check_op("cuda_table", op, f32, 16, conformance::kFp32Atol, conformance::kFp32Rtol, false);
+    const auto b = conformance::check_op("cuda_table", op, f16, 16, conformance::kFp16Atol, conformance::kFp16Rtol, true);
+    EXPECT_TRUE(a.failure.empty()) << a.failure;
+    EXPECT_TRUE(b.failure.empty()) << b.failure;
+    EXPECT_GT(a.ran_on_backend, 0);
+    EXPECT_EQ(b.ran_on_backend, a.ran_on_backend) << "cases the GPU claims in float32 but not in fp16";
+    EXPECT_EQ(b.device_float, "float16");
+  }
+  EXPECT_GT(made, 100);
+  EXPECT_TRUE(wrong.empty()) << wrong.size() << " fp16 nodes, the first: " << (wrong.empty() ? "" : wrong.front());
+  RecordProperty("fp16_kernels_made", std::to_string(made));
+}
+#endif
 
 }  // namespace
 }  // namespace sd::native
