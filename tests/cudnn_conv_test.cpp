@@ -228,6 +228,53 @@ TEST(CudnnConv, Yolov8nGeometriesRunThroughCudnnInFp16WithinItsTolerance) {
   expect_yolov8n_geometries_through_cudnn(*cuda, true);
 }
 
+// A convolution reading a Split's part, a view at an element offset that is not 16-byte aligned
+// (plain layout: the parts alias the input), in fp32 and fp16: the run takes the direct kernel
+// where cuDNN's vectorized kernels would want aligned data, and the outputs are the CPU's.
+TEST(CudnnConv, AConvolutionOnAMisalignedViewStillMatchesTheCpu) {
+  auto cuda = cuda_backend(0);
+  if (!cuda) GTEST_SKIP() << cuda.error().message;
+  if (!CudnnLibrary::shared()) GTEST_SKIP() << CudnnLibrary::shared_problem();
+  test::OnnxBuilder b;
+  b.input("x", {1, 9, 5, 5});
+  b.initializer_i64("parts", {2}, {1, 8});
+  b.random_initializer("w", {8, 8, 3, 3}, -0.3f, 0.3f);
+  b.node("Relu", {"x"}, {"r"});  // on the GPU: the Split's input in its arena, not the host's input
+  auto* sp = b.node("Split", {"r", "parts"}, {"p", "q"});
+  test::OnnxBuilder::attr_int(sp, "axis", 1);
+  auto* c = b.node("Conv", {"q", "w"}, {"y"});
+  test::OnnxBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
+  b.output("y");
+  b.output("p");
+  const std::string bytes = b.bytes();
+  LoadOptions lo;
+  lo.optimize = false;
+  auto m = NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".", lo);
+  ASSERT_TRUE(m) << m.error().message;
+  HostTensor x(DType::kFloat32, Shape{1, 9, 5, 5});
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
+  TensorRef ref = x.ref();
+  std::vector<HostTensor> cpu_out, gpu_out;
+  auto cpu = NativeSession::create(*m, SessionOptions{1});
+  ASSERT_TRUE((*cpu)->run(std::span<const TensorRef>(&ref, 1), cpu_out));
+  for (const bool fp16 : {false, true}) {
+    SCOPED_TRACE(fp16 ? "fp16" : "fp32");
+    SessionOptions so{1};
+    so.channels_last = false;
+    so.backends = {*cuda};
+    so.device_fp16 = fp16;
+    auto gpu = NativeSession::create(*m, so);
+    ASSERT_TRUE(gpu) << gpu.error().message;
+    ASSERT_TRUE((*gpu)->run(std::span<const TensorRef>(&ref, 1), gpu_out));
+    const double atol = fp16 ? conformance::kFp16Atol : conformance::kFp32Atol, rtol = fp16 ? conformance::kFp16Rtol : conformance::kFp32Rtol;
+    for (size_t o = 0; o < cpu_out.size(); ++o)
+      for (int64_t i = 0; i < cpu_out[o].numel(); ++i)
+        ASSERT_NEAR(gpu_out[o].as<float>()[i], cpu_out[o].as<float>()[i], atol + rtol * std::fabs(cpu_out[o].as<float>()[i])) << o << " " << i;
+  }
+}
+
 }  // namespace
 }  // namespace sd::native::cuda
 

@@ -140,6 +140,8 @@ Status download(std::vector<float>& host, const void* device, size_t n, bool hal
   return ok();
 }
 
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
 std::vector<float> random_values(size_t count, std::mt19937& rng) {
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   std::vector<float> host(count);
@@ -218,8 +220,20 @@ class CudnnConvKernel final : public Kernel {
 
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     if (workspace_ && !ctx.scratch) return fail(ErrorCode::kInternal, "cuDNN convolution without its workspace (no session scratch)");
-    return enqueue(in[0].data, w_ohwi_.p ? w_ohwi_.p : in[1].data, bias_ ? in[2].data : nullptr, sum_ ? in[3].data : nullptr,
-                   out[0].data, ctx.scratch, ctx.stream ? ctx.stream->native_handle() : nullptr);
+    void* stream = ctx.stream ? ctx.stream->native_handle() : nullptr;
+    const void* w = w_ohwi_.p ? w_ohwi_.p : in[1].data;
+    // The probe ran on fresh allocations (256-byte aligned); a tensor the planner hands over may
+    // be a view at any element offset (a Split's part), and cuDNN's vectorized kernels (fp16
+    // tensor cores above all) want 16-byte aligned data. Such a run takes the direct kernel.
+    if (!aligned16(in[0].data) || !aligned16(w) || !aligned16(out[0].data)) {
+      const int e = half_ ? launch_conv_direct(p_, in[0].as<__half>(), in[1].as<__half>(), bias_ ? in[2].as<__half>() : nullptr,
+                                               sum_ ? in[3].as<__half>() : nullptr, out[0].as<__half>(), stream)
+                          : launch_conv_direct(p_, in[0].as<float>(), in[1].as<float>(), bias_ ? in[2].as<float>() : nullptr,
+                                               sum_ ? in[3].as<float>() : nullptr, out[0].as<float>(), stream);
+      SD_CUDA_TRY(static_cast<cudaError_t>(e));
+      return ok();
+    }
+    return enqueue(in[0].data, w, bias_ ? in[2].data : nullptr, sum_ ? in[3].data : nullptr, out[0].data, ctx.scratch, stream);
   }
   size_t scratch_bytes() const override { return workspace_; }
   std::string implementation() const override {
