@@ -30,7 +30,8 @@ constexpr int kCasesPerOp = 64;
 struct BackendUnderTest {
   std::string name;
   std::function<std::shared_ptr<const Backend>()> make;  // nullptr result: the CPU alone
-  double atol = 1e-4, rtol = 1e-4;  // fp32: |got - ref| <= atol + rtol * |ref|
+  double atol = conformance::kFp32Atol, rtol = conformance::kFp32Rtol;  // |got - ref| <= atol + rtol * |ref|
+  bool fp16 = false;  // planned with fp16 storage on the backend (--precision fp16)
 };
 
 std::vector<BackendUnderTest> backends_under_test() {
@@ -41,8 +42,21 @@ std::vector<BackendUnderTest> backends_under_test() {
                     for (const auto& [op, gen] : generators()) ops.insert(op);
                     return std::shared_ptr<const Backend>(std::make_shared<test::FakeDeviceBackend>(ops));
                   }});
-  // The GPU's where there is one (fp32 kernels so far: the CPU's tolerance).
-  if (cuda_backend(0)) list.push_back({"cuda", [] { return *cuda_backend(0); }});
+  // The test device storing fp16 (rounding emulated on the host): the planner's fp16 placement,
+  // the converting copies and the fp16 tolerance on every op's cases.
+  list.push_back({"test_fp16",
+                  [] {
+                    std::set<std::string> ops;
+                    for (const auto& [op, gen] : generators()) ops.insert(op);
+                    return std::shared_ptr<const Backend>(
+                        std::make_shared<test::FakeDeviceBackend>(ops, Layout::kNhwc, DType::kFloat16));
+                  },
+                  conformance::kFp16Atol, conformance::kFp16Rtol, true});
+  // The GPU's where there is one, in fp32 (the CPU's tolerance) and fp16.
+  if (cuda_backend(0)) {
+    list.push_back({"cuda", [] { return *cuda_backend(0); }});
+    list.push_back({"cuda_fp16", [] { return *cuda_backend(0); }, conformance::kFp16Atol, conformance::kFp16Rtol, true});
+  }
   return list;
 }
 
@@ -53,8 +67,11 @@ TEST_P(BackendConformance, MatchesTheCpuReferenceOnRandomCases) {
   BackendUnderTest under;
   for (auto& b : backends_under_test())
     if (b.name == backend_name) under = b;
-  const auto result = conformance::check_op(backend_name, op, under.make(), kCasesPerOp, under.atol, under.rtol);
+  const auto result = conformance::check_op(backend_name, op, under.make(), kCasesPerOp, under.atol, under.rtol, under.fp16);
   EXPECT_TRUE(result.failure.empty()) << result.failure;
+  // The margins, for --gtest_output=xml (how close a tolerance is to being reached).
+  ::testing::Test::RecordProperty("max_abs_error", std::to_string(result.max_abs_error));
+  ::testing::Test::RecordProperty("max_rel_error", std::to_string(result.max_rel_error));
   // A backend that claims the op runs at least some of its cases.
   EXPECT_GT(result.ran_on_backend, 0) << backend_name << " claims " << op << " but ran none of " << kCasesPerOp << " random cases";
 }

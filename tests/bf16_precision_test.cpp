@@ -244,13 +244,15 @@ TEST(Bf16Precision, BundledDetectorFindsTheSameObjects) {
   EXPECT_GE(matched, static_cast<int>(a.size() * 9 / 10)) << matched << " of " << a.size() << " float32 boxes found in bf16";
 }
 
-// As a user sees it: a value other than auto/fp32/bf16, and bf16 with the opencv engine, are
-// refused with exit 2 and one line naming --precision; where the CPU has bf16, a run with it
-// finishes and writes detections, and model-info shows the bf16 steps.
+// As a user sees it: a value other than auto/fp32/fp16/bf16, fp16 on the CPU (run and model-info),
+// and bf16 with the opencv engine, are refused with exit 2 and one line naming --precision; where
+// the CPU has bf16, a run with it finishes and writes detections, and model-info shows the bf16 steps.
 TEST(Bf16PrecisionCli, BadValuesAreUsageErrorsAndBf16Runs) {
   test::TempDir dir;
   const std::string source = "synth:w=320,h=192,fps=30,frames=10";
-  for (const auto& args : {std::vector<std::string>{"run", "-m", test::kTinyModel, "-s", source, "--precision", "fp16"},
+  for (const auto& args : {std::vector<std::string>{"run", "-m", test::kTinyModel, "-s", source, "--precision", "fp8"},
+                           std::vector<std::string>{"run", "-m", test::kTinyModel, "-s", source, "--device", "cpu", "--precision", "fp16"},
+                           std::vector<std::string>{"model-info", "-m", test::kTinyModel, "--device", "cpu", "--precision", "fp16"},
                            std::vector<std::string>{"run", "-m", test::kTinyModel, "-s", source, "--engine", "opencv", "--precision", "bf16"}}) {
     test::CliResult r = test::run_cli(dir, args);
     EXPECT_EQ(r.code, exit_code::kUsage) << r.err;

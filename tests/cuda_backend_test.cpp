@@ -7,7 +7,9 @@
 #include <map>
 #include <random>
 
+#include "conformance/op_cases.h"
 #include "engine/native/cuda/cuda_backend.h"
+#include "engine/native/half.h"
 #include "engine/native/session.h"
 #include "fake_device_backend.h"
 #include "onnx_builder.h"
@@ -162,6 +164,87 @@ TEST(CudaBackend, TheBundledModelRunsWhollyOnTheGpuWithoutAllocatingPerRun) {
     max_ref = std::max(max_ref, std::fabs(double(cpu_out[0].as<float>()[i])));
   }
   EXPECT_LE(max_diff, 1e-3 * max_ref);
+}
+
+// --precision fp16: the same model wholly on the GPU with fp16 tensors (every backend row says
+// float16 for the GPU), still one converting copy in and one out, nothing allocated per run,
+// outputs float32 within the whole-model fp16 tolerance of the CPU's.
+TEST(CudaBackend, TheBundledModelRunsWhollyOnTheGpuInFp16WithinItsTolerance) {
+  auto cuda = cuda_backend(0);
+  if (!cuda) GTEST_SKIP() << cuda.error().message;
+  auto m = NativeModel::load(std::string(STREAMDET_SOURCE_DIR) + "/models/tiny_synth_v8.onnx");
+  ASSERT_TRUE(m) << m.error().message;
+  HostTensor x(DType::kFloat32, Shape{1, 3, 256, 256});
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
+  TensorRef ref = x.ref();
+  std::vector<HostTensor> cpu_out, gpu_out;
+  auto cpu = NativeSession::create(*m, SessionOptions{2});
+  ASSERT_TRUE((*cpu)->run(std::span<const TensorRef>(&ref, 1), cpu_out));
+  SessionOptions so{2};
+  so.backends = {*cuda};
+  so.device_fp16 = true;
+  auto gpu = NativeSession::create(*m, so);
+  ASSERT_TRUE(gpu) << gpu.error().message;
+  auto summary = (*gpu)->plan_summary({x.shape()});
+  ASSERT_TRUE(summary) << summary.error().message;
+  EXPECT_EQ(summary->backends[0].precision, "float16");
+  for (const auto& st : summary->steps) {
+    EXPECT_TRUE(st.copy || st.backend != "cpu") << st.label << " runs on the CPU";
+    if (st.copy) EXPECT_NE(st.implementation.find("float16"), std::string::npos) << st.implementation;
+  }
+  EXPECT_EQ(summary->copies, 2);
+  ASSERT_TRUE((*gpu)->run(std::span<const TensorRef>(&ref, 1), gpu_out));
+  const BackendCounters before = (*cuda)->counters();
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE((*gpu)->run(std::span<const TensorRef>(&ref, 1), gpu_out));
+  const BackendCounters after = (*cuda)->counters();
+  EXPECT_EQ(after.allocations, before.allocations);
+  EXPECT_EQ(after.streams, before.streams);
+  EXPECT_EQ(after.copies - before.copies, 5u * 2u);
+  ASSERT_EQ(gpu_out.size(), cpu_out.size());
+  EXPECT_EQ(gpu_out[0].dtype(), DType::kFloat32);
+  double max_diff = 0, max_ref = 0;
+  for (int64_t i = 0; i < cpu_out[0].numel(); ++i) {
+    max_diff = std::max(max_diff, std::fabs(double(gpu_out[0].as<float>()[i]) - cpu_out[0].as<float>()[i]));
+    max_ref = std::max(max_ref, std::fabs(double(cpu_out[0].as<float>()[i])));
+  }
+  EXPECT_GT(max_diff, 0) << "fp16 storage cannot give the CPU's float32 bits everywhere";
+  EXPECT_LE(max_diff, conformance::kFp16ModelTolerance * max_ref);
+}
+
+// The GPU's conversions in the copies round as the host's float_to_half (round to nearest even,
+// subnormals, overflow to infinity) and widen exactly: every fp16 value there and back, and
+// float32 values around the ties.
+TEST(CudaBackend, ConvertingCopiesRoundAsTheHostDoes) {
+  auto cuda = cuda_backend(0);
+  if (!cuda) GTEST_SKIP() << cuda.error().message;
+  const Backend& b = **cuda;
+  std::vector<float> values;
+  for (uint32_t h = 0; h < 0x10000; ++h)
+    if ((h & 0x7c00) != 0x7c00) values.push_back(half_to_float(static_cast<uint16_t>(h)));
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-70000.f, 70000.f);
+  for (int i = 0; i < 65536; ++i) values.push_back(u(rng) * (i % 3 == 0 ? 1e-6f : 1.f));
+  for (float v : {1.f + std::ldexp(1.f, -11), 1.f + 3 * std::ldexp(1.f, -11), std::ldexp(1.f, -25), std::ldexp(3.f, -25), 65519.f, 65520.f})
+    values.push_back(v), values.push_back(-v);
+  const size_t n = values.size();
+  auto halves = b.allocate(n * 2);
+  auto scratch = b.allocate(b.convert_scratch_bytes(n));
+  ASSERT_TRUE(halves && scratch);
+  auto stream = b.create_stream(1);
+  ASSERT_TRUE(stream);
+  std::vector<uint16_t> got(n);
+  std::vector<float> back(n);
+  ASSERT_TRUE(b.begin_run(**stream));
+  ASSERT_TRUE(b.copy_convert(halves->data(), DType::kFloat16, b.device(), values.data(), DType::kFloat32, Device{}, n, scratch->data(), stream->get()));
+  ASSERT_TRUE(b.copy_convert(back.data(), DType::kFloat32, Device{}, halves->data(), DType::kFloat16, b.device(), n, scratch->data(), stream->get()));
+  ASSERT_TRUE(b.end_run(**stream));
+  ASSERT_TRUE(b.copy(got.data(), Device{}, halves->data(), b.device(), n * 2, nullptr));
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(got[i], float_to_half(values[i])) << values[i];
+    ASSERT_EQ(back[i], half_to_float(got[i])) << values[i];
+  }
 }
 
 }  // namespace

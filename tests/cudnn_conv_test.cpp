@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 
+#include "conformance/op_cases.h"
 #include "engine/native/conv_attrs.h"
 #include "engine/native/cuda/cuda_backend.h"
 #include "engine/native/cuda/cudnn_conv_desc.h"
@@ -155,10 +156,9 @@ TEST(CudnnProbe, AnyElementBeyondToleranceOrANanFallsBackWithTheReason) {
 // On a GPU with cuDNN: each YOLOv8n convolution geometry (at 320x320 to keep it short), with bias,
 // SiLU and a residual sum, runs through cuDNN ("cudnn:<algo>" in the plan) and gives the CPU's
 // output. Where cuDNN refuses a node, the plan says why and the test names it.
-TEST(CudnnConv, Yolov8nGeometriesRunThroughCudnnAndMatchTheCpu) {
-  auto cuda = cuda_backend(0);
-  if (!cuda) GTEST_SKIP() << cuda.error().message;
-  if (!CudnnLibrary::shared()) GTEST_SKIP() << CudnnLibrary::shared_problem();
+// fp16: the same through cuDNN's fp16 path (tensor cores, "cudnn:<algo>.../fp16"), within the
+// fp16 conformance tolerance of the CPU's float32.
+void expect_yolov8n_geometries_through_cudnn(const std::shared_ptr<const Backend>& gpu_backend, bool fp16) {
   struct G { int64_t c, oc, hw, k, s, group; };
   for (const G& v : {G{3, 16, 320, 3, 2, 1}, G{16, 32, 160, 3, 2, 1}, G{32, 32, 80, 1, 1, 1}, G{16, 16, 80, 3, 1, 1},
                      G{64, 128, 40, 3, 2, 1}, G{256, 128, 10, 1, 1, 1}, G{64, 64, 40, 3, 1, 1}, G{64, 80, 40, 1, 1, 1},
@@ -191,20 +191,87 @@ TEST(CudnnConv, Yolov8nGeometriesRunThroughCudnnAndMatchTheCpu) {
     auto cpu = NativeSession::create(*m, SessionOptions{2});
     ASSERT_TRUE((*cpu)->run(std::span<const TensorRef>(&ref, 1), cpu_out));
     SessionOptions so{2};
-    so.backends = {*cuda};
+    so.backends = {gpu_backend};
+    so.device_fp16 = fp16;
     auto gpu = NativeSession::create(*m, so);
     ASSERT_TRUE(gpu) << gpu.error().message;
     auto summary = (*gpu)->plan_summary({x.shape()});
     ASSERT_TRUE(summary) << summary.error().message;
     bool through_cudnn = false;
     for (const auto& st : summary->steps)
-      if (st.implementation.rfind("cudnn:", 0) == 0) through_cudnn = true;
-      else if (st.implementation.rfind("direct", 0) == 0) ADD_FAILURE() << st.label << ": " << st.implementation;
+      if (st.implementation.rfind("cudnn:", 0) == 0) {
+        through_cudnn = true;
+        EXPECT_EQ(st.implementation.ends_with("/fp16"), fp16) << st.implementation;
+      } else if (st.implementation.rfind("direct", 0) == 0) {
+        ADD_FAILURE() << st.label << ": " << st.implementation;
+      }
     EXPECT_TRUE(through_cudnn);
     ASSERT_TRUE((*gpu)->run(std::span<const TensorRef>(&ref, 1), gpu_out));
     ASSERT_EQ(gpu_out.size(), 1u);
+    const double atol = fp16 ? conformance::kFp16Atol : conformance::kFp32Atol, rtol = fp16 ? conformance::kFp16Rtol : conformance::kFp32Rtol;
     for (int64_t i = 0; i < cpu_out[0].numel(); ++i)
-      ASSERT_NEAR(gpu_out[0].as<float>()[i], cpu_out[0].as<float>()[i], 1e-4f + 1e-4f * std::fabs(cpu_out[0].as<float>()[i])) << i;
+      ASSERT_NEAR(gpu_out[0].as<float>()[i], cpu_out[0].as<float>()[i], atol + rtol * std::fabs(cpu_out[0].as<float>()[i])) << i;
+  }
+}
+
+TEST(CudnnConv, Yolov8nGeometriesRunThroughCudnnAndMatchTheCpu) {
+  auto cuda = cuda_backend(0);
+  if (!cuda) GTEST_SKIP() << cuda.error().message;
+  if (!CudnnLibrary::shared()) GTEST_SKIP() << CudnnLibrary::shared_problem();
+  expect_yolov8n_geometries_through_cudnn(*cuda, false);
+}
+
+TEST(CudnnConv, Yolov8nGeometriesRunThroughCudnnInFp16WithinItsTolerance) {
+  auto cuda = cuda_backend(0);
+  if (!cuda) GTEST_SKIP() << cuda.error().message;
+  if (!CudnnLibrary::shared()) GTEST_SKIP() << CudnnLibrary::shared_problem();
+  expect_yolov8n_geometries_through_cudnn(*cuda, true);
+}
+
+// A convolution reading a Split's part, a view at an element offset that is not 16-byte aligned
+// (plain layout: the parts alias the input), in fp32 and fp16: the run takes the direct kernel
+// where cuDNN's vectorized kernels would want aligned data, and the outputs are the CPU's.
+TEST(CudnnConv, AConvolutionOnAMisalignedViewStillMatchesTheCpu) {
+  auto cuda = cuda_backend(0);
+  if (!cuda) GTEST_SKIP() << cuda.error().message;
+  if (!CudnnLibrary::shared()) GTEST_SKIP() << CudnnLibrary::shared_problem();
+  test::OnnxBuilder b;
+  b.input("x", {1, 9, 5, 5});
+  b.initializer_i64("parts", {2}, {1, 8});
+  b.random_initializer("w", {8, 8, 3, 3}, -0.3f, 0.3f);
+  b.node("Relu", {"x"}, {"r"});  // on the GPU: the Split's input in its arena, not the host's input
+  auto* sp = b.node("Split", {"r", "parts"}, {"p", "q"});
+  test::OnnxBuilder::attr_int(sp, "axis", 1);
+  auto* c = b.node("Conv", {"q", "w"}, {"y"});
+  test::OnnxBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
+  b.output("y");
+  b.output("p");
+  const std::string bytes = b.bytes();
+  LoadOptions lo;
+  lo.optimize = false;
+  auto m = NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".", lo);
+  ASSERT_TRUE(m) << m.error().message;
+  HostTensor x(DType::kFloat32, Shape{1, 9, 5, 5});
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
+  TensorRef ref = x.ref();
+  std::vector<HostTensor> cpu_out, gpu_out;
+  auto cpu = NativeSession::create(*m, SessionOptions{1});
+  ASSERT_TRUE((*cpu)->run(std::span<const TensorRef>(&ref, 1), cpu_out));
+  for (const bool fp16 : {false, true}) {
+    SCOPED_TRACE(fp16 ? "fp16" : "fp32");
+    SessionOptions so{1};
+    so.channels_last = false;
+    so.backends = {*cuda};
+    so.device_fp16 = fp16;
+    auto gpu = NativeSession::create(*m, so);
+    ASSERT_TRUE(gpu) << gpu.error().message;
+    ASSERT_TRUE((*gpu)->run(std::span<const TensorRef>(&ref, 1), gpu_out));
+    const double atol = fp16 ? conformance::kFp16Atol : conformance::kFp32Atol, rtol = fp16 ? conformance::kFp16Rtol : conformance::kFp32Rtol;
+    for (size_t o = 0; o < cpu_out.size(); ++o)
+      for (int64_t i = 0; i < cpu_out[o].numel(); ++i)
+        ASSERT_NEAR(gpu_out[o].as<float>()[i], cpu_out[o].as<float>()[i], atol + rtol * std::fabs(cpu_out[o].as<float>()[i])) << o << " " << i;
   }
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -23,7 +24,12 @@ struct FakeDeviceCounters {
 class FakeDeviceBackend final : public native::Backend {
  public:
   // `ops`: the op types it claims (empty: every op the CPU backend runs).
-  explicit FakeDeviceBackend(std::set<std::string> ops = {}, native::Layout layout = native::Layout::kNhwc);
+  // `float_storage` kFloat16: it prefers fp16 storage (preferred_float), as the CUDA backend does:
+  // planned with device_fp16, its float tensors are fp16 in its memory and its kernels emulate
+  // fp16 by rounding (the CPU's float32 kernel on the fp16 inputs widened, its outputs rounded to
+  // fp16), and its copies to and from the host convert (staged through the scratch it asks for).
+  explicit FakeDeviceBackend(std::set<std::string> ops = {}, native::Layout layout = native::Layout::kNhwc,
+                             native::DType float_storage = native::DType::kFloat32);
   ~FakeDeviceBackend() override;
 
   std::string name() const override { return "test"; }
@@ -34,6 +40,10 @@ class FakeDeviceBackend final : public native::Backend {
   // It runs the CPU's kernels, the stem's direct one among them.
   bool conv_reads_plain_source(const native::OpContext& ctx) const override { return native::cpu_backend()->conv_reads_plain_source(ctx); }
   native::Layout preferred_layout() const override { return layout_; }
+  native::DType preferred_float() const override { return float_storage_; }
+  size_t convert_scratch_bytes(size_t count) const override { return count * sizeof(float); }
+  Status copy_convert(void* dst, native::DType dst_type, native::Device dst_device, const void* src, native::DType src_type,
+                      native::Device src_device, size_t count, void* scratch, native::BackendStream* stream) const override;
   Result<native::DeviceBuffer> allocate(size_t bytes) const override;
   Status copy(void* dst, native::Device dst_device, const void* src, native::Device src_device, size_t bytes,
               native::BackendStream* stream) const override;
@@ -50,12 +60,20 @@ class FakeDeviceBackend final : public native::Backend {
   FakeDeviceCounters& fake_counters() const { return counters_; }
   // Makes the kernel of the n-th step run from now on (0-based, counting every kernel run) fail.
   void fail_at_kernel_run(int n) const { fail_at_ = n; }
+  // Claims a node only where `claims` says so too (another backend's supports(), e.g. the CUDA
+  // backend's op table, asked on the host): the plan is then that backend's, run by CPU kernels.
+  void claim_with(std::function<bool(const native::OpContext&)> claims) { claims_ = std::move(claims); }
 
  private:
   void release(void* data, size_t bytes) const noexcept override;
 
+  Status check_copy(void* dst, native::Device dst_device, size_t dst_bytes, const void* src, native::Device src_device, size_t src_bytes,
+                    native::BackendStream* stream) const;
+
   std::set<std::string> ops_;
   native::Layout layout_;
+  native::DType float_storage_;
+  std::function<bool(const native::OpContext&)> claims_;
   mutable std::mutex mutex_;
   mutable std::map<const unsigned char*, size_t> live_;  // allocation start -> size
   mutable FakeDeviceCounters counters_;

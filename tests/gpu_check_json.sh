@@ -25,16 +25,28 @@ for k in ("name", "driver", "cudnn", "cuda_driver", "cuda_runtime"):
     need(k in r.get("gpu", {}), f"gpu.{k} missing")
 need(len(r["conformance"]) >= min_ops, f"{len(r['conformance'])} conformance rows, expected at least {min_ops}")
 for row in r["conformance"]:
-    for k in ("op", "pass", "error", "cases", "ran_on_backend"):
+    for k in ("op", "precision", "pass", "error", "cases", "ran_on_backend", "device_float"):
         need(k in row, f"conformance row {row.get('op')}: {k} missing")
+# Every op in fp32 and in fp16, in that order.
+precisions = {}
+for row in r["conformance"]:
+    precisions.setdefault(row["op"], []).append(row["precision"])
+for op, p in precisions.items():
+    need(p == ["fp32", "fp16"], f"op {op}: precisions {p}, expected fp32 then fp16")
     need(row["pass"] is True and row["error"] is None, f"op {row['op']} failed on the CPU path: {row['error']}")
 need(len(r["models"]) >= min_models, f"{len(r['models'])} model rows, expected at least {min_models}")
 for m in r["models"]:
-    for k in ("model", "precision", "batch", "input", "pass", "error", "images_per_s"):
+    for k in ("model", "precision", "batch", "input", "pass", "error", "images_per_s", "device_float", "tolerance",
+              "max_abs_diff_over_max_abs"):
         need(k in m, f"model {m.get('model')}: {k} missing")
+    if m["precision"] == "fp16" and m["model"].endswith("tiny_synth_v8.onnx"):
+        # The bundled detector's fp16 row compares detections (on the CPU path both are float32).
+        d = m.get("detections")
+        need(d is not None and d["same"] is True and d["reference"] > 0, f"model {m['model']} fp16: detections {d}")
     need(m["pass"] is True and m["error"] is None, f"model {m['model']} failed on the CPU path: {m['error']}")
     need(m["latency_ms"]["median"] > 0 and m["latency_ms"]["p90"] >= m["latency_ms"]["median"], f"model {m['model']}: latency_ms {m['latency_ms']}")
     need(abs(m["images_per_s"] - m["batch"] * 1000 / m["latency_ms"]["median"]) < 1e-6 * m["images_per_s"], "images_per_s is not batch / median")
+need([m["precision"] for m in r["models"]] == ["fp32", "fp16"] * (len(r["models"]) // 2), "models: each in fp32, then fp16")
 if complete:
     need(r["failed"] == 0, f"failed: {r['failed']}")
 print(f"{path}: ok ({len(r['conformance'])} ops, {len(r['models'])} models, complete={complete})")
@@ -55,7 +67,7 @@ case $what in
     [[ $rc -ge 128 ]] || { echo "--abort-after $first: exit $rc, expected a signal"; exit 1; }
     grep -q "^$first " "$work/partial.txt" || { echo "the line of $first was not printed before the crash"; exit 1; }
     check_json "$work/partial.json" false 1 0
-    python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert len(r["conformance"]) == 1 and not r["models"], r' "$work/partial.json"
+    python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); c = r["conformance"]; assert [x["precision"] for x in c] == ["fp32", "fp16"] and len({x["op"] for x in c}) == 1 and not r["models"], r' "$work/partial.json"
     ;;
   script)
     build=$4

@@ -464,7 +464,8 @@ Detector(model, *, device="auto", precision="auto", conf=0.25, iou=0.45, input_s
 
 model: an ONNX file (or a Darknet .cfg with its .weights beside it), as `streamdet run -m`.
 device: "auto" (CUDA when usable), "cpu", "cuda" or "cuda:N".
-precision: "auto" or "fp32"; "bf16" (the CPU's convolutions in bfloat16, on processors with
+precision: "auto" (fp16 on a CUDA GPU, float32 on the CPU), "fp32", "fp16" (the GPU's tensors in
+  fp16; UsageError on the CPU), "bf16" (the CPU's convolutions in bfloat16, on processors with
   avx512_bf16 or AMX; UsageError elsewhere), as `streamdet run --precision`.
 conf, iou: the score threshold and the NMS IoU threshold.
 input_size: "auto" (the model's own, or the first frame's size rounded up to the stride for a

@@ -62,7 +62,7 @@ class Detector:
         model: str | PathLike[str],
         *,
         device: Literal["auto", "cpu", "cuda"] | str = "auto",
-        precision: Literal["auto", "fp32", "bf16"] = "auto",
+        precision: Literal["auto", "fp32", "fp16", "bf16"] = "auto",
         conf: float = 0.25,
         iou: float = 0.45,
         input_size: Literal["auto"] | str | int | tuple[int, int] = "auto",

@@ -170,7 +170,8 @@ def test_errors_raise_by_kind_with_the_commands_message(model_path, tmp_path):
                          (dict(iou=0.0), "iou: must be a number in \\(0, 1\\]"),
                          (dict(threads=-1), "threads: must be a whole number from 0 to 1024, got -1"),
                          (dict(device="bogus"), "--device bogus"),
-                         (dict(precision="fp16"), "--precision fp16: expected auto, fp32 or bf16"),
+                         (dict(precision="fp8"), "--precision fp8: expected auto, fp32, fp16 or bf16"),
+                         (dict(precision="fp16", device="cpu"), "--precision fp16: fp16 runs on a CUDA GPU"),
                          (dict(classes=str(tmp_path / "none.names")), "cannot read class names")]:
         with pytest.raises(streamdet.UsageError, match=message):
             streamdet.Detector(model_path, **bad)

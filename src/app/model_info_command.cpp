@@ -30,9 +30,9 @@ void add_model_info_options(CLI::App& cmd, ModelInfoOptions& options) {
   cmd.add_option("--batch", options.batch, "plan for this batch")->capture_default_str()->check(integer_in(1, kMaxBatch));
   cmd.add_option("--threads", options.threads, "CPU threads the plan is made for")->capture_default_str()->check(integer_in(1, kMaxThreads));
   cmd.add_option("--device", options.device, "plan for this device: auto, cpu, cuda, cuda:N (as run's --device)")->capture_default_str();
-  cmd.add_option("--precision", options.precision, "plan in this precision: auto, fp32, bf16 (as run's --precision)")
+  cmd.add_option("--precision", options.precision, "plan in this precision: auto, fp32, fp16, bf16 (as run's --precision)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "fp32", "bf16"}));
+      ->check(CLI::IsMember({"auto", "fp32", "fp16", "bf16"}));
   cmd.add_flag("--steps", options.steps, "list every step of the plan in order, with its backend and implementation");
 }
 
@@ -45,13 +45,15 @@ Status run_model_info(const ModelInfoOptions& options) {
   }
   SD_ASSIGN_OR_RETURN(auto engine, load_engine("native", info));
   SD_ASSIGN_OR_RETURN(cv::Size size, resolve_input_size(options.input_size, *engine, info, cv::Size()));
-  native::LoadOptions load;
-  SD_ASSIGN_OR_RETURN(load.precision, native::resolve_precision(options.precision, native::cpu_has_bf16()));
-  SD_ASSIGN_OR_RETURN(auto model, native::NativeModel::load(options.model, load));
   SD_ASSIGN_OR_RETURN(auto device, native::backend_for_device(options.device));
+  native::LoadOptions load;
+  const bool on_cuda = device && device->device().kind == native::DeviceKind::kCuda;
+  SD_ASSIGN_OR_RETURN(load.precision, native::resolve_precision(options.precision, native::cpu_has_bf16(), on_cuda));
+  SD_ASSIGN_OR_RETURN(auto model, native::NativeModel::load(options.model, load));
   native::SessionOptions so;
   so.threads = options.threads;
   if (device) so.backends = {device};
+  so.device_fp16 = load.precision == native::Precision::kFp16;
   SD_ASSIGN_OR_RETURN(auto session, native::NativeSession::create(model, so));
   const Shape input{options.batch, 3, size.height, size.width};
   auto summary = session->plan_summary({input});

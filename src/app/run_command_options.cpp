@@ -26,10 +26,11 @@ void add_model_options(CLI::App& cmd, ModelOptions& m, std::string& layout) {
                  "nodes the GPU does not run stay on the CPU")
       ->capture_default_str();
   cmd.add_option("--precision", m.precision,
-                 "native engine, CPU: auto or fp32 (float32), bf16 (convolutions with bf16 weights and activations, "
-                 "float32 accumulation; needs avx512_bf16 or AMX, refused elsewhere)")
+                 "native engine: auto (fp16 on a CUDA GPU, fp32 on the CPU), fp32 (float32), fp16 (the GPU's tensors in fp16, "
+                 "float32 accumulation, inputs and outputs float32; refused on the CPU), bf16 (CPU convolutions with bf16 "
+                 "weights and activations, float32 accumulation; needs avx512_bf16 or AMX, refused elsewhere)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "fp32", "bf16"}));
+      ->check(CLI::IsMember({"auto", "fp32", "fp16", "bf16"}));
   cmd.add_option("--threads", m.threads, "inference threads in all, divided among the workers (0: every core)")->check(integer_in(0, kMaxThreads));
   cmd.add_option("--input-size", m.input_size,
                  "network input: auto (dynamic models: the frame size rounded up to the stride, e.g. 1280x720 -> "

@@ -22,8 +22,9 @@ struct EngineCapabilities {
 struct EngineOptions {
   // --device: auto (the GPU when one is usable, else the CPU), cpu, cuda (device 0) or cuda:N.
   std::string device = "auto";
-  // --precision: auto or fp32 (float32), bf16 (the native engine's CPU convolutions in bf16,
-  // refused where the CPU has no bf16 instructions).
+  // --precision: auto (fp16 on a CUDA GPU, float32 on the CPU), fp32, fp16 (the GPU's tensors in
+  // fp16; refused on the CPU), bf16 (the native engine's CPU convolutions in bf16, refused where
+  // the CPU has no bf16 instructions).
   std::string precision = "auto";
 };
 

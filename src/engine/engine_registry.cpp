@@ -17,7 +17,7 @@ struct Registry {
       if (o.device != "auto" && o.device != "cpu")
         return fail(ErrorCode::kUnsupported, "--device " + o.device + ": the opencv engine runs on the CPU (the native engine runs ONNX models on GPUs)");
       if (o.precision != "auto" && o.precision != "fp32")
-        return fail(ErrorCode::kUsage, "--precision " + o.precision + ": the opencv engine runs float32 (the native engine runs bf16)");
+        return fail(ErrorCode::kUsage, "--precision " + o.precision + ": the opencv engine runs float32 (the native engine runs bf16 and fp16)");
       return load_opencv_engine(m);
     };
     factories["native"] = [](const ModelInfo& m, const EngineOptions& o) { return load_native_engine(m, o); };

@@ -408,7 +408,7 @@ const std::map<std::string, Generator>& generators() {
   return g;
 }
 
-CaseRun run_case(const OpCase& c, bool reference, const std::shared_ptr<const Backend>& backend) {
+CaseRun run_case(const OpCase& c, bool reference, const std::shared_ptr<const Backend>& backend, bool device_fp16) {
   CaseRun r;
   LoadOptions lo;
   lo.optimize = !reference;
@@ -421,6 +421,7 @@ CaseRun run_case(const OpCase& c, bool reference, const std::shared_ptr<const Ba
   so.threads = reference ? 1 : 2;
   so.channels_last = !reference;
   if (backend) so.backends = {backend};
+  so.device_fp16 = device_fp16 && !reference;
   auto session = NativeSession::create(*model, so);
   if (!session) {
     r.error = session.error().message;
@@ -441,7 +442,7 @@ CaseRun run_case(const OpCase& c, bool reference, const std::shared_ptr<const Ba
 }
 
 OpResult check_op(const std::string& backend_name, const std::string& op, const std::shared_ptr<const Backend>& backend,
-                  int cases, double atol, double rtol) {
+                  int cases, double atol, double rtol, bool device_fp16) {
   OpResult result;
   result.backend = backend_name;
   result.op = op;
@@ -456,7 +457,7 @@ OpResult check_op(const std::string& backend_name, const std::string& op, const 
       result.failure = where + "the reference failed: " + ref.error;
       return result;
     }
-    CaseRun got = run_case(c, false, backend);
+    CaseRun got = run_case(c, false, backend, device_fp16);
     if (!got.error.empty()) {
       result.failure = where + "the backend failed: " + got.error;
       return result;
@@ -464,6 +465,8 @@ OpResult check_op(const std::string& backend_name, const std::string& op, const 
     // The op (or, for FusedConv, what the passes made of the chain) ran on the backend under
     // test, or nowhere (a view of its input, as Reshape is); otherwise this shape or attribute is
     // not the backend's and the CPU ran it.
+    for (const auto& b : got.summary.backends)
+      if (b.name == expected_backend) result.device_float = b.precision;
     bool elsewhere = false;
     for (const auto& st : got.summary.steps)
       if (!st.copy && st.label.rfind(op + " node", 0) == 0 && st.backend != expected_backend) elsewhere = true;

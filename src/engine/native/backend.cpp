@@ -22,6 +22,10 @@ void DeviceBuffer::reset() noexcept {
   bytes_ = 0;
 }
 
+Status Backend::copy_convert(void*, DType dst_type, Device, const void*, DType src_type, Device, size_t, void*, BackendStream*) const {
+  return fail(ErrorCode::kUnsupported, name() + " cannot convert " + dtype_name(src_type) + " to " + dtype_name(dst_type) + " in a copy");
+}
+
 const char* layout_name(Layout layout) { return layout == Layout::kNhwc ? "NHWC" : "NCHW"; }
 
 }  // namespace sd::native

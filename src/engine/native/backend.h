@@ -85,6 +85,11 @@ class Backend {
   virtual bool conv_reads_plain_source(const OpContext& ctx) const { return false; }
 
   virtual Layout preferred_layout() const = 0;
+  // How it would store float tensors when the session allows reduced precision (--precision
+  // fp16, PlanOptions::device_fp16): kFloat16 for CUDA. The planner then gives its kernels
+  // float16 types for every float32 tensor in its memory, converts constants when it uploads
+  // them, and converts in the copies to and from the host (copy_convert): the host side, the
+  // CPU's kernels and the model's inputs and outputs stay float32.
   virtual DType preferred_float() const { return DType::kFloat32; }
 
   // Memory of the backend's device, 64-byte aligned at least; an error naming the size when it
@@ -94,6 +99,14 @@ class Backend {
   // is queued on it (the run's end_run waits for it); without one it is done on return.
   virtual Status copy(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes,
                       BackendStream* stream) const = 0;
+
+  // A copy between the host and this backend's device that converts `count` elements from
+  // `src_type` to `dst_type` (float32 <-> preferred_float()) on the device side of the copy,
+  // queued on `stream` like copy(). `scratch`: convert_scratch_bytes(count) bytes of this
+  // backend's memory (the session's scratch), for staging. By default: unsupported.
+  virtual size_t convert_scratch_bytes(size_t count) const { return 0; }
+  virtual Status copy_convert(void* dst, DType dst_type, Device dst_device, const void* src, DType src_type, Device src_device,
+                              size_t count, void* scratch, BackendStream* stream) const;
 
   virtual Result<std::unique_ptr<BackendStream>> create_stream(int threads) const = 0;
   // Around every run of a session: set-up on the calling thread before the first kernel (the

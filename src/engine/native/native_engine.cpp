@@ -38,8 +38,8 @@ class NativeContext final : public InferenceContext {
 
 class NativeEngine final : public Engine {
  public:
-  NativeEngine(std::shared_ptr<const native::NativeModel> m, std::shared_ptr<const native::Backend> device)
-      : model_(std::move(m)), device_(std::move(device)) {
+  NativeEngine(std::shared_ptr<const native::NativeModel> m, std::shared_ptr<const native::Backend> device, bool device_fp16)
+      : model_(std::move(m)), device_(std::move(device)), device_fp16_(device_fp16) {
     for (const auto& i : model_->inputs()) inputs_.push_back({i.name, i.shape});
     for (const auto& o : model_->outputs()) outputs_.push_back({o.name, o.shape});
   }
@@ -60,6 +60,7 @@ class NativeEngine final : public Engine {
     so.profile_rows = options.profile_rows;
     so.memory_limit_bytes = static_cast<size_t>(options.memory_limit_bytes);
     if (device_) so.backends = {device_};  // the CPU runs what the device does not
+    so.device_fp16 = device_fp16_;
     SD_ASSIGN_OR_RETURN(auto session, native::NativeSession::create(model_, so));
     return std::unique_ptr<InferenceContext>(new NativeContext(std::move(session)));
   }
@@ -71,6 +72,7 @@ class NativeEngine final : public Engine {
   }
   std::shared_ptr<const native::NativeModel> model_;
   std::shared_ptr<const native::Backend> device_;  // nullptr: the CPU alone
+  bool device_fp16_ = false;                       // --precision fp16 (auto on a GPU)
   std::vector<TensorInfo> inputs_, outputs_;
 };
 
@@ -79,14 +81,15 @@ class NativeEngine final : public Engine {
 Result<std::unique_ptr<Engine>> load_native_engine(const ModelInfo& model, const EngineOptions& options) {
   SD_ASSIGN_OR_RETURN(auto device, native::backend_for_device(options.device));
   native::LoadOptions load;
-  SD_ASSIGN_OR_RETURN(load.precision, native::resolve_precision(options.precision, native::cpu_has_bf16()));
+  const bool on_cuda = device && device->device().kind == native::DeviceKind::kCuda;
+  SD_ASSIGN_OR_RETURN(load.precision, native::resolve_precision(options.precision, native::cpu_has_bf16(), on_cuda));
   if (model.format != ModelFormat::kOnnx)
     return fail(ErrorCode::kUnsupported, "the native engine runs ONNX models; use --engine opencv for " + model.model_path);
   SD_ASSIGN_OR_RETURN(auto m, native::NativeModel::load(model.model_path, load));
   if (m->inputs().size() != 1) return fail(ErrorCode::kModel, "model " + model.model_path + " has " + std::to_string(m->inputs().size()) + " inputs; streamdet feeds one image tensor");
   if (m->inputs()[0].dtype != native::DType::kFloat32 || m->inputs()[0].shape.rank != 4)
     return fail(ErrorCode::kModel, "model " + model.model_path + ": input '" + m->inputs()[0].name + "' is not a float32 NCHW image tensor");
-  if (device && device->device().kind == native::DeviceKind::kCuda) {
+  if (on_cuda) {
     // Said once per process: whether the GPU's convolutions go through cuDNN (loaded at run time).
     static std::once_flag once;
     std::call_once(once, [] {
@@ -97,7 +100,7 @@ Result<std::unique_ptr<Engine>> load_native_engine(const ModelInfo& model, const
         log_warn("%s", info.cudnn.c_str());
     });
   }
-  return std::unique_ptr<Engine>(new NativeEngine(std::move(m), std::move(device)));
+  return std::unique_ptr<Engine>(new NativeEngine(std::move(m), std::move(device), load.precision == native::Precision::kFp16));
 }
 
 }  // namespace sd

@@ -1,4 +1,5 @@
-// --precision: the arithmetic of the native engine's CPU convolutions, chosen at load.
+// --precision: the arithmetic of the native engine, chosen at load: the CPU's convolutions in
+// float32 or bf16, the GPU's tensors in fp16 or float32.
 #pragma once
 
 #include <string>
@@ -13,15 +14,21 @@ enum class Precision {
   // Convolutions (and MatMul with constant weights) in oneDNN with bf16 weights and source
   // (float32 accumulation, float32 result, bias and post ops); everything else float32. Needs avx512_bf16 or AMX (cpu/bf16_support.h).
   kBf16,
+  // Float tensors on the CUDA backend stored and computed in fp16 (float32 arithmetic and
+  // accumulation in the kernels, cuDNN's tensor cores for convolutions); the CPU's nodes, the
+  // inputs and the outputs stay float32 (SessionOptions::device_fp16).
+  kFp16,
 };
 
 // Set by the loader on convolutions that run in bf16 (kernels read it like the layout attributes).
 inline constexpr const char* kBf16Compute = "_bf16";
 
-// "auto" and "fp32": kFp32 (auto keeps float32 on the CPU: bf16 costs accuracy and is asked for);
-// "bf16": kBf16 where `cpu_has_bf16`, else a kUsage error of one line. Anything else: kUsage.
-// The CPU's answer is a parameter so that the refusal can be tested on a machine that has bf16.
-Result<Precision> resolve_precision(const std::string& text, bool cpu_has_bf16);
+// "auto": kFp16 when the model runs on a CUDA backend (`on_cuda`), else kFp32 (auto keeps float32
+// on the CPU: bf16 costs accuracy and is asked for). "fp32": kFp32. "bf16": kBf16 where
+// `cpu_has_bf16`, else a kUsage error of one line. "fp16": kFp16 on a CUDA backend, else a kUsage
+// error of one line (the CPU has no fp16 path). Anything else: kUsage. The CPU's and the device's
+// answers are parameters so that the refusals can be tested anywhere.
+Result<Precision> resolve_precision(const std::string& text, bool cpu_has_bf16, bool on_cuda = false);
 
 // Marks every Conv / FusedConv / MatMul of `g` with kBf16Compute (the kernels run float32 ones
 // in bf16: MatMul where B is constant; a model's Int8Conv stays int8); returns how many.

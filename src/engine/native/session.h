@@ -62,13 +62,17 @@ struct SessionOptions {
   // Backends in order of preference (backend.h): each node runs on the first that supports it.
   // The CPU backend runs the rest; it is added last when missing. Empty: the CPU alone.
   std::vector<std::shared_ptr<const Backend>> backends;
+  // --precision fp16: float tensors in the memory of a backend that prefers fp16 (CUDA) are
+  // stored and computed there in fp16, converted in the copies to and from the host; inputs and
+  // outputs stay float32 (exec::PlanOptions::device_fp16). No effect on the CPU alone.
+  bool device_fp16 = false;
 };
 
 // Where a plan put the model's nodes, for `streamdet model-info` and the tests.
 struct PlanSummary {
   struct BackendRow {
     std::string name, description;
-    std::string layout, precision;  // what it prefers: "NHWC", "float32"
+    std::string layout, precision;  // its layout preference, what its float tensors are stored as: "NHWC", "float16"
     int steps = 0;             // kernels it runs (copies not counted)
     size_t arena_bytes = 0;    // its share of the plan's activation memory
     size_t scratch_bytes = 0;

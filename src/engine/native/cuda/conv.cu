@@ -22,15 +22,16 @@ __device__ __forceinline__ float post_op(int kind, float v, float alpha, float b
   return v;
 }
 
-__global__ void conv_direct_kernel(ConvParams p, const float* __restrict__ x, const float* __restrict__ w,
-                                   const float* __restrict__ bias, const float* __restrict__ sum, float* __restrict__ y) {
+template <class T>
+__global__ void conv_direct_kernel(ConvParams p, const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
+                                   const T* __restrict__ sum, T* __restrict__ y) {
   const int64_t total = p.n * p.oc * p.oh * p.ow;
   const int64_t cg = p.c / p.group, ocg = p.oc / p.group;
   SD_GRID_LOOP(i, total) {
     const Index4 at = index4(i, p.oc, p.oh, p.ow, p.dst_nhwc);
     const int64_t n = at.n, o = at.c, oy = at.y, ox = at.x;
     const int64_t g = o / ocg;
-    float acc = bias ? bias[o] : 0.f;
+    float acc = bias ? load(bias[o]) : 0.f;
     for (int64_t ky = 0; ky < p.kh; ++ky) {
       const int64_t iy = oy * p.sh - p.pt + ky * p.dh;
       if (iy < 0 || iy >= p.h) continue;
@@ -39,42 +40,51 @@ __global__ void conv_direct_kernel(ConvParams p, const float* __restrict__ x, co
         if (ix < 0 || ix >= p.w) continue;
         for (int64_t ci = 0; ci < cg; ++ci) {
           const int64_t c = g * cg + ci;
-          acc += x[offset4(n, c, iy, ix, p.c, p.h, p.w, p.src_nhwc)] * w[((o * cg + ci) * p.kh + ky) * p.kw + kx];
+          acc += load(x[offset4(n, c, iy, ix, p.c, p.h, p.w, p.src_nhwc)]) * load(w[((o * cg + ci) * p.kh + ky) * p.kw + kx]);
         }
       }
     }
-    for (int k = 0; k < p.post_count; ++k) acc = post_op(p.post_kind[k], acc, p.post_alpha[k], p.post_beta[k], sum ? sum[i] : 0.f);
-    y[i] = acc;
+    for (int k = 0; k < p.post_count; ++k) acc = post_op(p.post_kind[k], acc, p.post_alpha[k], p.post_beta[k], sum ? load(sum[i]) : 0.f);
+    store(y + i, acc);
   }
 }
 
 // cuDNN's convolution leaves y = conv(x, w); this adds the bias and applies the post ops in place,
 // exactly as the direct kernel's tail does, in one pass over y.
-__global__ void conv_epilogue_kernel(ConvParams p, const float* __restrict__ bias, const float* __restrict__ sum, float* __restrict__ y) {
+// With fp16 storage cuDNN has rounded its float32 accumulator to fp16 once already; the epilogue
+// rounds again after bias and post ops (the direct kernel rounds once): within fp16 tolerance.
+template <class T>
+__global__ void conv_epilogue_kernel(ConvParams p, const T* __restrict__ bias, const T* __restrict__ sum, T* __restrict__ y) {
   const int64_t total = p.n * p.oc * p.oh * p.ow;
   SD_GRID_LOOP(i, total) {
-    float acc = y[i];
-    if (bias) acc += bias[index4(i, p.oc, p.oh, p.ow, p.dst_nhwc).c];
-    for (int k = 0; k < p.post_count; ++k) acc = post_op(p.post_kind[k], acc, p.post_alpha[k], p.post_beta[k], sum ? sum[i] : 0.f);
-    y[i] = acc;
+    float acc = load(y[i]);
+    if (bias) acc += load(bias[index4(i, p.oc, p.oh, p.ow, p.dst_nhwc).c]);
+    for (int k = 0; k < p.post_count; ++k) acc = post_op(p.post_kind[k], acc, p.post_alpha[k], p.post_beta[k], sum ? load(sum[i]) : 0.f);
+    store(y + i, acc);
   }
 }
 
 }  // namespace
 
-int launch_conv_epilogue(const ConvParams& p, const float* bias, const float* sum, float* y, void* stream) {
+template <class T>
+int launch_conv_epilogue(const ConvParams& p, const T* bias, const T* sum, T* y, void* stream) {
   const int64_t total = p.n * p.oc * p.oh * p.ow;
   if (total <= 0 || (!bias && p.post_count == 0)) return cudaSuccess;
   conv_epilogue_kernel<<<blocks_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(p, bias, sum, y);
   return cudaGetLastError();
 }
 
-int launch_conv_direct(const ConvParams& p, const float* x, const float* w, const float* bias, const float* sum, float* y,
-                       void* stream) {
+template <class T>
+int launch_conv_direct(const ConvParams& p, const T* x, const T* w, const T* bias, const T* sum, T* y, void* stream) {
   const int64_t total = p.n * p.oc * p.oh * p.ow;
   if (total <= 0) return cudaSuccess;
   conv_direct_kernel<<<blocks_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(p, x, w, bias, sum, y);
   return cudaGetLastError();
 }
+
+template int launch_conv_direct<float>(const ConvParams&, const float*, const float*, const float*, const float*, float*, void*);
+template int launch_conv_epilogue<float>(const ConvParams&, const float*, const float*, float*, void*);
+template int launch_conv_direct<__half>(const ConvParams&, const __half*, const __half*, const __half*, const __half*, __half*, void*);
+template int launch_conv_epilogue<__half>(const ConvParams&, const __half*, const __half*, __half*, void*);
 
 }  // namespace sd::native::cuda

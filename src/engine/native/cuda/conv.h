@@ -1,8 +1,10 @@
-// The CUDA backend's direct convolution (conv.cu): one thread per output element, fp32, any
-// geometry, either layout on either side, with the fused post ops. It is the naive reference the
+// The CUDA backend's direct convolution (conv.cu): one thread per output element, float32 or
+// fp16 storage (T = float or __half; float arithmetic and accumulation either way), any geometry, either layout on either side, with the fused post ops. It is the naive reference the
 // fast path (cuDNN, cudnn_conv.cpp) is checked against at load and in the tests, and runs whatever
 // that path does not take. The epilogue is the fast path's tail: bias and post ops after cuDNN.
 #pragma once
+
+#include <cuda_fp16.h>
 
 #include <cstdint>
 
@@ -21,11 +23,12 @@ struct ConvParams {
 // x: [n, c, h, w] in the source layout; w: [oc, c / group, kh, kw]; bias: [oc] or nullptr; sum:
 // the residual operand in the destination layout, or nullptr; y: [n, oc, oh, ow] in the
 // destination layout. Returns the launch's cudaError_t as an int.
-int launch_conv_direct(const ConvParams& p, const float* x, const float* w, const float* bias, const float* sum, float* y,
-                       void* stream);
+template <class T>
+int launch_conv_direct(const ConvParams& p, const T* x, const T* w, const T* bias, const T* sum, T* y, void* stream);
 
 // y (destination layout) += bias, then the post ops, in place: after cuDNN's convolution. A
 // no-op without bias and post ops.
-int launch_conv_epilogue(const ConvParams& p, const float* bias, const float* sum, float* y, void* stream);
+template <class T>
+int launch_conv_epilogue(const ConvParams& p, const T* bias, const T* sum, T* y, void* stream);
 
 }  // namespace sd::native::cuda

@@ -1,4 +1,5 @@
-// Conv and FusedConv on the GPU, fp32: through cuDNN (cudnn_conv.cpp) where it is loaded and the
+// Conv and FusedConv on the GPU, float32 or fp16 storage (--precision fp16: the tensors, weights
+// and bias in fp16, float32 accumulation): through cuDNN (cudnn_conv.cpp) where it is loaded and the
 // node's plan passes its probe, else on the direct kernel (conv.cu), and the step's implementation
 // says which and why ("cudnn:implicit_gemm", "direct (cudnn: asymmetric padding ...)").
 #include <cuda_runtime_api.h>
@@ -20,18 +21,19 @@ static_assert(static_cast<int>(ops::PostKind::kRelu) == 0 && static_cast<int>(op
               static_cast<int>(ops::PostKind::kHardSwish) == 4 && static_cast<int>(ops::PostKind::kClip) == 5 &&
               static_cast<int>(ops::PostKind::kSum) == 6);
 
+template <class T>
 class DirectConvKernel final : public Kernel {
  public:
   DirectConvKernel(const ConvParams& p, bool bias, bool sum, std::string why_not_cudnn)
       : p_(p), bias_(bias), sum_(sum), why_not_cudnn_(std::move(why_not_cudnn)) {}
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
-    const float* bias = bias_ ? in[2].as<float>() : nullptr;
-    const float* sum = sum_ ? in[3].as<float>() : nullptr;
-    SD_CUDA_TRY(static_cast<cudaError_t>(launch_conv_direct(p_, in[0].as<float>(), in[1].as<float>(), bias, sum, out[0].as<float>(),
+    const T* bias = bias_ ? in[2].as<T>() : nullptr;
+    const T* sum = sum_ ? in[3].as<T>() : nullptr;
+    SD_CUDA_TRY(static_cast<cudaError_t>(launch_conv_direct(p_, in[0].as<T>(), in[1].as<T>(), bias, sum, out[0].as<T>(),
                                                             ctx.stream ? ctx.stream->native_handle() : nullptr)));
     return ok();
   }
-  std::string implementation() const override { return "direct (cudnn: " + why_not_cudnn_ + ")"; }
+  std::string implementation() const override { return kernel_name<T>("direct") + " (cudnn: " + why_not_cudnn_ + ")"; }
 
  private:
   ConvParams p_;
@@ -43,8 +45,13 @@ bool has(const OpContext& ctx, size_t i) { return i < ctx.inputs.size() && ctx.i
 
 // The direct kernel's parameters and whether a residual sum is among the post ops.
 Result<std::pair<ConvParams, bool>> conv_params(const OpContext& ctx) {
+  // Every tensor of one float type: float32, or float16 with fp16 storage.
+  const DType t = ctx.inputs.empty() ? DType::kUndefined : ctx.inputs[0].dtype;
+  if (t != DType::kFloat32 && t != DType::kFloat16) return fail(ErrorCode::kUnsupported, ctx.describe() + ": float32 or float16 only");
   for (size_t i = 0; i < ctx.inputs.size(); ++i)
-    if (has(ctx, i) && ctx.inputs[i].dtype != DType::kFloat32) return fail(ErrorCode::kUnsupported, ctx.describe() + ": float32 only");
+    if (has(ctx, i) && ctx.inputs[i].dtype != t) return fail(ErrorCode::kUnsupported, ctx.describe() + ": mixed element types");
+  for (const auto& o : ctx.outputs)
+    if (o.dtype != DType::kUndefined && o.dtype != t) return fail(ErrorCode::kUnsupported, ctx.describe() + ": mixed element types");
   SD_ASSIGN_OR_RETURN(const ops::ConvGeometry g, ops::conv_geometry(ctx));
   SD_ASSIGN_OR_RETURN(const auto post, ops::post_ops(ctx));
   if (post.size() > static_cast<size_t>(kMaxPostOps)) return fail(ErrorCode::kUnsupported, ctx.describe() + ": too many post ops");
@@ -69,7 +76,9 @@ Result<std::unique_ptr<Kernel>> create_conv(const OpContext& ctx) {
   auto fast = create_cudnn_conv(ctx, p, has(ctx, 2), sum);
   if (fast) return std::move(*fast);
   // The plan (model-info --steps, the engine profile, the GPU check) shows why per node.
-  return std::unique_ptr<Kernel>(new DirectConvKernel(p, has(ctx, 2), sum, fast.error().message));
+  if (ctx.inputs[0].dtype == DType::kFloat16)
+    return std::unique_ptr<Kernel>(new DirectConvKernel<__half>(p, has(ctx, 2), sum, fast.error().message));
+  return std::unique_ptr<Kernel>(new DirectConvKernel<float>(p, has(ctx, 2), sum, fast.error().message));
 }
 
 }  // namespace

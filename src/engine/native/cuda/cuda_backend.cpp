@@ -14,16 +14,23 @@
 #include "engine/native/cuda/cuda_check.h"
 #include "engine/native/cuda/cuda_ops.h"
 #include "engine/native/cuda/cudnn_library.h"
+#include "engine/native/cuda/elementwise.h"
 
 namespace sd::native {
 namespace cuda {
 
-bool float32_io(const OpContext& ctx, size_t data_inputs) {
+DType float_io(const OpContext& ctx, size_t data_inputs) {
+  DType t = DType::kUndefined;
+  auto same = [&t](DType d) {
+    if (d != DType::kFloat32 && d != DType::kFloat16) return false;
+    if (t == DType::kUndefined) t = d;
+    return d == t;
+  };
   for (size_t i = 0; i < data_inputs && i < ctx.inputs.size(); ++i)
-    if (ctx.inputs[i].dtype != DType::kFloat32) return false;
+    if (!same(ctx.inputs[i].dtype)) return DType::kUndefined;
   for (const auto& o : ctx.outputs)
-    if (o.dtype != DType::kFloat32 && o.dtype != DType::kUndefined) return false;
-  return true;
+    if (o.dtype != DType::kUndefined && !same(o.dtype)) return DType::kUndefined;
+  return t == DType::kUndefined ? DType::kFloat32 : t;
 }
 
 const CudaOpTable& cuda_ops() {
@@ -84,6 +91,8 @@ class CudaBackend final : public Backend {
     return it->second.create(ctx);
   }
   Layout preferred_layout() const override { return Layout::kNhwc; }
+  // With --precision fp16 (PlanOptions::device_fp16) its float tensors are fp16.
+  DType preferred_float() const override { return DType::kFloat16; }
   BackendCounters counters() const override {
     return {allocations_.load(), frees_.load(), streams_.load(), copies_.load()};
   }
@@ -120,6 +129,32 @@ class CudaBackend final : public Backend {
       SD_CUDA_TRY(cudaSetDevice(index_));
       SD_CUDA_TRY(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
       SD_CUDA_TRY(cudaStreamSynchronize(cudaStreamLegacy));
+    }
+    return ok();
+  }
+
+  // float32 on the host <-> fp16 on the device: the float32 side is staged in the scratch (device
+  // memory) by a plain copy on the stream, and a conversion kernel on the same stream writes the
+  // other side, so the host only ever sees float32.
+  size_t convert_scratch_bytes(size_t count) const override { return count * sizeof(float); }
+  Status copy_convert(void* dst, DType dst_type, Device dst_device, const void* src, DType src_type, Device src_device, size_t count,
+                      void* scratch, BackendStream* stream) const override {
+    const bool up = src_type == DType::kFloat32 && dst_type == DType::kFloat16 && src_device.is_host() && dst_device == device();
+    const bool down = src_type == DType::kFloat16 && dst_type == DType::kFloat32 && src_device == device() && dst_device.is_host();
+    if (!up && !down)
+      return fail(ErrorCode::kInternal, name() + " cannot copy " + src_device.str() + " " + dtype_name(src_type) + " -> " +
+                                            dst_device.str() + " " + dtype_name(dst_type));
+    if (count == 0) return ok();
+    if (!scratch || !stream) return fail(ErrorCode::kInternal, name() + ": a converting copy needs the session's scratch and stream");
+    ++copies_;
+    auto s = static_cast<cudaStream_t>(stream->native_handle());
+    auto* staged = static_cast<float*>(scratch);
+    if (up) {
+      SD_CUDA_TRY(cudaMemcpyAsync(staged, src, count * sizeof(float), cudaMemcpyHostToDevice, s));
+      SD_CUDA_TRY(static_cast<cudaError_t>(cuda::launch_float_to_half(staged, static_cast<__half*>(dst), static_cast<int64_t>(count), s)));
+    } else {
+      SD_CUDA_TRY(static_cast<cudaError_t>(cuda::launch_half_to_float(static_cast<const __half*>(src), staged, static_cast<int64_t>(count), s)));
+      SD_CUDA_TRY(cudaMemcpyAsync(dst, staged, count * sizeof(float), cudaMemcpyDeviceToHost, s));
     }
     return ok();
   }

@@ -11,6 +11,7 @@
 #include "engine/native/cuda/cuda_check.h"
 #include "engine/native/cuda/cudnn_conv_desc.h"
 #include "engine/native/cuda/cudnn_library.h"
+#include "engine/native/half.h"
 
 namespace sd::native::cuda {
 namespace {
@@ -71,23 +72,28 @@ struct Descriptors {
   }
 };
 
-Status make_descriptors(const CudnnLibrary& lib, const CudnnConvShape& s, bool filter_nhwc, Descriptors& d) {
+// half: fp16 tensors and filter (--precision fp16) with float32 accumulation on tensor cores;
+// else float32 throughout with FMA math.
+Status make_descriptors(const CudnnLibrary& lib, const CudnnConvShape& s, bool filter_nhwc, bool half, Descriptors& d) {
+  const cudnnDataType_t data = half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
   d.lib = &lib;
   SD_CUDNN_TRY(lib, CreateTensorDescriptor, &d.x);
   SD_CUDNN_TRY(lib, CreateTensorDescriptor, &d.y);
   SD_CUDNN_TRY(lib, CreateFilterDescriptor, &d.w);
   SD_CUDNN_TRY(lib, CreateConvolutionDescriptor, &d.conv);
-  SD_CUDNN_TRY(lib, SetTensor4dDescriptorEx, d.x, CUDNN_DATA_FLOAT, s.x_dims[0], s.x_dims[1], s.x_dims[2], s.x_dims[3],
+  SD_CUDNN_TRY(lib, SetTensor4dDescriptorEx, d.x, data, s.x_dims[0], s.x_dims[1], s.x_dims[2], s.x_dims[3],
                s.x_strides[0], s.x_strides[1], s.x_strides[2], s.x_strides[3]);
-  SD_CUDNN_TRY(lib, SetTensor4dDescriptorEx, d.y, CUDNN_DATA_FLOAT, s.y_dims[0], s.y_dims[1], s.y_dims[2], s.y_dims[3],
+  SD_CUDNN_TRY(lib, SetTensor4dDescriptorEx, d.y, data, s.y_dims[0], s.y_dims[1], s.y_dims[2], s.y_dims[3],
                s.y_strides[0], s.y_strides[1], s.y_strides[2], s.y_strides[3]);
-  SD_CUDNN_TRY(lib, SetFilter4dDescriptor, d.w, CUDNN_DATA_FLOAT, filter_nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, s.w_dims[0], s.w_dims[1], s.w_dims[2], s.w_dims[3]);
-  // Cross-correlation is what ONNX's Conv computes.
+  SD_CUDNN_TRY(lib, SetFilter4dDescriptor, d.w, data, filter_nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, s.w_dims[0], s.w_dims[1], s.w_dims[2], s.w_dims[3]);
+  // Cross-correlation is what ONNX's Conv computes; the compute type is float32 either way (fp16
+  // data accumulates in float32: CUDNN_DATA_FLOAT, cuDNN's "pseudo-half" configuration).
   SD_CUDNN_TRY(lib, SetConvolution2dDescriptor, d.conv, s.pad_h, s.pad_w, s.stride_h, s.stride_w, s.dilation_h, s.dilation_w,
                CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT);
   SD_CUDNN_TRY(lib, SetConvolutionGroupCount, d.conv, s.groups);
-  // fp32 stays fp32: no TF32 tensor cores, so the results match the CPU's within rounding.
-  SD_CUDNN_TRY(lib, SetConvolutionMathType, d.conv, CUDNN_FMA_MATH);
+  // fp32 stays fp32: no TF32 tensor cores, so the results match the CPU's within rounding. fp16:
+  // tensor cores (CUDNN_TENSOR_OP_MATH; never a down-conversion of float32 data).
+  SD_CUDNN_TRY(lib, SetConvolutionMathType, d.conv, half ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH);
   int n = 0, c = 0, h = 0, w = 0;
   SD_CUDNN_TRY(lib, GetConvolution2dForwardOutputDim, d.conv, d.x, d.w, &n, &c, &h, &w);
   if (std::array<int, 4>{n, c, h, w} != s.y_dims)
@@ -104,14 +110,37 @@ struct DeviceMemory {
   ~DeviceMemory() {
     if (p) cudaFree(p);
   }
-  float* f() const { return static_cast<float*>(p); }
 };
 
-Status upload(DeviceMemory& m, std::span<const float> host) {
-  SD_CUDA_TRY(cudaMalloc(&m.p, std::max<size_t>(host.size(), 1) * sizeof(float)));
-  SD_CUDA_TRY(cudaMemcpy(m.p, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+// Float values into device memory as the kernel stores them: float32, or fp16 (rounded to
+// nearest even on the host, as the planner converts constants).
+Status upload(DeviceMemory& m, std::span<const float> host, bool half) {
+  const size_t es = half ? sizeof(uint16_t) : sizeof(float);
+  SD_CUDA_TRY(cudaMalloc(&m.p, std::max<size_t>(host.size(), 1) * es));
+  if (!half) {
+    SD_CUDA_TRY(cudaMemcpy(m.p, host.data(), host.size() * es, cudaMemcpyHostToDevice));
+    return ok();
+  }
+  std::vector<uint16_t> h(host.size());
+  floats_to_halves(host.data(), h.data(), host.size());
+  SD_CUDA_TRY(cudaMemcpy(m.p, h.data(), h.size() * es, cudaMemcpyHostToDevice));
   return ok();
 }
+
+// n elements of device memory in either storage, as floats on the host.
+Status download(std::vector<float>& host, const void* device, size_t n, bool half) {
+  host.resize(n);
+  if (!half) {
+    SD_CUDA_TRY(cudaMemcpy(host.data(), device, n * sizeof(float), cudaMemcpyDeviceToHost));
+    return ok();
+  }
+  std::vector<uint16_t> h(n);
+  SD_CUDA_TRY(cudaMemcpy(h.data(), device, n * sizeof(uint16_t), cudaMemcpyDeviceToHost));
+  halves_to_floats(h.data(), host.data(), n);
+  return ok();
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 std::vector<float> random_values(size_t count, std::mt19937& rng) {
   std::uniform_real_distribution<float> u(-1.f, 1.f);
@@ -122,15 +151,16 @@ std::vector<float> random_values(size_t count, std::mt19937& rng) {
 
 class CudnnConvKernel final : public Kernel {
  public:
-  CudnnConvKernel(const CudnnLibrary& lib, SharedHandle& handle, const ConvParams& p, bool bias, bool sum)
-      : lib_(lib), handle_(handle), p_(p), bias_(bias), sum_(sum) {}
+  // half: the node's tensors are fp16 (--precision fp16).
+  CudnnConvKernel(const CudnnLibrary& lib, SharedHandle& handle, const ConvParams& p, bool bias, bool sum, bool half)
+      : lib_(lib), handle_(handle), p_(p), bias_(bias), sum_(sum), half_(half) {}
 
   // weights_ohwi: the node's constant weights in cuDNN's NHWC filter layout (an own device copy,
   // made here), or empty for ONNX's layout as the input hands them.
   Status prepare(const CudnnConvShape& shape, std::span<const float> weights_ohwi) {
-    if (!weights_ohwi.empty()) SD_TRY(upload(w_ohwi_, weights_ohwi));
+    if (!weights_ohwi.empty()) SD_TRY(upload(w_ohwi_, weights_ohwi, half_));
     w_dims_ = shape.w_dims;
-    SD_TRY(make_descriptors(lib_, shape, !weights_ohwi.empty(), d_));
+    SD_TRY(make_descriptors(lib_, shape, !weights_ohwi.empty(), half_, d_));
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int returned = 0;
     std::lock_guard lock(handle_.mutex);
@@ -162,35 +192,57 @@ class CudnnConvKernel final : public Kernel {
     const size_t xn = p_.n * p_.c * p_.h * p_.w, wn = p_.oc * (p_.c / p_.group) * p_.kh * p_.kw, yn = p_.n * p_.oc * p_.oh * p_.ow;
     DeviceMemory x, w, w_ohwi, b, s, y_cudnn, y_direct, ws;
     const std::vector<float> weights = random_values(wn, rng);
-    SD_TRY(upload(x, random_values(xn, rng)));
-    SD_TRY(upload(w, weights));
-    if (w_ohwi_.p) SD_TRY(upload(w_ohwi, oihw_to_ohwi(weights, w_dims_)));
-    if (bias_) SD_TRY(upload(b, random_values(p_.oc, rng)));
-    if (sum_) SD_TRY(upload(s, random_values(yn, rng)));
-    SD_CUDA_TRY(cudaMalloc(&y_cudnn.p, yn * sizeof(float)));
-    SD_CUDA_TRY(cudaMalloc(&y_direct.p, yn * sizeof(float)));
+    SD_TRY(upload(x, random_values(xn, rng), half_));
+    SD_TRY(upload(w, weights, half_));
+    if (w_ohwi_.p) SD_TRY(upload(w_ohwi, oihw_to_ohwi(weights, w_dims_), half_));
+    if (bias_) SD_TRY(upload(b, random_values(p_.oc, rng), half_));
+    if (sum_) SD_TRY(upload(s, random_values(yn, rng), half_));
+    const size_t es = half_ ? sizeof(uint16_t) : sizeof(float);
+    SD_CUDA_TRY(cudaMalloc(&y_cudnn.p, yn * es));
+    SD_CUDA_TRY(cudaMalloc(&y_direct.p, yn * es));
     if (workspace_) SD_CUDA_TRY(cudaMalloc(&ws.p, workspace_));
-    SD_TRY(enqueue(x.f(), w_ohwi_.p ? w_ohwi.f() : w.f(), b.f(), s.f(), y_cudnn.f(), ws.p, nullptr));
-    SD_CUDA_TRY(static_cast<cudaError_t>(launch_conv_direct(p_, x.f(), w.f(), b.f(), s.f(), y_direct.f(), nullptr)));
+    SD_TRY(enqueue(x.p, w_ohwi_.p ? w_ohwi.p : w.p, b.p, s.p, y_cudnn.p, ws.p, nullptr));
+    const int e = half_ ? launch_conv_direct(p_, static_cast<const __half*>(x.p), static_cast<const __half*>(w.p),
+                                             static_cast<const __half*>(b.p), static_cast<const __half*>(s.p),
+                                             static_cast<__half*>(y_direct.p), nullptr)
+                        : launch_conv_direct(p_, static_cast<const float*>(x.p), static_cast<const float*>(w.p),
+                                             static_cast<const float*>(b.p), static_cast<const float*>(s.p),
+                                             static_cast<float*>(y_direct.p), nullptr);
+    SD_CUDA_TRY(static_cast<cudaError_t>(e));
     SD_CUDA_TRY(cudaDeviceSynchronize());
-    std::vector<float> a(yn), r(yn);
-    SD_CUDA_TRY(cudaMemcpy(a.data(), y_cudnn.p, yn * sizeof(float), cudaMemcpyDeviceToHost));
-    SD_CUDA_TRY(cudaMemcpy(r.data(), y_direct.p, yn * sizeof(float), cudaMemcpyDeviceToHost));
-    const std::string why = cudnn_probe_disagreement(a, r, kCudnnFp32ProbeTolerance);
+    std::vector<float> a, r;
+    SD_TRY(download(a, y_cudnn.p, yn, half_));
+    SD_TRY(download(r, y_direct.p, yn, half_));
+    const std::string why = cudnn_probe_disagreement(a, r, half_ ? kCudnnFp16ProbeTolerance : kCudnnFp32ProbeTolerance);
     if (!why.empty()) return fail(ErrorCode::kInternal, std::string("probe output of ") + algo_name(algo_) + " " + why);
     return ok();
   }
 
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     if (workspace_ && !ctx.scratch) return fail(ErrorCode::kInternal, "cuDNN convolution without its workspace (no session scratch)");
-    return enqueue(in[0].as<float>(), w_ohwi_.p ? w_ohwi_.f() : in[1].as<float>(), bias_ ? in[2].as<float>() : nullptr, sum_ ? in[3].as<float>() : nullptr,
-                   out[0].as<float>(), ctx.scratch, ctx.stream ? ctx.stream->native_handle() : nullptr);
+    void* stream = ctx.stream ? ctx.stream->native_handle() : nullptr;
+    const void* w = w_ohwi_.p ? w_ohwi_.p : in[1].data;
+    // The probe ran on fresh allocations (256-byte aligned); a tensor the planner hands over may
+    // be a view at any element offset (a Split's part), and cuDNN's vectorized kernels (fp16
+    // tensor cores above all) want 16-byte aligned data. Such a run takes the direct kernel.
+    if (!aligned16(in[0].data) || !aligned16(w) || !aligned16(out[0].data)) {
+      const int e = half_ ? launch_conv_direct(p_, in[0].as<__half>(), in[1].as<__half>(), bias_ ? in[2].as<__half>() : nullptr,
+                                               sum_ ? in[3].as<__half>() : nullptr, out[0].as<__half>(), stream)
+                          : launch_conv_direct(p_, in[0].as<float>(), in[1].as<float>(), bias_ ? in[2].as<float>() : nullptr,
+                                               sum_ ? in[3].as<float>() : nullptr, out[0].as<float>(), stream);
+      SD_CUDA_TRY(static_cast<cudaError_t>(e));
+      return ok();
+    }
+    return enqueue(in[0].data, w, bias_ ? in[2].data : nullptr, sum_ ? in[3].data : nullptr, out[0].data, ctx.scratch, stream);
   }
   size_t scratch_bytes() const override { return workspace_; }
-  std::string implementation() const override { return std::string("cudnn:") + algo_name(algo_) + (w_ohwi_.p ? "/nhwc_filter" : ""); }
+  std::string implementation() const override {
+    return std::string("cudnn:") + algo_name(algo_) + (w_ohwi_.p ? "/nhwc_filter" : "") + (half_ ? "/fp16" : "");
+  }
 
  private:
-  Status enqueue(const float* x, const float* w, const float* bias, const float* sum, float* y, void* workspace, void* stream) {
+  // Pointers in the node's storage type (float, or __half with half_).
+  Status enqueue(const void* x, const void* w, const void* bias, const void* sum, void* y, void* workspace, void* stream) {
     const float one = 1.f, zero = 0.f;
     {
       std::lock_guard lock(handle_.mutex);
@@ -198,14 +250,16 @@ class CudnnConvKernel final : public Kernel {
       SD_CUDNN_TRY(lib_, ConvolutionForward, handle_.handle, &one, d_.x, x, d_.w, w, d_.conv, algo_, workspace, workspace_, &zero,
                    d_.y, y);
     }
-    SD_CUDA_TRY(static_cast<cudaError_t>(launch_conv_epilogue(p_, bias, sum, y, stream)));
+    const int e = half_ ? launch_conv_epilogue(p_, static_cast<const __half*>(bias), static_cast<const __half*>(sum), static_cast<__half*>(y), stream)
+                        : launch_conv_epilogue(p_, static_cast<const float*>(bias), static_cast<const float*>(sum), static_cast<float*>(y), stream);
+    SD_CUDA_TRY(static_cast<cudaError_t>(e));
     return ok();
   }
 
   const CudnnLibrary& lib_;
   SharedHandle& handle_;
   ConvParams p_;
-  bool bias_, sum_;
+  bool bias_, sum_, half_;
   DeviceMemory w_ohwi_;
   std::array<int, 4> w_dims_{};
   Descriptors d_;
@@ -222,13 +276,14 @@ Result<std::unique_ptr<Kernel>> create_cudnn_conv(const OpContext& ctx, const Co
   SD_ASSIGN_OR_RETURN(const CudnnConvShape shape, cudnn_conv_shape(g, p.src_nhwc, p.dst_nhwc));
   SD_ASSIGN_OR_RETURN(SharedHandle * handle, shared_handle(*lib));
   auto plan = [&](std::span<const float> weights_ohwi) -> Result<std::unique_ptr<Kernel>> {
-    auto kernel = std::make_unique<CudnnConvKernel>(*lib, *handle, p, bias, sum);
+    auto kernel = std::make_unique<CudnnConvKernel>(*lib, *handle, p, bias, sum, ctx.inputs[0].dtype == DType::kFloat16);
     SD_TRY(kernel->prepare(shape, weights_ohwi));
     SD_TRY(kernel->probe());
     return std::unique_ptr<Kernel>(std::move(kernel));
   };
   // An NHWC input with constant weights: first the filter in the input's layout (cuDNN's NHWC
-  // filter format), then ONNX's layout as it comes.
+  // filter format), then ONNX's layout as it comes. The constant is the host's float32 tensor
+  // (with fp16 storage too: the kernel's own copy is converted when uploaded).
   const HostTensor* w = ctx.constants.size() > 1 ? ctx.constants[1] : nullptr;
   std::string nhwc_filter_problem;
   if (p.src_nhwc && w && w->dtype() == DType::kFloat32) {

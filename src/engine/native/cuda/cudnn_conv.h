@@ -1,4 +1,5 @@
-// Conv/FusedConv through cuDNN (fp32, NCHW or NHWC on either side): descriptors made once per
+// Conv/FusedConv through cuDNN (fp32 with FMA math, or fp16 tensors and filter with float32
+// accumulation on tensor cores under --precision fp16; NCHW or NHWC on either side): descriptors made once per
 // node when the plan is made, the algorithm from cuDNN's _v7 heuristics (the first that runs with
 // at most kCudnnMaxWorkspace of workspace, taken from the session's scratch), then bias and the
 // post ops in our epilogue kernel (conv.cu). At creation the node's plan is probed: random input,

@@ -10,7 +10,8 @@
 namespace sd::native::cuda {
 namespace {
 
-__global__ void strided_copy_kernel(StridedCopy c, int64_t total, const float* __restrict__ src, float* __restrict__ dst) {
+template <class T>
+__global__ void strided_copy_kernel(StridedCopy c, int64_t total, const T* __restrict__ src, T* __restrict__ dst) {
   SD_GRID_LOOP(i, total) {
     int64_t rest = i, s = c.src_offset, d = c.dst_offset;
     for (int k = c.rank - 1; k >= 0; --k) {
@@ -23,7 +24,8 @@ __global__ void strided_copy_kernel(StridedCopy c, int64_t total, const float* _
   }
 }
 
-__global__ void pool_kernel(PoolParams p, const float* __restrict__ x, float* __restrict__ y) {
+template <class T>
+__global__ void pool_kernel(PoolParams p, const T* __restrict__ x, T* __restrict__ y) {
   const int64_t total = p.n * p.c * p.oh * p.ow;
   SD_GRID_LOOP(i, total) {
     const Index4 at = index4(i, p.c, p.oh, p.ow, p.dst_nhwc);
@@ -39,16 +41,17 @@ __global__ void pool_kernel(PoolParams p, const float* __restrict__ x, float* __
           count += p.include_pad;
           continue;
         }
-        const float v = x[offset4(n, c, iy, ix, p.c, p.h, p.w, p.src_nhwc)];
+        const float v = load(x[offset4(n, c, iy, ix, p.c, p.h, p.w, p.src_nhwc)]);
         acc = p.max ? fmaxf(acc, v) : acc + v;
         ++count;
       }
     }
-    y[i] = p.max ? acc : (count > 0 ? acc / static_cast<float>(count) : 0.f);
+    store(y + i, p.max ? acc : (count > 0 ? acc / static_cast<float>(count) : 0.f));
   }
 }
 
-__global__ void resize_nearest_kernel(ResizeParams p, int64_t total, const float* __restrict__ x, float* __restrict__ y) {
+template <class T>
+__global__ void resize_nearest_kernel(ResizeParams p, int64_t total, const T* __restrict__ x, T* __restrict__ y) {
   SD_GRID_LOOP(i, total) {
     int64_t rest = i, src = 0, stride = 1;
     for (int d = p.rank - 1; d >= 0; --d) {
@@ -61,39 +64,41 @@ __global__ void resize_nearest_kernel(ResizeParams p, int64_t total, const float
   }
 }
 
-__global__ void softmax_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t outer, int64_t axis, int64_t inner) {
+template <class T>
+__global__ void softmax_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t outer, int64_t axis, int64_t inner) {
   SD_GRID_LOOP(r, outer * inner) {
     const int64_t o = r / inner, in = r % inner;
-    const float* xr = x + o * axis * inner + in;
-    float* yr = y + o * axis * inner + in;
+    const T* xr = x + o * axis * inner + in;
+    T* yr = y + o * axis * inner + in;
     float m = -FLT_MAX;
-    for (int64_t k = 0; k < axis; ++k) m = fmaxf(m, xr[k * inner]);
+    for (int64_t k = 0; k < axis; ++k) m = fmaxf(m, load(xr[k * inner]));
     float sum = 0.f;
-    for (int64_t k = 0; k < axis; ++k) sum += expf(xr[k * inner] - m);
-    for (int64_t k = 0; k < axis; ++k) yr[k * inner] = expf(xr[k * inner] - m) / sum;
+    for (int64_t k = 0; k < axis; ++k) sum += expf(load(xr[k * inner]) - m);
+    for (int64_t k = 0; k < axis; ++k) store(yr + k * inner, expf(load(xr[k * inner]) - m) / sum);
   }
 }
 
-__global__ void bin_expectation_kernel(BinExpectationParams p, const float* __restrict__ x, const float* __restrict__ w,
-                                       float* __restrict__ y) {
+template <class T>
+__global__ void bin_expectation_kernel(BinExpectationParams p, const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y) {
   SD_GRID_LOOP(i, p.n * p.s * p.a) {
     const int64_t a = i % p.a, r = i / p.a, s = r % p.s, n = r / p.s;
-    const float* xr = x + n * p.stride_n + s * p.stride_s + a;
+    const T* xr = x + n * p.stride_n + s * p.stride_s + a;
     float m = -FLT_MAX;
-    for (int64_t k = 0; k < p.k; ++k) m = fmaxf(m, xr[k * p.stride_k]);
+    for (int64_t k = 0; k < p.k; ++k) m = fmaxf(m, load(xr[k * p.stride_k]));
     float sum = 0.f, dot = 0.f;
     for (int64_t k = 0; k < p.k; ++k) {
-      const float e = expf(xr[k * p.stride_k] - m);
+      const float e = expf(load(xr[k * p.stride_k]) - m);
       sum += e;
-      dot += e * w[k];
+      dot += e * load(w[k]);
     }
-    y[i] = dot / sum + p.bias;
+    store(y + i, dot / sum + p.bias);
   }
 }
 
 }  // namespace
 
-int launch_strided_copy(const StridedCopy& c, const float* src, float* dst, void* stream) {
+template <class T>
+int launch_strided_copy(const StridedCopy& c, const T* src, T* dst, void* stream) {
   int64_t total = 1;
   for (int k = 0; k < c.rank; ++k) total *= c.dims[k];
   if (total <= 0) return cudaSuccess;
@@ -101,14 +106,16 @@ int launch_strided_copy(const StridedCopy& c, const float* src, float* dst, void
   return cudaGetLastError();
 }
 
-int launch_pool(const PoolParams& p, const float* x, float* y, void* stream) {
+template <class T>
+int launch_pool(const PoolParams& p, const T* x, T* y, void* stream) {
   const int64_t total = p.n * p.c * p.oh * p.ow;
   if (total <= 0) return cudaSuccess;
   pool_kernel<<<blocks_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(p, x, y);
   return cudaGetLastError();
 }
 
-int launch_resize_nearest(const ResizeParams& p, const float* x, float* y, void* stream) {
+template <class T>
+int launch_resize_nearest(const ResizeParams& p, const T* x, T* y, void* stream) {
   int64_t total = 1;
   for (int d = 0; d < p.rank; ++d) total *= p.out_dims[d];
   if (total <= 0) return cudaSuccess;
@@ -116,17 +123,30 @@ int launch_resize_nearest(const ResizeParams& p, const float* x, float* y, void*
   return cudaGetLastError();
 }
 
-int launch_softmax(const float* x, float* y, int64_t outer, int64_t axis, int64_t inner, void* stream) {
+template <class T>
+int launch_softmax(const T* x, T* y, int64_t outer, int64_t axis, int64_t inner, void* stream) {
   if (outer * inner <= 0 || axis <= 0) return cudaSuccess;
   softmax_kernel<<<blocks_for(outer * inner), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(x, y, outer, axis, inner);
   return cudaGetLastError();
 }
 
-int launch_bin_expectation(const BinExpectationParams& p, const float* x, const float* w, float* y, void* stream) {
+template <class T>
+int launch_bin_expectation(const BinExpectationParams& p, const T* x, const T* w, T* y, void* stream) {
   const int64_t total = p.n * p.s * p.a;
   if (total <= 0) return cudaSuccess;
   bin_expectation_kernel<<<blocks_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(p, x, w, y);
   return cudaGetLastError();
 }
+
+template int launch_strided_copy<float>(const StridedCopy&, const float*, float*, void*);
+template int launch_pool<float>(const PoolParams&, const float*, float*, void*);
+template int launch_resize_nearest<float>(const ResizeParams&, const float*, float*, void*);
+template int launch_softmax<float>(const float*, float*, int64_t, int64_t, int64_t, void*);
+template int launch_bin_expectation<float>(const BinExpectationParams&, const float*, const float*, float*, void*);
+template int launch_strided_copy<__half>(const StridedCopy&, const __half*, __half*, void*);
+template int launch_pool<__half>(const PoolParams&, const __half*, __half*, void*);
+template int launch_resize_nearest<__half>(const ResizeParams&, const __half*, __half*, void*);
+template int launch_softmax<__half>(const __half*, __half*, int64_t, int64_t, int64_t, void*);
+template int launch_bin_expectation<__half>(const BinExpectationParams&, const __half*, const __half*, __half*, void*);
 
 }  // namespace sd::native::cuda

@@ -1,5 +1,6 @@
 // Slice, Transpose, Concat, Split, pooling, nearest Resize, Softmax and BinExpectation on the GPU
-// (kernels: data_kernels.cu), float32. The planner hands these ops their physical layout (axes,
+// (kernels: data_kernels.cu), float32 or fp16 storage (--precision fp16: the kernels' __half
+// instantiation, float arithmetic). The planner hands these ops their physical layout (axes,
 // permutations and scales remapped for channels-last tensors), as it does the CPU's.
 #include <cuda_runtime_api.h>
 
@@ -20,6 +21,9 @@ namespace {
 
 std::array<int64_t, Shape::kMaxRank> strides_of(const Shape& s) { return ops::contiguous_strides(s); }
 
+// The node's element type for its kernels: float16 when the planner stores its tensors in fp16.
+bool half_io(const OpContext& ctx) { return float_io(ctx, 1) == DType::kFloat16; }
+
 // One or more strided copies per run.
 class CopyKernel final : public Kernel {
  public:
@@ -27,18 +31,22 @@ class CopyKernel final : public Kernel {
     StridedCopy copy;
     size_t input = 0, output = 0;
   };
-  explicit CopyKernel(std::vector<Part> parts, const char* name) : parts_(std::move(parts)), name_(name) {}
+  CopyKernel(std::vector<Part> parts, const char* name, bool half) : parts_(std::move(parts)), name_(name), half_(half) {}
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     for (const Part& p : parts_)
-      if (in[p.input].data && out[p.output].data)  // never a write through a missing buffer
-        SD_CUDA_TRY(static_cast<cudaError_t>(launch_strided_copy(p.copy, in[p.input].as<float>(), out[p.output].as<float>(), stream_of(ctx))));
+      if (in[p.input].data && out[p.output].data) {  // never a write through a missing buffer
+        const int e = half_ ? launch_strided_copy(p.copy, in[p.input].as<__half>(), out[p.output].as<__half>(), stream_of(ctx))
+                            : launch_strided_copy(p.copy, in[p.input].as<float>(), out[p.output].as<float>(), stream_of(ctx));
+        SD_CUDA_TRY(static_cast<cudaError_t>(e));
+      }
     return ok();
   }
-  std::string implementation() const override { return name_; }
+  std::string implementation() const override { return half_ ? kernel_name<__half>(name_) : kernel_name<float>(name_); }
 
  private:
   std::vector<Part> parts_;
   const char* name_;
+  bool half_;
 };
 
 Result<std::unique_ptr<Kernel>> create_slice(const OpContext& ctx) {
@@ -53,7 +61,7 @@ Result<std::unique_ptr<Kernel>> create_slice(const OpContext& ctx) {
     part.copy.dst_strides[d] = dst[static_cast<size_t>(d)];
     part.copy.src_offset += sp.start[static_cast<size_t>(d)] * st[static_cast<size_t>(d)];
   }
-  return std::unique_ptr<Kernel>(new CopyKernel({part}, "streamdet:cuda_strided_copy"));
+  return std::unique_ptr<Kernel>(new CopyKernel({part}, "streamdet:cuda_strided_copy", half_io(ctx)));
 }
 
 Result<std::unique_ptr<Kernel>> create_transpose(const OpContext& ctx) {
@@ -73,7 +81,7 @@ Result<std::unique_ptr<Kernel>> create_transpose(const OpContext& ctx) {
     part.copy.src_strides[d] = st[static_cast<size_t>(p)];
     part.copy.dst_strides[d] = dst[static_cast<size_t>(d)];
   }
-  return std::unique_ptr<Kernel>(new CopyKernel({part}, "streamdet:cuda_strided_copy"));
+  return std::unique_ptr<Kernel>(new CopyKernel({part}, "streamdet:cuda_strided_copy", half_io(ctx)));
 }
 
 // Concat (each input into its slab of the output) and Split (each slab of the input out).
@@ -108,20 +116,25 @@ Result<std::unique_ptr<Kernel>> create_concat_or_split(const OpContext& ctx, boo
     offset += piece[axis];
     parts.push_back(part);
   }
-  return std::unique_ptr<Kernel>(new CopyKernel(std::move(parts), "streamdet:cuda_strided_copy"));
+  // Concat: every input's type is the output's (float_io over all inputs).
+  return std::unique_ptr<Kernel>(new CopyKernel(std::move(parts), "streamdet:cuda_strided_copy",
+                                                float_io(ctx, concat ? ctx.inputs.size() : 1) == DType::kFloat16));
 }
 
 class PoolKernel final : public Kernel {
  public:
-  explicit PoolKernel(const PoolParams& p) : p_(p) {}
+  PoolKernel(const PoolParams& p, bool half) : p_(p), half_(half) {}
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
-    SD_CUDA_TRY(static_cast<cudaError_t>(launch_pool(p_, in[0].as<float>(), out[0].as<float>(), stream_of(ctx))));
+    const int e = half_ ? launch_pool(p_, in[0].as<__half>(), out[0].as<__half>(), stream_of(ctx))
+                        : launch_pool(p_, in[0].as<float>(), out[0].as<float>(), stream_of(ctx));
+    SD_CUDA_TRY(static_cast<cudaError_t>(e));
     return ok();
   }
-  std::string implementation() const override { return "streamdet:cuda_pool"; }
+  std::string implementation() const override { return half_ ? kernel_name<__half>("streamdet:cuda_pool") : "streamdet:cuda_pool"; }
 
  private:
   PoolParams p_;
+  bool half_;
 };
 
 Result<std::unique_ptr<Kernel>> create_pool(const OpContext& ctx) {
@@ -131,20 +144,25 @@ Result<std::unique_ptr<Kernel>> create_pool(const OpContext& ctx) {
   p.oh = g.oh, p.ow = g.ow, p.max = g.max, p.include_pad = g.include_pad;
   p.src_nhwc = ctx.node.attrs.get_int(kSrcNhwc, 0) != 0;
   p.dst_nhwc = ctx.node.attrs.get_int(kDstNhwc, 0) != 0;
-  return std::unique_ptr<Kernel>(new PoolKernel(p));
+  return std::unique_ptr<Kernel>(new PoolKernel(p, half_io(ctx)));
 }
 
 class ResizeKernel final : public Kernel {
  public:
-  explicit ResizeKernel(const ResizeParams& p) : p_(p) {}
+  ResizeKernel(const ResizeParams& p, bool half) : p_(p), half_(half) {}
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
-    SD_CUDA_TRY(static_cast<cudaError_t>(launch_resize_nearest(p_, in[0].as<float>(), out[0].as<float>(), stream_of(ctx))));
+    const int e = half_ ? launch_resize_nearest(p_, in[0].as<__half>(), out[0].as<__half>(), stream_of(ctx))
+                        : launch_resize_nearest(p_, in[0].as<float>(), out[0].as<float>(), stream_of(ctx));
+    SD_CUDA_TRY(static_cast<cudaError_t>(e));
     return ok();
   }
-  std::string implementation() const override { return "streamdet:cuda_resize_nearest"; }
+  std::string implementation() const override {
+    return half_ ? kernel_name<__half>("streamdet:cuda_resize_nearest") : "streamdet:cuda_resize_nearest";
+  }
 
  private:
   ResizeParams p_;
+  bool half_;
 };
 
 // The scales a Resize/Upsample node gives (as cpu/misc_ops.cpp's resize_plan reads them); empty
@@ -182,20 +200,23 @@ Result<std::unique_ptr<Kernel>> create_resize(const OpContext& ctx) {
     if (in[d] < 1 || out[d] % in[d] != 0) return fail(ErrorCode::kUnsupported, "not an integer upsampling");
     p.in_dims[d] = in[d], p.out_dims[d] = out[d];
   }
-  return std::unique_ptr<Kernel>(new ResizeKernel(p));
+  return std::unique_ptr<Kernel>(new ResizeKernel(p, half_io(ctx)));
 }
 
 class SoftmaxKernel final : public Kernel {
  public:
-  SoftmaxKernel(int64_t outer, int64_t axis, int64_t inner) : outer_(outer), axis_(axis), inner_(inner) {}
+  SoftmaxKernel(int64_t outer, int64_t axis, int64_t inner, bool half) : outer_(outer), axis_(axis), inner_(inner), half_(half) {}
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
-    SD_CUDA_TRY(static_cast<cudaError_t>(launch_softmax(in[0].as<float>(), out[0].as<float>(), outer_, axis_, inner_, stream_of(ctx))));
+    const int e = half_ ? launch_softmax(in[0].as<__half>(), out[0].as<__half>(), outer_, axis_, inner_, stream_of(ctx))
+                        : launch_softmax(in[0].as<float>(), out[0].as<float>(), outer_, axis_, inner_, stream_of(ctx));
+    SD_CUDA_TRY(static_cast<cudaError_t>(e));
     return ok();
   }
-  std::string implementation() const override { return "streamdet:cuda_softmax"; }
+  std::string implementation() const override { return half_ ? kernel_name<__half>("streamdet:cuda_softmax") : "streamdet:cuda_softmax"; }
 
  private:
   int64_t outer_, axis_, inner_;
+  bool half_;
 };
 
 // Opset 13 on: over one axis (default the last). Before: over everything from `axis` (default 1)
@@ -206,20 +227,25 @@ Result<std::unique_ptr<Kernel>> create_softmax(const OpContext& ctx) {
   SD_ASSIGN_OR_RETURN(const int axis, ops::normalize_axis(ctx.node.attrs.get_int("axis", one_axis ? -1 : 1), std::max(s.rank, 1), ctx));
   int64_t outer = 1, len = 1, inner = 1;
   for (int d = 0; d < s.rank; ++d) (d < axis ? outer : (d == axis || !one_axis) ? len : inner) *= s[d];
-  return std::unique_ptr<Kernel>(new SoftmaxKernel(outer, len, inner));
+  return std::unique_ptr<Kernel>(new SoftmaxKernel(outer, len, inner, half_io(ctx)));
 }
 
 class BinExpectationKernel final : public Kernel {
  public:
-  explicit BinExpectationKernel(const BinExpectationParams& p) : p_(p) {}
+  BinExpectationKernel(const BinExpectationParams& p, bool half) : p_(p), half_(half) {}
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
-    SD_CUDA_TRY(static_cast<cudaError_t>(launch_bin_expectation(p_, in[0].as<float>(), in[1].as<float>(), out[0].as<float>(), stream_of(ctx))));
+    const int e = half_ ? launch_bin_expectation(p_, in[0].as<__half>(), in[1].as<__half>(), out[0].as<__half>(), stream_of(ctx))
+                        : launch_bin_expectation(p_, in[0].as<float>(), in[1].as<float>(), out[0].as<float>(), stream_of(ctx));
+    SD_CUDA_TRY(static_cast<cudaError_t>(e));
     return ok();
   }
-  std::string implementation() const override { return "streamdet:cuda_bin_expectation"; }
+  std::string implementation() const override {
+    return half_ ? kernel_name<__half>("streamdet:cuda_bin_expectation") : "streamdet:cuda_bin_expectation";
+  }
 
  private:
   BinExpectationParams p_;
+  bool half_;
 };
 
 // As cpu/bin_expectation.cpp: x [N, S, K, A] (bin_axis 2) or [N, K, S, A] (bin_axis 1).
@@ -227,8 +253,9 @@ Result<std::unique_ptr<Kernel>> create_bin_expectation(const OpContext& ctx) {
   const Shape& x = ctx.inputs[0].shape;
   const int bin_axis = static_cast<int>(ctx.node.attrs.get_int("bin_axis", 2));
   if (x.rank != 4 || (bin_axis != 1 && bin_axis != 2)) return fail(ErrorCode::kModel, ctx.describe() + ": bad input " + x.str());
-  if (!ctx.constants[1] || ctx.constants[1]->numel() != x[bin_axis] || ctx.inputs[1].dtype != DType::kFloat32)
-    return fail(ErrorCode::kUnsupported, ctx.describe() + ": the bin values must be float32 constants, one per bin");
+  // The bin values: float constants (on the device in the node's element type), one per bin.
+  if (!ctx.constants[1] || ctx.constants[1]->numel() != x[bin_axis] || ctx.inputs[1].dtype != ctx.inputs[0].dtype)
+    return fail(ErrorCode::kUnsupported, ctx.describe() + ": the bin values must be float constants, one per bin");
   BinExpectationParams p;
   p.n = x[0], p.k = x[bin_axis], p.s = x[3 - bin_axis], p.a = x[3];
   p.stride_n = p.s * p.k * p.a;
@@ -238,13 +265,13 @@ Result<std::unique_ptr<Kernel>> create_bin_expectation(const OpContext& ctx) {
     if (!ctx.constants[2] || ctx.constants[2]->numel() != 1) return fail(ErrorCode::kUnsupported, ctx.describe() + ": bias not constant");
     p.bias = ctx.constants[2]->to_float_vector()[0];
   }
-  return std::unique_ptr<Kernel>(new BinExpectationKernel(p));
+  return std::unique_ptr<Kernel>(new BinExpectationKernel(p, half_io(ctx)));
 }
 
 void add(CudaOpTable& ops, const char* name, size_t data_inputs, std::function<Result<std::unique_ptr<Kernel>>(const OpContext&)> create) {
   ops[name] = CudaOp{[create, data_inputs](const OpContext& ctx) {
                        size_t n = data_inputs == 0 ? ctx.inputs.size() : data_inputs;
-                       return float32_io(ctx, n) && static_cast<bool>(create(ctx));
+                       return float_io_ok(ctx, n) && static_cast<bool>(create(ctx));
                      },
                      create};
 }

@@ -38,19 +38,22 @@ __device__ __forceinline__ float apply(BinaryOp op, float a, float b) {
   return a;
 }
 
-__global__ void unary_kernel(UnaryOp op, const float* __restrict__ x, float* __restrict__ y, int64_t n, float alpha, float beta) {
+template <class T>
+__global__ void unary_kernel(UnaryOp op, const T* __restrict__ x, T* __restrict__ y, int64_t n, float alpha, float beta) {
   SD_GRID_LOOP(i, n)
-    y[i] = apply(op, x[i], alpha, beta);
+    store(y + i, apply(op, load(x[i]), alpha, beta));
 }
 
 // a and b both of the output's shape (sa = sb = 1), or one of them a scalar (its step 0).
-__global__ void binary_flat_kernel(BinaryOp op, const float* __restrict__ a, int64_t sa, const float* __restrict__ b, int64_t sb,
-                                   float* __restrict__ y, int64_t n) {
+template <class T>
+__global__ void binary_flat_kernel(BinaryOp op, const T* __restrict__ a, int64_t sa, const T* __restrict__ b, int64_t sb,
+                                   T* __restrict__ y, int64_t n) {
   SD_GRID_LOOP(i, n)
-    y[i] = apply(op, a[i * sa], b[i * sb]);
+    store(y + i, apply(op, load(a[i * sa]), load(b[i * sb])));
 }
 
-__global__ void binary_broadcast_kernel(BinaryOp op, const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ y,
+template <class T>
+__global__ void binary_broadcast_kernel(BinaryOp op, const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ y,
                                         int64_t n, Broadcast bc) {
   SD_GRID_LOOP(i, n) {
     int64_t rest = i, ia = 0, ib = 0;
@@ -60,19 +63,27 @@ __global__ void binary_broadcast_kernel(BinaryOp op, const float* __restrict__ a
       ia += c * bc.a_strides[d];
       ib += c * bc.b_strides[d];
     }
-    y[i] = apply(op, a[ia], b[ib]);
+    store(y + i, apply(op, load(a[ia]), load(b[ib])));
   }
+}
+
+template <class From, class To>
+__global__ void convert_kernel(const From* __restrict__ x, To* __restrict__ y, int64_t n) {
+  SD_GRID_LOOP(i, n)
+    store(y + i, load(x[i]));
 }
 
 }  // namespace
 
-int launch_unary(UnaryOp op, const float* x, float* y, int64_t n, float alpha, float beta, void* stream) {
+template <class T>
+int launch_unary(UnaryOp op, const T* x, T* y, int64_t n, float alpha, float beta, void* stream) {
   if (n <= 0) return cudaSuccess;
   unary_kernel<<<blocks_for(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(op, x, y, n, alpha, beta);
   return cudaGetLastError();
 }
 
-int launch_binary(BinaryOp op, const float* a, const float* b, float* y, int64_t n, const Broadcast& bc, void* stream) {
+template <class T>
+int launch_binary(BinaryOp op, const T* a, const T* b, T* y, int64_t n, const Broadcast& bc, void* stream) {
   if (n <= 0) return cudaSuccess;
   bool a_full = true, b_full = true, a_scalar = true, b_scalar = true;
   int64_t stride = 1;
@@ -93,5 +104,22 @@ int launch_binary(BinaryOp op, const float* a, const float* b, float* y, int64_t
   }
   return cudaGetLastError();
 }
+
+int launch_float_to_half(const float* x, __half* y, int64_t n, void* stream) {
+  if (n <= 0) return cudaSuccess;
+  convert_kernel<<<blocks_for(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(x, y, n);
+  return cudaGetLastError();
+}
+
+int launch_half_to_float(const __half* x, float* y, int64_t n, void* stream) {
+  if (n <= 0) return cudaSuccess;
+  convert_kernel<<<blocks_for(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(x, y, n);
+  return cudaGetLastError();
+}
+
+template int launch_unary<float>(UnaryOp, const float*, float*, int64_t, float, float, void*);
+template int launch_unary<__half>(UnaryOp, const __half*, __half*, int64_t, float, float, void*);
+template int launch_binary<float>(BinaryOp, const float*, const float*, float*, int64_t, const Broadcast&, void*);
+template int launch_binary<__half>(BinaryOp, const __half*, const __half*, __half*, int64_t, const Broadcast&, void*);
 
 }  // namespace sd::native::cuda

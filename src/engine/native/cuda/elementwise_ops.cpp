@@ -12,14 +12,16 @@
 namespace sd::native::cuda {
 namespace {
 
+// T: float, or __half with fp16 storage.
+template <class T>
 class UnaryKernel final : public Kernel {
  public:
   UnaryKernel(UnaryOp op, float alpha, float beta) : op_(op), alpha_(alpha), beta_(beta) {}
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
-    SD_CUDA_TRY(static_cast<cudaError_t>(launch_unary(op_, in[0].as<float>(), out[0].as<float>(), out[0].numel(), alpha_, beta_, stream_of(ctx))));
+    SD_CUDA_TRY(static_cast<cudaError_t>(launch_unary(op_, in[0].as<T>(), out[0].as<T>(), out[0].numel(), alpha_, beta_, stream_of(ctx))));
     return ok();
   }
-  std::string implementation() const override { return "streamdet:cuda_unary"; }
+  std::string implementation() const override { return kernel_name<T>("streamdet:cuda_unary"); }
 
  private:
   UnaryOp op_;
@@ -45,7 +47,7 @@ void add_unary(CudaOpTable& ops, const char* name, UnaryOp op) {
   ops[name] = CudaOp{
       [op](const OpContext& ctx) {
         float lo, hi;
-        return float32_io(ctx, 1) && ctx.outputs.size() == 1 && (op != UnaryOp::kClip || clip_bounds(ctx, lo, hi));
+        return float_io_ok(ctx, 1) && ctx.outputs.size() == 1 && (op != UnaryOp::kClip || clip_bounds(ctx, lo, hi));
       },
       [op](const OpContext& ctx) -> Result<std::unique_ptr<Kernel>> {
         float alpha = 0, beta = 0;
@@ -53,19 +55,21 @@ void add_unary(CudaOpTable& ops, const char* name, UnaryOp op) {
         if (op == UnaryOp::kHardSigmoid) alpha = ctx.node.attrs.get_float("alpha", 0.2f), beta = ctx.node.attrs.get_float("beta", 0.5f);
         if (op == UnaryOp::kClip && !clip_bounds(ctx, alpha, beta))
           return fail(ErrorCode::kUnsupported, ctx.describe() + ": bounds not known when planning");
-        return std::unique_ptr<Kernel>(new UnaryKernel(op, alpha, beta));
+        if (float_io(ctx, 1) == DType::kFloat16) return std::unique_ptr<Kernel>(new UnaryKernel<__half>(op, alpha, beta));
+        return std::unique_ptr<Kernel>(new UnaryKernel<float>(op, alpha, beta));
       }};
 }
 
+template <class T>
 class BinaryKernel final : public Kernel {
  public:
   BinaryKernel(BinaryOp op, const Broadcast& bc) : op_(op), bc_(bc) {}
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     SD_CUDA_TRY(static_cast<cudaError_t>(
-        launch_binary(op_, in[0].as<float>(), in[1].as<float>(), out[0].as<float>(), out[0].numel(), bc_, stream_of(ctx))));
+        launch_binary(op_, in[0].as<T>(), in[1].as<T>(), out[0].as<T>(), out[0].numel(), bc_, stream_of(ctx))));
     return ok();
   }
-  std::string implementation() const override { return "streamdet:cuda_binary"; }
+  std::string implementation() const override { return kernel_name<T>("streamdet:cuda_binary"); }
 
  private:
   BinaryOp op_;
@@ -76,7 +80,7 @@ void add_binary(CudaOpTable& ops, const char* name, BinaryOp op) {
   ops[name] = CudaOp{
       [](const OpContext& ctx) {
         // Max and Min are n-ary in ONNX: two operands here.
-        return ctx.inputs.size() == 2 && ctx.outputs.size() == 1 && float32_io(ctx, 2) &&
+        return ctx.inputs.size() == 2 && ctx.outputs.size() == 1 && float_io_ok(ctx, 2) &&
                ctx.outputs[0].shape.rank <= kMaxBroadcastRank && ctx.inputs[0].shape.rank <= ctx.outputs[0].shape.rank &&
                ctx.inputs[1].shape.rank <= ctx.outputs[0].shape.rank;
       },
@@ -91,7 +95,8 @@ void add_binary(CudaOpTable& ops, const char* name, BinaryOp op) {
           bc.rank = 1;
           bc.dims[0] = 1;
         }
-        return std::unique_ptr<Kernel>(new BinaryKernel(op, bc));
+        if (float_io(ctx, 2) == DType::kFloat16) return std::unique_ptr<Kernel>(new BinaryKernel<__half>(op, bc));
+        return std::unique_ptr<Kernel>(new BinaryKernel<float>(op, bc));
       }};
 }
 

@@ -2,9 +2,19 @@
 // elements, a grid-stride loop, and a 4-D output index in either layout.
 #pragma once
 
+#include <cuda_fp16.h>
+
 #include <cstdint>
 
 namespace sd::native::cuda {
+
+// Element access for kernels templated on their storage type (float, or __half with
+// --precision fp16): values are loaded as float, computed and accumulated in float, and stored
+// rounded to the storage type (round to nearest even, as the host's float_to_half).
+__device__ __forceinline__ float load(float v) { return v; }
+__device__ __forceinline__ float load(__half v) { return __half2float(v); }
+__device__ __forceinline__ void store(float* p, float v) { *p = v; }
+__device__ __forceinline__ void store(__half* p, float v) { *p = __float2half_rn(v); }
 
 constexpr int kThreads = 256;
 

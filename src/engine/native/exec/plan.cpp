@@ -16,6 +16,7 @@ Result<std::unique_ptr<Plan>> Planner::build(const std::vector<ValueType>& input
   if (host_ < 0) return fail(ErrorCode::kInternal, "no host backend to plan the model on");
   plan_->backends = backends_;
   plan_->memory.resize(backends_.size());
+  for (size_t b = 0; b < backends_.size(); ++b) plan_->memory[b].float_storage = stored_dtype(DType::kFloat32, static_cast<int>(b));
   for (const auto& t : inputs) plan_->input_shapes.push_back(t.shape);
   for (size_t v = 0; v < g_.values.size(); ++v) {
     const Value& val = g_.values[v];

@@ -38,6 +38,9 @@ struct Step {
 struct BackendMemory {
   size_t arena_bytes = 0;
   size_t scratch_bytes = 0;  // the largest scratch a kernel of this backend needs
+  // What float32 tensors are stored as in its memory: float16 where the plan was made with
+  // device_fp16 and the backend prefers it, else float32.
+  DType float_storage = DType::kFloat32;
 };
 
 struct Plan {
@@ -63,6 +66,10 @@ struct PlanOptions {
   // built (kernels size tables by their output: a Resize to 6e9 elements would spend seconds
   // preparing a plan that can never run).
   size_t memory_limit_bytes = 0;
+  // --precision fp16: float32 tensors in the memory of a backend whose preferred_float() is
+  // float16 are stored and computed there in fp16 (backend.h); copies to and from the host
+  // convert. The host's tensors, the inputs and the outputs stay float32.
+  bool device_fp16 = false;
 };
 
 // `backends` in order of preference: each node goes to the first that supports it; one of them

@@ -15,7 +15,7 @@ void Planner::allocate() {
   for (size_t v = 0; v < states_.size(); ++v) {
     const ValueState& s = states_[v];
     if (!s.defined || s.constant || s.uploaded || s.input >= 0 || s.root != static_cast<int>(v) || s.first_step < 0) continue;
-    ValueType t = s.logical;
+    const ValueType t = stored_type(s.logical, home_of(static_cast<int>(v)));  // fp16 on a device with device_fp16
     size_t bytes = static_cast<size_t>(std::max<int64_t>(t.shape.numel(), 0)) * dtype_size(t.dtype);
     bytes = (bytes + 63) / 64 * 64;
     items[static_cast<size_t>(home_of(static_cast<int>(v)))].push_back({static_cast<int>(v), bytes, s.first_step, s.last_step, 0});

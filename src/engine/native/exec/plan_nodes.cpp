@@ -182,7 +182,7 @@ bool Planner::try_split_alias(const Node& n, const std::vector<ValueType>& out_t
   for (int d = 0; d < axis; ++d)
     if (s[d] != 1) return false;
   size_t offset = 0;
-  const size_t es = dtype_size(src.logical.dtype);
+  const size_t es = dtype_size(stored_dtype(src.logical.dtype, home_of(in)));  // as its home stores it
   for (size_t k = 0; k < n.outputs.size() && k < out_types.size(); ++k) {
     ValueState& o = states_[static_cast<size_t>(n.outputs[k])];
     o.logical = out_types[k];

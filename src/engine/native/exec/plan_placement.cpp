@@ -9,18 +9,32 @@ namespace {
 
 // Copies a tensor between two backends' memory (one of them the host's), on the stream of the
 // backend that is not the host.
+// Where the two sides store the tensor in different element types (float32 on the host, fp16 on
+// a device with --precision fp16), the copy converts on the device side (Backend::copy_convert).
 class CopyKernel final : public Kernel {
  public:
-  CopyKernel(const Backend& backend, Device dst, Device src) : backend_(backend), dst_(dst), src_(src) {}
+  CopyKernel(const Backend& backend, Device dst, Device src, DType dst_type, DType src_type, size_t count)
+      : backend_(backend), dst_(dst), src_(src), dst_type_(dst_type), src_type_(src_type), count_(count) {}
   Status run(std::span<const TensorRef> inputs, std::span<const TensorRef> outputs, const ExecContext& ctx) override {
+    if (dst_type_ != src_type_)
+      return backend_.copy_convert(outputs[0].data, dst_type_, dst_, inputs[0].data, src_type_, src_, count_, ctx.scratch, ctx.stream);
     return backend_.copy(outputs[0].data, dst_, inputs[0].data, src_, outputs[0].bytes(), ctx.stream);
   }
-  std::string implementation() const override { return src_.str() + " -> " + dst_.str(); }
+  size_t scratch_bytes() const override { return dst_type_ != src_type_ ? backend_.convert_scratch_bytes(count_) : 0; }
+  std::string implementation() const override {
+    std::string s = src_.str() + " -> " + dst_.str();
+    if (dst_type_ != src_type_) s += std::string(" (") + dtype_name(src_type_) + " -> " + dtype_name(dst_type_) + ")";
+    return s;
+  }
 
  private:
   const Backend& backend_;
   Device dst_, src_;
+  DType dst_type_, src_type_;
+  size_t count_;
 };
+
+
 
 }  // namespace
 
@@ -28,8 +42,12 @@ Result<Planner::Placed> Planner::create_kernel(const OpContext& ctx) {
   Error last{ErrorCode::kModel, ctx.describe() + ": no backend supports it"};
   for (size_t b = 0; b < backends_.size(); ++b) {
     const Backend& backend = *backends_[b];
-    if (!backend.supports(ctx)) continue;
-    auto kernel = backend.create_kernel(ctx);
+    // Its tensors as it stores them (fp16 on a device with device_fp16); constants as on the host.
+    const std::vector<ValueType> ins = stored_types({ctx.inputs.begin(), ctx.inputs.end()}, static_cast<int>(b));
+    const std::vector<ValueType> outs = stored_types({ctx.outputs.begin(), ctx.outputs.end()}, static_cast<int>(b));
+    const OpContext stored{ctx.node, ctx.opset, ins, ctx.constants, outs};
+    if (!backend.supports(stored)) continue;
+    auto kernel = backend.create_kernel(stored);
     if (kernel) return Placed{std::move(*kernel), static_cast<int>(b)};
     last = kernel.error();
     if (static_cast<int>(b) == host_) break;
@@ -38,8 +56,11 @@ Result<Planner::Placed> Planner::create_kernel(const OpContext& ctx) {
 }
 
 const Backend& Planner::preferred_backend(const OpContext& ctx) const {
-  for (const Backend* b : backends_)
-    if (b->supports(ctx)) return *b;
+  for (size_t b = 0; b < backends_.size(); ++b) {
+    const std::vector<ValueType> ins = stored_types({ctx.inputs.begin(), ctx.inputs.end()}, static_cast<int>(b));
+    const std::vector<ValueType> outs = stored_types({ctx.outputs.begin(), ctx.outputs.end()}, static_cast<int>(b));
+    if (backends_[b]->supports(OpContext{ctx.node, ctx.opset, ins, ctx.constants, outs})) return *backends_[b];
+  }
   return *backends_[static_cast<size_t>(host_)];
 }
 
@@ -66,20 +87,24 @@ Result<int> Planner::on_backend(int v, int b) {
   int nv = new_value(src.logical, src.nhwc);
   states_[static_cast<size_t>(nv)].home = b;
   if (src.constant && b != host_) {
-    const size_t bytes = src.constant->bytes();
+    // As the backend stores it: float32 weights become fp16 here, once, where it stores fp16.
+    const std::shared_ptr<HostTensor> c = stored_constant(src.constant, b);
+    const size_t bytes = c->bytes();
     SD_ASSIGN_OR_RETURN(DeviceBuffer buf, to.allocate(std::max<size_t>(bytes, 1)));
-    SD_TRY(to.copy(buf.data(), to.device(), src.constant->data(), Device{}, bytes, nullptr));
+    SD_TRY(to.copy(buf.data(), to.device(), c->data(), Device{}, bytes, nullptr));
     states_[static_cast<size_t>(nv)].uploaded = buf.data();
     states_[static_cast<size_t>(nv)].root = -1;
     plan_->device_constants.push_back(std::move(buf));
   } else {
     // The device side's backend does the copy, on its stream.
     const Backend& device_side = b == host_ ? *backends_[static_cast<size_t>(from)] : to;
+    const ValueType t = physical_type(v);
+    const ValueType src_t = stored_type(t, from), dst_t = stored_type(t, b);
     auto kernel = std::make_unique<CopyKernel>(device_side, backends_[static_cast<size_t>(b)]->device(),
-                                               backends_[static_cast<size_t>(from)]->device());
+                                               backends_[static_cast<size_t>(from)]->device(), dst_t.dtype, src_t.dtype,
+                                               static_cast<size_t>(std::max<int64_t>(t.shape.numel(), 0)));
     const int side = b == host_ ? from : b;
-    ValueType t = physical_type(v);
-    push_step(std::move(kernel), side, true, {v}, {t}, {nv}, {t}, "copy to " + to.name(), b);
+    push_step(std::move(kernel), side, true, {v}, {src_t}, {nv}, {dst_t}, "copy to " + to.name(), b);
   }
   moved_[{v, b}] = nv;
   return nv;
@@ -112,8 +137,9 @@ Status Planner::add_step(Placed placed, std::vector<int> ins, std::vector<ValueT
   for (int& v : ins) {
     SD_ASSIGN_OR_RETURN(v, on_backend(v, placed.backend));
   }
-  push_step(std::move(placed.kernel), placed.backend, false, std::move(ins), std::move(in_types), std::move(outs),
-            std::move(out_types), std::move(label));
+  // The step sees its tensors as its backend stores them (fp16 on a device with device_fp16).
+  push_step(std::move(placed.kernel), placed.backend, false, std::move(ins), stored_types(in_types, placed.backend), std::move(outs),
+            stored_types(out_types, placed.backend), std::move(label));
   return ok();
 }
 

@@ -7,6 +7,7 @@
 //   plan_layout.cpp     channels-last: layout conversions, convolutions and the layout-aware ops
 //   plan_placement.cpp  backends: which one runs a step, copies between their memories
 //   plan_memory.cpp     the arenas (offsets by lifetime) and where each step's buffers are
+//   plan_precision.cpp  element types per backend memory (fp16 storage on a device, --precision fp16)
 #pragma once
 
 #include <map>
@@ -41,7 +42,7 @@ class Planner {
  public:
   Planner(const Graph& g, const OpRegistry& r, std::span<const Backend* const> backends, const PlanOptions& options)
       : g_(g), registry_(r), backends_(backends.begin(), backends.end()), states_(g.values.size()),
-        channels_last_(options.channels_last), memory_limit_(options.memory_limit_bytes) {}
+        channels_last_(options.channels_last), memory_limit_(options.memory_limit_bytes), device_fp16_(options.device_fp16) {}
 
   Result<std::unique_ptr<Plan>> build(const std::vector<ValueType>& inputs, const std::vector<const HostTensor*>& fixed);
 
@@ -71,7 +72,17 @@ class Planner {
   // The value in the memory of backend `b`: itself, or a copy made by a step (cached, so that
   // every reader on `b` shares one), or a constant uploaded now.
   Result<int> on_backend(int v, int b);
+  // Its type as the host sees it (the logical element type) in its physical layout.
   ValueType physical_type(int v) const;
+  // Element types in the memory of backend `b`: float32 becomes the backend's float storage
+  // (plan_precision.cpp; float16 with device_fp16 where the backend prefers it).
+  DType stored_dtype(DType logical, int b) const;
+  ValueType stored_type(ValueType t, int b) const { return {stored_dtype(t.dtype, b), t.shape}; }
+  std::vector<ValueType> stored_types(const std::vector<ValueType>& ts, int b) const;
+  // The value's type in its home's memory (what its buffer holds).
+  ValueType stored_type(int v) const { return stored_type(physical_type(v), home_of(v)); }
+  // A constant as backend `b` stores it (converted to fp16 on the host where it stores float16).
+  std::shared_ptr<HostTensor> stored_constant(const std::shared_ptr<HostTensor>& c, int b) const;
   int new_value(const ValueType& t, bool nhwc);
   void use(int v, int step);
   // A step on the backend that made its kernel: inputs held elsewhere are copied there first.
@@ -128,6 +139,7 @@ class Planner {
   std::vector<std::unique_ptr<Node>> filled_;  // nodes as planned (kernels may keep references)
   bool channels_last_ = true;
   size_t memory_limit_ = 0;  // 0: none
+  bool device_fp16_ = false;
 };
 
 }  // namespace sd::native::exec

@@ -192,7 +192,7 @@ class Session final : public NativeSession {
     PlanSummary summary;
     for (size_t b = 0; b < backends_.size(); ++b)
       summary.backends.push_back({backends_[b]->name(), backends_[b]->description(), layout_name(backends_[b]->preferred_layout()),
-                                  dtype_name(backends_[b]->preferred_float()), 0, plan->memory[b].arena_bytes,
+                                  dtype_name(plan->memory[b].float_storage), 0, plan->memory[b].arena_bytes,
                                   plan->memory[b].scratch_bytes});
     for (const exec::Step& st : plan->steps) {
       const auto b = static_cast<size_t>(st.backend);
@@ -236,6 +236,7 @@ class Session final : public NativeSession {
       exec::PlanOptions po;
       po.channels_last = options_.channels_last;
       po.memory_limit_bytes = memory_limit();
+      po.device_fp16 = options_.device_fp16;
       auto built = exec::build_plan(g, types, builtin_op_registry(), raw_backends_, fixed, po);
       if (!built) return tl::unexpected(built.error());
       it = plans_.emplace(key, std::move(*built)).first;
