@@ -59,6 +59,9 @@ struct SessionOptions {
   // Time per node, printed when the session ends: the slowest `profile_rows` (0: all) and per op
   // type; -1: not timed.
   int profile_rows = -1;
+  // Record a plan's device steps once and replay them every run (CUDA graphs) where they run back
+  // to back on one device stream (exec/graph_region.h); off: every kernel launched one by one.
+  bool cuda_graphs = true;
   // Backends in order of preference (backend.h): each node runs on the first that supports it.
   // The CPU backend runs the rest; it is added last when missing. Empty: the CPU alone.
   std::vector<std::shared_ptr<const Backend>> backends;
@@ -82,6 +85,9 @@ struct PlanSummary {
   std::vector<BackendRow> backends;
   std::vector<StepRow> steps;
   int copies = 0;              // copy steps between backends' memory per run
+  // Whether the device steps are recorded and replayed as one graph (SessionOptions::cuda_graphs):
+  // "steps 2-40 recorded on cuda:0 once, replayed every run", or "none: <why>", or "off".
+  std::string graph;
 };
 
 class NativeSession {
