@@ -9,6 +9,7 @@
 // The CUDA backend's own counts: cuda_backend_test.cpp (skips without a GPU).
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 #include "engine/native/backend.h"
@@ -193,6 +194,38 @@ TEST(GraphReplay, WithoutPageLockedStagingThereIsNoGraphAndTheResultsAreTheSame)
   for (uint32_t run = 0; run < 3; ++run) expect_run_as_cpu(*s, model, random_tensor(shape, 1000 + run));
   EXPECT_EQ(device->fake_counters().captures, 0);
   EXPECT_EQ(device->fake_counters().host_allocations, 0);
+}
+
+// A caller (a preprocess) writes the input straight into the session's page-locked staging and
+// hands that over: the run uploads it from there, whatever was written since the last run.
+TEST(GraphReplay, AnInputWrittenIntoTheStagingIsUploadedFromThere) {
+  auto model = chain_model();
+  ASSERT_TRUE(model);
+  auto device = std::make_shared<FakeDeviceBackend>(kAllOps);
+  auto s = session_on(model, device);
+  const Shape shape{1, 4, 8, 6};
+  const size_t bytes = static_cast<size_t>(shape.numel()) * sizeof(float);
+  auto staging = s->input_staging(0, bytes);
+  ASSERT_TRUE(staging) << staging.error().message;
+  ASSERT_NE(*staging, nullptr);
+  EXPECT_TRUE(device->owns_host(*staging, bytes));
+  auto cpu = session_on(model, nullptr);
+  for (uint32_t run = 0; run < 4; ++run) {
+    const HostTensor x = random_tensor(shape, 1200 + run);
+    std::memcpy(*staging, x.data(), bytes);
+    TensorRef in{DType::kFloat32, shape, *staging};
+    TensorRef ref = x.ref();
+    std::vector<HostTensor> want, got;
+    ASSERT_TRUE(cpu->run(std::span<const TensorRef>(&ref, 1), want));
+    ASSERT_TRUE(s->run(std::span<const TensorRef>(&in, 1), got));
+    for (int64_t i = 0; i < want[0].numel(); ++i) ASSERT_EQ(got[0].as<float>()[i], want[0].as<float>()[i]) << "run " << run << " at " << i;
+  }
+  EXPECT_EQ(device->fake_counters().captures, 1);
+  EXPECT_EQ(s->input_staging(1, bytes).error().code, ErrorCode::kUsage);
+  // The CPU alone stages nothing.
+  auto none = cpu->input_staging(0, bytes);
+  ASSERT_TRUE(none);
+  EXPECT_EQ(*none, nullptr);
 }
 
 TEST(GraphReplay, TheEngineProfileTimesStepsOneByOne) {

@@ -99,6 +99,12 @@ class NativeSession {
   // once a plan for these input shapes exists.
   virtual Status run(std::span<const TensorRef> inputs, std::vector<HostTensor>& outputs) = 0;
 
+  // Where input `i` of `bytes` can be written so that run() uploads it from there without copying
+  // it first: the session's page-locked staging for that input (nullptr where the session has no
+  // device with staging, or does not stage inputs). Valid until a run with a larger input `i`, or
+  // another call with more bytes; pass it as that input's data to run().
+  virtual Result<void*> input_staging(size_t i, size_t bytes) = 0;
+
   struct MemoryStats {
     size_t arena_bytes = 0;         // the shared arena of the last plan run
     size_t intermediate_bytes = 0;  // what its intermediate tensors would take unshared

@@ -154,7 +154,9 @@ class Session final : public NativeSession {
     for (int i : rp.staged_inputs) {
       const auto k = static_cast<size_t>(i);
       SD_TRY(ensure(input_staging_[k], inputs[k].bytes(), static_cast<size_t>(staging_), "input staging", true));
-      if (inputs[k].bytes() > 0) std::memcpy(input_staging_[k].data(), inputs[k].data, inputs[k].bytes());
+      // Not when the caller wrote it there (input_staging()).
+      if (inputs[k].bytes() > 0 && inputs[k].data != input_staging_[k].data())
+        std::memcpy(input_staging_[k].data(), inputs[k].data, inputs[k].bytes());
       input_ptrs_[k] = input_staging_[k].data();
     }
     // The profile leaves out each plan's first run (page faults on a fresh arena, lazy setup), and
@@ -317,6 +319,14 @@ class Session final : public NativeSession {
       summary.graph = "steps " + std::to_string(rp.region.first + 1) + "-" + std::to_string(rp.region.last + 1) + " recorded on " +
                       backends_[static_cast<size_t>(rp.region.backend)]->name() + " once, replayed every run";
     return summary;
+  }
+
+  Result<void*> input_staging(size_t i, size_t bytes) override {
+    if (i >= model_->inputs().size()) return fail(ErrorCode::kUsage, "the model has no input " + std::to_string(i));
+    if (staging_ < 0) return nullptr;
+    if (input_staging_.size() < model_->inputs().size()) input_staging_.resize(model_->inputs().size());
+    SD_TRY(ensure(input_staging_[i], bytes, static_cast<size_t>(staging_), "input staging", true));
+    return input_staging_[i].data();
   }
 
   MemoryStats memory_stats() const override {
