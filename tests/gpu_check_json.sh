@@ -43,13 +43,17 @@ for t in timing:
         need(k in t, f"timing row {t.get('model')} batch {t.get('batch')}: {k} missing")
     need(t["pass"] is True and t["error"] is None, f"timing row batch {t['batch']} graphs {t['cuda_graphs']} failed on the CPU path: {t['error']}")
     need(t["latency_ms"]["median"] > 0 and t["latency_ms"]["p90"] >= t["latency_ms"]["median"] >= t["latency_ms"]["min"], f"timing latency_ms {t['latency_ms']}")
-    need(abs(t["images_per_s"] - t["batch"] * 1000 / t["latency_ms"]["median"]) < 1e-6 * t["images_per_s"], "timing images_per_s is not batch / median")
+    if "workers" not in t:
+        need(abs(t["images_per_s"] - t["batch"] * 1000 / t["latency_ms"]["median"]) < 1e-6 * t["images_per_s"], "timing images_per_s is not batch / median")
+    else:
+        need(t["workers"] == 2 and t["images_per_s"] > 0 and t["runs"] >= 6, f"the two-worker row: {t}")
     need(all(v == 0 for k, v in t["steady_state"].items() if k != "graph_launches"), f"timing steady_state {t['steady_state']}")
 if min_timing:
     need(any(t["batch"] == 1 and t["cuda_graphs"] is True for t in timing) and any(t["batch"] == 1 and t["cuda_graphs"] is False for t in timing),
          "no batch-1 rows with and without CUDA graphs")
     need(any(t["batch"] > 1 and "max_rel_diff_vs_batch1" in t for t in timing), "no batch row checked against batch 1")
     need(any("max_rel_diff_vs_graph" in t for t in timing), "the row without graphs was not checked against the graph's")
+    need(any(t.get("workers") == 2 and "max_rel_diff_vs_batch1" in t for t in timing), "no two-worker row checked against batch 1")
 if complete:
     need(r["failed"] == 0, f"failed: {r['failed']}")
 print(f"{path}: ok ({len(r['conformance'])} ops, {len(r['models'])} models, {len(timing)} timing rows, complete={complete})")
@@ -61,8 +65,8 @@ case $what in
     prog=$4
     "$prog" --backend cpu --cases 4 --iters 3 --threads 1 --json "$work/check.json" \
       --model models/tiny_synth_v8.onnx --input 1x3x256x256 \
-      --timing models/tiny_synth_v8_dynamic.onnx --timing-input 3x64x64 --batches 1 3 --timing-iters 3 --row-seconds 1 >"$work/check.txt"
-    check_json "$work/check.json" true 10 1 3
+      --timing models/tiny_synth_v8_dynamic.onnx --timing-input 3x64x64 --batches 1 3 --overlap-batch 2 --timing-iters 3 --row-seconds 1 >"$work/check.txt"
+    check_json "$work/check.json" true 10 1 4
     # A timing budget spent before the rows: each is recorded as skipped, and the check fails.
     rc=0
     "$prog" --backend cpu --cases 1 --iters 3 --threads 1 --json "$work/skipped.json" \
@@ -89,7 +93,7 @@ case $what in
       grep -q "^$s: ok" "$work/out/summary.txt" || { echo "summary.txt: no '$s: ok'"; exit 1; }
     done
     grep -q '^total: ' "$work/out/summary.txt"
-    check_json "$work/out/check.json" true 10 1 3
+    check_json "$work/out/check.json" true 10 1 4
     tar -tzf "$work/out/logs.tar.gz" | grep -q 'check.txt' || { echo "logs.tar.gz has no check.txt"; exit 1; }
     files=$(find "$work/out" -type f | wc -l)
     [[ $files -le 8 ]] || { echo "$files files in \$OUT: the device tool brings back 8"; exit 1; }

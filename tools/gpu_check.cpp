@@ -192,6 +192,8 @@ int main(int argc, char** argv) {
   app.add_option("--batches", timing.batches, "the throughput rows' batches")->capture_default_str();
   app.add_option("--timing-iters", timing.iters, "timed runs per timing row at most")->capture_default_str();
   app.add_option("--timing-budget", timing.budget_seconds, "seconds for all timing rows (the rest are recorded as skipped)")->capture_default_str();
+  app.add_option("--overlap-batch", timing.overlap_batch, "a last timing row: this batch on two sessions at once (0: none)")
+      ->capture_default_str();
   app.add_option("--row-seconds", timing.row_seconds, "seconds of timed runs per timing row at most")->capture_default_str();
   app.add_option("--abort-after", abort_after, "abort() once this op's results are written, as a crash would (tests the partial JSON)");
   CLI11_PARSE(app, argc, argv);

@@ -28,9 +28,13 @@ struct TimingOptions {
   double row_seconds = 10;        // timed runs of a row stop after this (warm-up not counted)
   double budget_seconds = 60;     // the whole part: rows that do not fit are recorded as skipped
   int threads = 4;                // the CPU threads of the session
+  // > 0: a last row with this batch on two sessions at once, each on its own thread and stream
+  // (images_per_s: all their images over the wall time), to show the copies overlapping kernels.
+  int overlap_batch = 0;
 };
 
-// Runs the rows in order (batch 1 with graphs, batch 1 without, then each other batch with graphs)
+// Runs the rows in order (batch 1 with graphs, batch 1 without, then each other batch with graphs,
+// then the two-worker row)
 // and hands each to `row` as soon as it is measured or skipped. `gpu` nullptr: the CPU alone.
 // Returns the number of rows that failed.
 int run_timing(const TimingOptions& options, const std::shared_ptr<const native::Backend>& gpu,
