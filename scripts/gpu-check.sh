@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (docs/gpu.md), in the repository's root, with .gpu/ carried: unpacks the
 # check made by scripts/gpu-pack.sh, records what the machine has, runs the check (conformance of
-# every op the CUDA backend claims, parity and latency of the bundled tiny model and YOLOv8n), the
+# every op the CUDA backend claims, parity and latency of the bundled tiny model and YOLOv8n, and
+# YOLOv8n's latency with and without CUDA graphs and throughput at batches 1 to 64), the
 # backend tests, compute-sanitizer's memcheck and initcheck on a two-iteration subset, and
 # PyTorch's figures for the same architecture (tools/torch_bench.py).
 #   scripts/gpu-check.sh                 on the GPU machine (the device tool's $OUT, else gpu-out/)
@@ -74,6 +75,9 @@ if [[ $mode == gpu ]]; then
   backend=(--backend cuda)
   yolo=.gpu/yolov8n_arch.onnx
   cases=64 iters=50
+  # Latency at batch 1 with and without CUDA graphs, throughput at batches 1 to 64, and batch 32
+  # on two sessions at once (copies overlapping kernels); 45 s at most.
+  timing=(--timing-name yolov8n --timing-input 3x640x640 --batches 1 8 32 64 --overlap-batch 32 --timing-budget 45 --row-seconds 4)
 else
   bin="$work/bin"
   mkdir -p "$bin"
@@ -82,6 +86,8 @@ else
   backend=(--backend cpu --threads 1)
   yolo=$build/models/yolov8n_arch.onnx
   cases=4 iters=3
+  timing=(--timing models/tiny_synth_v8_dynamic.onnx --timing-name tiny_synth_v8 --timing-input 3x64x64 --batches 1 2
+          --overlap-batch 2 --timing-iters 3 --timing-budget 20 --row-seconds 1)
 fi
 
 # shellcheck disable=SC2317  # run through step (bash -c)
@@ -105,11 +111,13 @@ step environment 20 bash -c environment
 models=(--model models/tiny_synth_v8.onnx --input 1x3x256x256)
 if [[ -f $yolo ]]; then
   models+=(--model "$yolo" --input 1x3x640x640)
+  [[ $mode == gpu ]] && timing=(--timing "$yolo" "${timing[@]}")
 else
   echo "yolov8n: no $yolo (scripts/gpu-pack.sh makes it): checked without it" | tee -a "$summary"
   [[ $mode == gpu ]] && failed=1
 fi
-step check 100 "${sd[@]}" "$bin/streamdet_gpu_check" "${backend[@]}" --cases "$cases" --iters "$iters" --json "$work/check.json" "${models[@]}"
+[[ $mode == gpu && ! -f $yolo ]] && timing=()
+step check 150 "${sd[@]}" "$bin/streamdet_gpu_check" "${backend[@]}" --cases "$cases" --iters "$iters" --json "$work/check.json" "${models[@]}" "${timing[@]}"
 
 # The backend tests (the CUDA ones skip nowhere else), from the repository's root. On the CPU the
 # CUDA tests alone (they skip): the rest runs in streamdet_tests.

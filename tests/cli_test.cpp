@@ -366,6 +366,28 @@ TEST(Cli, ModelInfoShowsWhereEachNodeRunsAndTheCopies) {
   EXPECT_NE(test::last_line(bad.err).find("missing.onnx"), std::string::npos) << bad.err;
 }
 
+// --cuda-graphs on|off (run, bench, model-info): model-info says whether the GPU's steps are
+// replayed as a CUDA graph or why not; on the CPU alone there is none.
+TEST(Cli, ModelInfoSaysWhetherTheGpuStepsAreReplayedAsAGraph) {
+  test::TempDir dir;
+  auto model_info = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args{"model-info", "-m", kTinyModel, "--device", "cpu"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Process p = spawn_streamdet(args, dir.file("stderr.txt"), {.stdout_path = dir.file("out.txt")});
+    EXPECT_EQ(wait_exit_code(p), 0) << test::read_file(dir.file("stderr.txt"));
+    return test::read_file(dir.file("out.txt"));
+  };
+  const std::string on = model_info({});
+  EXPECT_NE(on.find("\ngraph     none: no step runs on a device\n"), std::string::npos) << on;
+  const std::string off = model_info({"--cuda-graphs", "off"});
+  EXPECT_NE(off.find("\ngraph     off\n"), std::string::npos) << off;
+  CliResult run = run_cli(dir, {"run", "-m", kTinyModel, "-s", "synth:w=320,h=192,frames=3", "--device", "cpu", "--cuda-graphs", "off", "-q"});
+  EXPECT_EQ(run.code, 0) << run.err;
+  CliResult bad = run_cli(dir, {"model-info", "-m", kTinyModel, "--cuda-graphs", "maybe"});
+  EXPECT_EQ(bad.code, exit_code::kUsage);
+  EXPECT_NE(bad.err.find("--cuda-graphs"), std::string::npos) << bad.err;
+}
+
 TEST(Cli, ADeviceThatIsNotThereIsOneLineAndExit3) {
   if (native::cuda_backend(0)) GTEST_SKIP() << "a GPU is present here";
   test::TempDir dir;

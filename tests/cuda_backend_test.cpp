@@ -150,12 +150,19 @@ TEST(CudaBackend, TheBundledModelRunsWhollyOnTheGpuWithoutAllocatingPerRun) {
   ASSERT_TRUE(summary) << summary.error().message;
   for (const auto& st : summary->steps) EXPECT_TRUE(st.copy || st.backend != "cpu") << st.label << " runs on the CPU";
   EXPECT_EQ(summary->copies, 2);
-  ASSERT_TRUE((*gpu)->run(std::span<const TensorRef>(&ref, 1), gpu_out));
+  EXPECT_NE(summary->graph.find("recorded on " + (*cuda)->name()), std::string::npos) << summary->graph;
+  // The first run launches one by one, the second records the CUDA graph and replays it.
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE((*gpu)->run(std::span<const TensorRef>(&ref, 1), gpu_out));
   const BackendCounters before = (*cuda)->counters();
   for (int i = 0; i < 5; ++i) ASSERT_TRUE((*gpu)->run(std::span<const TensorRef>(&ref, 1), gpu_out));
   const BackendCounters after = (*cuda)->counters();
+  // No cudaMalloc, cudaFree, cudaHostAlloc, stream or graph capture per run (no event exists).
   EXPECT_EQ(after.allocations, before.allocations);
+  EXPECT_EQ(after.frees, before.frees);
+  EXPECT_EQ(after.host_allocations, before.host_allocations);
   EXPECT_EQ(after.streams, before.streams);
+  EXPECT_EQ(after.graph_captures, before.graph_captures);
+  EXPECT_EQ(after.graph_launches - before.graph_launches, 5u);
   EXPECT_EQ(after.copies - before.copies, 5u * 2u);
   ASSERT_EQ(gpu_out.size(), cpu_out.size());
   double max_diff = 0, max_ref = 0;
@@ -245,6 +252,40 @@ TEST(CudaBackend, ConvertingCopiesRoundAsTheHostDoes) {
     ASSERT_EQ(got[i], float_to_half(values[i])) << values[i];
     ASSERT_EQ(back[i], half_to_float(got[i])) << values[i];
   }
+}
+
+// The same model with CUDA graphs off: every kernel launched, no recording, the outputs of the
+// replayed graph (the same kernels on the same memory layout).
+TEST(CudaBackend, GraphReplayGivesThePlainLaunchesOutputs) {
+  auto cuda = cuda_backend(0);
+  if (!cuda) GTEST_SKIP() << cuda.error().message;
+  auto m = NativeModel::load(std::string(STREAMDET_SOURCE_DIR) + "/models/tiny_synth_v8.onnx");
+  ASSERT_TRUE(m) << m.error().message;
+  std::vector<std::vector<HostTensor>> outs(2);
+  for (const bool graphs : {true, false}) {
+    SessionOptions so{2};
+    so.cuda_graphs = graphs;
+    so.backends = {*cuda};
+    auto gpu = NativeSession::create(*m, so);
+    ASSERT_TRUE(gpu) << gpu.error().message;
+    const BackendCounters before = (*cuda)->counters();
+    // A new input every run: the replay reads this run's input, not the recorded one's.
+    for (uint32_t run = 0; run < 4; ++run) {
+      HostTensor x(DType::kFloat32, Shape{1, 3, 256, 256});
+      std::mt19937 rng(20 + run);
+      std::uniform_real_distribution<float> u(0.f, 1.f);
+      for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
+      TensorRef ref = x.ref();
+      ASSERT_TRUE((*gpu)->run(std::span<const TensorRef>(&ref, 1), outs[graphs ? 0 : 1]));
+    }
+    const BackendCounters after = (*cuda)->counters();
+    EXPECT_EQ(after.graph_captures - before.graph_captures, graphs ? 1u : 0u);
+    EXPECT_EQ(after.graph_launches - before.graph_launches, graphs ? 3u : 0u);
+  }
+  ASSERT_EQ(outs[0].size(), outs[1].size());
+  for (size_t o = 0; o < outs[0].size(); ++o)
+    for (int64_t i = 0; i < outs[1][o].numel(); ++i)
+      ASSERT_NEAR(outs[0][o].as<float>()[i], outs[1][o].as<float>()[i], 1e-5f + 1e-5f * std::fabs(outs[1][o].as<float>()[i])) << i;
 }
 
 }  // namespace

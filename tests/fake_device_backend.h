@@ -3,7 +3,13 @@
 // (an input the planner forgot to copy, a host pointer where a device one belongs). It runs the
 // ops it claims with the CPU backend's kernels, so its results must equal the CPU's exactly, and
 // it counts what a real device backend must keep off the per-frame path: allocations, streams,
-// copies, runs.
+// copies, runs, recordings and replays.
+// Like a GPU it is asynchronous: kernels and copies on a stream are queued and run when the
+// stream is waited for (wait, end_run), so a host step that reads a copy's result too early sees
+// stale memory. It has page-locked host staging (its own tracked host memory; a queued copy from
+// or to other host memory fails, as it would not overlap on a GPU) and records runs as graphs:
+// between begin_capture and end_capture the queued work is kept, not run, with the addresses it
+// was given, and replay queues it again after checking every one of them is still allocated.
 #pragma once
 
 #include <atomic>
@@ -12,6 +18,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "engine/native/backend.h"
 
@@ -19,6 +26,7 @@ namespace sd::test {
 
 struct FakeDeviceCounters {
   std::atomic<int> allocations{0}, frees{0}, streams{0}, copies{0}, begin_runs{0}, end_runs{0}, kernels{0};
+  std::atomic<int> host_allocations{0}, captures{0}, replays{0}, waits{0};
 };
 
 class FakeDeviceBackend final : public native::Backend {
@@ -50,13 +58,28 @@ class FakeDeviceBackend final : public native::Backend {
   Result<std::unique_ptr<native::BackendStream>> create_stream(int threads) const override;
   Status begin_run(native::BackendStream& stream) const override;
   Status end_run(native::BackendStream& stream) const override;
+  Status wait(native::BackendStream& stream) const override;
+  bool has_host_staging() const override { return staging_; }
+  Result<native::DeviceBuffer> allocate_host(size_t bytes) const override;
+  bool can_capture() const override { return capture_; }
+  Status begin_capture(native::BackendStream& stream) const override;
+  Result<std::unique_ptr<native::BackendGraph>> end_capture(native::BackendStream& stream) const override;
+  Status replay(native::BackendGraph& graph, native::BackendStream& stream) const override;
   native::BackendCounters counters() const override {
     return {static_cast<uint64_t>(counters_.allocations.load()), static_cast<uint64_t>(counters_.frees.load()),
-            static_cast<uint64_t>(counters_.streams.load()), static_cast<uint64_t>(counters_.copies.load())};
+            static_cast<uint64_t>(counters_.streams.load()),     static_cast<uint64_t>(counters_.copies.load()),
+            static_cast<uint64_t>(counters_.host_allocations.load()), static_cast<uint64_t>(counters_.captures.load()),
+            static_cast<uint64_t>(counters_.replays.load())};
   }
+  // Off: no page-locked staging (copies from any host memory), no recording (steps one by one).
+  void set_host_staging(bool on) { staging_ = on; }
+  void set_capture(bool on) { capture_ = on; }
+  // Kernels refuse to be recorded (as one that synchronizes would): recording fails.
+  void refuse_capture(bool on) const { refuse_capture_ = on; }
 
-  // Whether [p, p + bytes) lies inside one of its live allocations.
+  // Whether [p, p + bytes) lies inside one of its live allocations (device, or host staging).
   bool owns(const void* p, size_t bytes) const;
+  bool owns_host(const void* p, size_t bytes) const;
   FakeDeviceCounters& fake_counters() const { return counters_; }
   // Makes the kernel of the n-th step run from now on (0-based, counting every kernel run) fail.
   void fail_at_kernel_run(int n) const { fail_at_ = n; }
@@ -66,9 +89,10 @@ class FakeDeviceBackend final : public native::Backend {
 
  private:
   void release(void* data, size_t bytes) const noexcept override;
-
   Status check_copy(void* dst, native::Device dst_device, size_t dst_bytes, const void* src, native::Device src_device, size_t src_bytes,
                     native::BackendStream* stream) const;
+  Status queue_copy(void* dst, native::Device dst_device, size_t dst_bytes, const void* src, native::Device src_device, size_t src_bytes,
+                    native::BackendStream* stream, std::function<void()> body) const;
 
   std::set<std::string> ops_;
   native::Layout layout_;
@@ -76,10 +100,14 @@ class FakeDeviceBackend final : public native::Backend {
   std::function<bool(const native::OpContext&)> claims_;
   mutable std::mutex mutex_;
   mutable std::map<const unsigned char*, size_t> live_;  // allocation start -> size
+  mutable std::map<const unsigned char*, size_t> host_live_;  // page-locked host staging
+  bool staging_ = true, capture_ = true;
+  mutable std::atomic<bool> refuse_capture_{false};
   mutable FakeDeviceCounters counters_;
   mutable std::atomic<int> kernel_runs_{0};
   mutable std::atomic<int> fail_at_{-1};
   friend class GuardedKernel;
+  friend class FakeStream;
 };
 
 }  // namespace sd::test

@@ -11,11 +11,12 @@ what=$1 src=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
 cd "$src"
 
-# check_json FILE COMPLETE(true|false) MIN_OPS MIN_MODELS: the fields docs/gpu.md names.
+# check_json FILE COMPLETE(true|false) MIN_OPS MIN_MODELS [MIN_TIMING]: the fields docs/gpu.md names.
 check_json() {
   python3 - "$@" <<'EOF'
 import json, sys
 path, complete, min_ops, min_models = sys.argv[1], sys.argv[2] == "true", int(sys.argv[3]), int(sys.argv[4])
+min_timing = int(sys.argv[5]) if len(sys.argv) > 5 else 0
 r = json.load(open(path))
 def need(cond, what):
     if not cond:
@@ -47,9 +48,27 @@ for m in r["models"]:
     need(m["latency_ms"]["median"] > 0 and m["latency_ms"]["p90"] >= m["latency_ms"]["median"], f"model {m['model']}: latency_ms {m['latency_ms']}")
     need(abs(m["images_per_s"] - m["batch"] * 1000 / m["latency_ms"]["median"]) < 1e-6 * m["images_per_s"], "images_per_s is not batch / median")
 need([m["precision"] for m in r["models"]] == ["fp32", "fp16"] * (len(r["models"]) // 2), "models: each in fp32, then fp16")
+timing = r.get("timing", [])
+need(len(timing) >= min_timing, f"{len(timing)} timing rows, expected at least {min_timing}")
+for t in timing:
+    for k in ("model", "precision", "batch", "input", "cuda_graphs", "pass", "error", "latency_ms", "images_per_s", "steady_state", "graph"):
+        need(k in t, f"timing row {t.get('model')} batch {t.get('batch')}: {k} missing")
+    need(t["pass"] is True and t["error"] is None, f"timing row batch {t['batch']} graphs {t['cuda_graphs']} failed on the CPU path: {t['error']}")
+    need(t["latency_ms"]["median"] > 0 and t["latency_ms"]["p90"] >= t["latency_ms"]["median"] >= t["latency_ms"]["min"], f"timing latency_ms {t['latency_ms']}")
+    if "workers" not in t:
+        need(abs(t["images_per_s"] - t["batch"] * 1000 / t["latency_ms"]["median"]) < 1e-6 * t["images_per_s"], "timing images_per_s is not batch / median")
+    else:
+        need(t["workers"] == 2 and t["images_per_s"] > 0 and t["runs"] >= 6, f"the two-worker row: {t}")
+    need(all(v == 0 for k, v in t["steady_state"].items() if k != "graph_launches"), f"timing steady_state {t['steady_state']}")
+if min_timing:
+    need(any(t["batch"] == 1 and t["cuda_graphs"] is True for t in timing) and any(t["batch"] == 1 and t["cuda_graphs"] is False for t in timing),
+         "no batch-1 rows with and without CUDA graphs")
+    need(any(t["batch"] > 1 and "max_rel_diff_vs_batch1" in t for t in timing), "no batch row checked against batch 1")
+    need(any("max_rel_diff_vs_graph" in t for t in timing), "the row without graphs was not checked against the graph's")
+    need(any(t.get("workers") == 2 and "max_rel_diff_vs_batch1" in t for t in timing), "no two-worker row checked against batch 1")
 if complete:
     need(r["failed"] == 0, f"failed: {r['failed']}")
-print(f"{path}: ok ({len(r['conformance'])} ops, {len(r['models'])} models, complete={complete})")
+print(f"{path}: ok ({len(r['conformance'])} ops, {len(r['models'])} models, {len(timing)} timing rows, complete={complete})")
 EOF
 }
 
@@ -57,8 +76,15 @@ case $what in
   program)
     prog=$4
     "$prog" --backend cpu --cases 4 --iters 3 --threads 1 --json "$work/check.json" \
-      --model models/tiny_synth_v8.onnx --input 1x3x256x256 >"$work/check.txt"
-    check_json "$work/check.json" true 10 1
+      --model models/tiny_synth_v8.onnx --input 1x3x256x256 \
+      --timing models/tiny_synth_v8_dynamic.onnx --timing-input 3x64x64 --batches 1 3 --overlap-batch 2 --timing-iters 3 --row-seconds 1 >"$work/check.txt"
+    check_json "$work/check.json" true 10 1 4
+    # A timing budget spent before the rows: each is recorded as skipped, and the check fails.
+    rc=0
+    "$prog" --backend cpu --cases 1 --iters 3 --threads 1 --json "$work/skipped.json" \
+      --timing models/tiny_synth_v8_dynamic.onnx --timing-input 3x64x64 --batches 1 3 --timing-budget 0 >"$work/skipped.txt" || rc=$?
+    [[ $rc == 1 ]] || { echo "--timing-budget 0: exit $rc, expected 1"; exit 1; }
+    python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))["timing"]; assert len(t) == 3 and all(r["error"].startswith("skipped: the timing budget") and r["pass"] is False for r in t), t' "$work/skipped.json"
     # A crash part-way (as a kernel fault would be): the JSON holds what was done before it.
     first=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["conformance"][0]["op"])' "$work/check.json")
     rc=0
@@ -79,7 +105,7 @@ case $what in
       grep -q "^$s: ok" "$work/out/summary.txt" || { echo "summary.txt: no '$s: ok'"; exit 1; }
     done
     grep -q '^total: ' "$work/out/summary.txt"
-    check_json "$work/out/check.json" true 10 1
+    check_json "$work/out/check.json" true 10 1 4
     tar -tzf "$work/out/logs.tar.gz" | grep -q 'check.txt' || { echo "logs.tar.gz has no check.txt"; exit 1; }
     files=$(find "$work/out" -type f | wc -l)
     [[ $files -le 8 ]] || { echo "$files files in \$OUT: the device tool brings back 8"; exit 1; }

@@ -10,6 +10,8 @@
 // "context lost after <op>", and the GPU work stops there (the JSON is still written).
 // scripts/gpu-pack.sh builds and packs it, scripts/gpu-check.sh runs it there; docs/gpu.md says how.
 //   streamdet_gpu_check --json out.json [--cases 64] [--model m.onnx [--input 1x3x640x640]]... [--iters 50]
+//       [--timing yolov8n.onnx [--timing-input 3x640x640] [--batches 1 8 32 64] [--timing-budget 45]]
+// --timing: latency at batch 1 with and without CUDA graphs and throughput per batch (gpu_check_timing.h).
 // With --backend cpu it checks the CPU's default path the same way: what the test suite runs to
 // keep this program and its JSON working on machines without a GPU (tests/gpu_check_json.sh).
 #include <algorithm>
@@ -31,6 +33,7 @@
 #include "engine/native/cuda/cuda_backend.h"
 #include "engine/native/session.h"
 #include "postprocess/detection_parity.h"
+#include "gpu_check_timing.h"
 
 using namespace sd;
 using namespace sd::native;
@@ -230,6 +233,17 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({"cuda", "cpu"}));
   app.add_option("--threads", threads, "CPU threads of both sessions")->capture_default_str();
+  gpu_check::TimingOptions timing;
+  std::string timing_input = "3x640x640";
+  app.add_option("--timing", timing.model, "time this model (dynamic batch): batch 1 with and without CUDA graphs, then --batches");
+  app.add_option("--timing-name", timing.name, "what the timing rows call it (default: the file's name)");
+  app.add_option("--timing-input", timing_input, "its image, CxHxW")->capture_default_str();
+  app.add_option("--batches", timing.batches, "the throughput rows' batches")->capture_default_str();
+  app.add_option("--timing-iters", timing.iters, "timed runs per timing row at most")->capture_default_str();
+  app.add_option("--timing-budget", timing.budget_seconds, "seconds for all timing rows (the rest are recorded as skipped)")->capture_default_str();
+  app.add_option("--overlap-batch", timing.overlap_batch, "a last timing row: this batch on two sessions at once (0: none)")
+      ->capture_default_str();
+  app.add_option("--row-seconds", timing.row_seconds, "seconds of timed runs per timing row at most")->capture_default_str();
   app.add_option("--abort-after", abort_after, "abort() once this op's results are written, as a crash would (tests the partial JSON)");
   CLI11_PARSE(app, argc, argv);
 
@@ -242,6 +256,7 @@ int main(int argc, char** argv) {
                     {"problem", info.problem}, {"cudnn", info.cudnn}, {"cudnn_loaded", info.cudnn_loaded}};
   report["conformance"] = json::array();
   report["models"] = json::array();
+  report["timing"] = json::array();
   // Written whole each time (to a temporary, then renamed): never half a file.
   auto write = [&](int code) {
     if (!json_path.empty()) {
@@ -328,6 +343,19 @@ int main(int argc, char** argv) {
       report["models"].push_back(row);
       write(1);
     }
+  }
+  if (!timing.model.empty() && context_lost.empty()) {
+    auto dims = parse_shape(timing_input);
+    if (!dims || dims->rank != 3) return std::fprintf(stderr, "--timing-input %s: expected CxHxW like 3x640x640\n", timing_input.c_str()), write(2);
+    timing.channels = static_cast<int>((*dims)[0]), timing.height = static_cast<int>((*dims)[1]), timing.width = static_cast<int>((*dims)[2]);
+    timing.threads = threads;
+    std::printf("\n");
+    failed += gpu_check::run_timing(timing, *gpu, [&](const json& row) {
+      report["timing"].push_back(row);
+      write(1);
+    });
+    if (on_gpu)
+      if (const Status dev = cuda_device_status(device); !dev) report["context_lost"] = context_lost = "context lost after timing";
   }
   report["failed"] = failed;
   report["complete"] = true;

@@ -2,9 +2,11 @@
 of Ultralytics YOLOv8n (width 0.25, depth 0.33: Conv+BN+SiLU, C2f, SPPF, nearest upsample + concat
 PAN neck, decoupled head with DFL, 80 classes; about 3.2M parameters and 8.7 GFLOPs at 640x640),
 written from scratch with the building blocks of tools/tiny_yolov8.py, with random (seeded)
-weights, exported the way Ultralytics exports it: opset 17, input "images" [1, 3, 640, 640],
-output "output0" [1, 84, 8400] (box decode, DFL softmax and class sigmoid inside the graph),
-metadata names/stride/imgsz. Not a detector (random weights): for timing and parity only.
+weights, exported the way Ultralytics exports it: opset 17, input "images" [batch, 3, 640, 640],
+output "output0" [batch, 84, 8400] (box decode, DFL softmax and class sigmoid inside the graph),
+metadata names/stride/imgsz. The batch is dynamic (as `yolo export dynamic=True` writes it, with
+the size fixed): the GPU check times batches 1 to 64 with this one file. Not a detector (random
+weights): for timing and parity only.
 
     /usr/bin/python3 tools/make_yolov8n.py --out build/models/yolov8n_arch.onnx [--imgsz 640 640]
 
@@ -20,6 +22,27 @@ import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tiny_yolov8 import C2f, SPPF, Conv, Detect  # noqa: E402
+
+
+class BatchDFL(nn.Module):
+    """tiny_yolov8.DFL with the batch taken from the input's shape (a Shape op in the graph, which
+    the engine resolves when it plans a batch), for the dynamic-batch export."""
+
+    def __init__(self, dfl):
+        super().__init__()
+        self.reg_max, self.conv = dfl.reg_max, dfl.conv
+
+    def forward(self, x):
+        b = x.shape[0]
+        return self.conv(x.view(b, 4, self.reg_max, -1).transpose(2, 1).softmax(1)).view(b, 4, -1)
+
+
+def batch_decode(self, x):
+    """tiny_yolov8.Detect.decode with the batch from the feature maps' shape (the anchor grid
+    stays a constant: the input size is fixed)."""
+    Detect.decode(self, x)  # fills the anchor cache for these shapes
+    _, anchors, strides = self.anchor_cache
+    return self.decode_with(x, anchors, strides, x[0].shape[0])
 
 
 class YoloV8nArch(nn.Module):
@@ -94,19 +117,26 @@ def main():
     flops = conv_flops(model, args.imgsz)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     dummy = torch.zeros(1, 3, h, w)
+    model.detect.dfl = BatchDFL(model.detect.dfl)
+    model.detect.decode = batch_decode.__get__(model.detect, Detect)
     with torch.no_grad():
-        model(dummy)
+        out_shape = model(dummy).shape
         torch.onnx.export(model, dummy, args.out, opset_version=args.opset, input_names=["images"],
-                          output_names=["output0"], do_constant_folding=True)
+                          output_names=["output0"], do_constant_folding=True,
+                          dynamic_axes={"images": {0: "batch"}, "output0": {0: "batch"}})
     import onnx
     m = onnx.load(args.out)
+    # The exporter leaves the output's class and anchor dims symbolic: they are fixed (84, 8400).
+    for d, n in zip(list(m.graph.output[0].type.tensor_type.shape.dim)[1:], out_shape[1:]):
+        d.ClearField("dim_param")
+        d.dim_value = n
     names = {i: f"class{i}" for i in range(80)}
     for k, v in {"description": "YOLOv8n-architecture model with random weights (streamdet tools/make_yolov8n.py)",
                  "task": "detect", "stride": "32", "imgsz": f"[{h}, {w}]", "names": str(names)}.items():
         p = m.metadata_props.add()
         p.key, p.value = k, v
     onnx.save(m, args.out)
-    out = [d.dim_value for d in m.graph.output[0].type.tensor_type.shape.dim]
+    out = [d.dim_param or d.dim_value for d in m.graph.output[0].type.tensor_type.shape.dim]
     print(f"{args.out}: {params / 1e6:.2f}M parameters, {flops / 1e9:.2f} GFLOPs at {w}x{h}, opset {args.opset}, output {out}")
 
 

@@ -326,6 +326,7 @@ Result<std::vector<Row>> plan_rows(const BenchOptions& options) {
   EngineOptions engine_options;
   engine_options.device = options.model.device;
   engine_options.precision = options.model.precision;
+  engine_options.cuda_graphs = options.model.cuda_graphs;
   SD_ASSIGN_OR_RETURN(auto engine, load_engine(resolved_engine_name(options.model), model, engine_options));
   const int cores = std::max(1, cpu_count());
   for (const Row& row : rows) {

@@ -33,6 +33,9 @@ void add_model_info_options(CLI::App& cmd, ModelInfoOptions& options) {
   cmd.add_option("--precision", options.precision, "plan in this precision: auto, fp32, fp16, bf16 (as run's --precision)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "fp32", "fp16", "bf16"}));
+  cmd.add_option("--cuda-graphs", options.cuda_graphs, "plan with CUDA graphs on or off (as run's --cuda-graphs)")
+      ->default_str("on")
+      ->check(CLI::IsMember({"on", "off"}));
   cmd.add_flag("--steps", options.steps, "list every step of the plan in order, with its backend and implementation");
 }
 
@@ -52,6 +55,7 @@ Status run_model_info(const ModelInfoOptions& options) {
   SD_ASSIGN_OR_RETURN(auto model, native::NativeModel::load(options.model, load));
   native::SessionOptions so;
   so.threads = options.threads;
+  so.cuda_graphs = options.cuda_graphs;
   if (device) so.backends = {device};
   so.device_fp16 = load.precision == native::Precision::kFp16;
   SD_ASSIGN_OR_RETURN(auto session, native::NativeSession::create(model, so));
@@ -66,6 +70,8 @@ Status run_model_info(const ModelInfoOptions& options) {
   int kernels = 0;
   for (const auto& b : summary->backends) kernels += b.steps;
   std::printf("plan      for %s: %d steps, %d copies between backends per run\n", input.str().c_str(), kernels, summary->copies);
+  // Whether the GPU's steps are replayed as one CUDA graph, or why not ("none: Floor node ... runs on cpu").
+  std::printf("graph     %s\n", summary->graph.c_str());
   std::printf("%-9s %6s %10s %10s  %-14s %s\n", "backend", "steps", "arena", "scratch", "prefers", "what");
   for (const auto& b : summary->backends)
     std::printf("%-9s %6d %10s %10s  %-14s %s\n", b.name.c_str(), b.steps, human_bytes(b.arena_bytes).c_str(),

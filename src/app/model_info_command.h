@@ -18,6 +18,7 @@ struct ModelInfoOptions {
   int threads = 1;
   std::string device = "auto";  // as run's --device
   std::string precision = "auto";  // as run's --precision
+  bool cuda_graphs = true;  // as run's --cuda-graphs
   bool steps = false;  // list every step of the plan
 };
 

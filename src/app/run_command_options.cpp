@@ -31,6 +31,11 @@ void add_model_options(CLI::App& cmd, ModelOptions& m, std::string& layout) {
                  "weights and activations, float32 accumulation; needs avx512_bf16 or AMX, refused elsewhere)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "fp32", "fp16", "bf16"}));
+  cmd.add_option("--cuda-graphs", m.cuda_graphs,
+                 "native engine on a GPU: on records each input shape's GPU work once as a CUDA graph and replays it "
+                 "(where no CPU step sits between the GPU's), off launches every kernel")
+      ->default_str("on")
+      ->check(CLI::IsMember({"on", "off"}));
   cmd.add_option("--threads", m.threads, "inference threads in all, divided among the workers (0: every core)")->check(integer_in(0, kMaxThreads));
   cmd.add_option("--input-size", m.input_size,
                  "network input: auto (dynamic models: the frame size rounded up to the stride, e.g. 1280x720 -> "

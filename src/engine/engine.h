@@ -26,6 +26,8 @@ struct EngineOptions {
   // fp16; refused on the CPU), bf16 (the native engine's CPU convolutions in bf16, refused where
   // the CPU has no bf16 instructions).
   std::string precision = "auto";
+  // --cuda-graphs: the native engine replays a plan's GPU work as a CUDA graph (SessionOptions).
+  bool cuda_graphs = true;
 };
 
 struct ContextOptions {

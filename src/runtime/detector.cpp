@@ -116,6 +116,7 @@ Result<Detector> load_detector(const ModelOptions& options, cv::Size frame_size)
   // auto means the CPU for an engine that only has one; a device asked for must be had.
   engine_options.device = options.device;
   engine_options.precision = options.precision;
+  engine_options.cuda_graphs = options.cuda_graphs;
   SD_ASSIGN_OR_RETURN(det.engine, load_engine(engine_name, det.model, engine_options));
   SD_ASSIGN_OR_RETURN(det.input_size, resolve_input_size(options.input_size, *det.engine, det.model, frame_size));
   // The probe's input tensor alone, before allocating it (the engine checks its working set).

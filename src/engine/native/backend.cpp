@@ -26,6 +26,18 @@ Status Backend::copy_convert(void*, DType dst_type, Device, const void*, DType s
   return fail(ErrorCode::kUnsupported, name() + " cannot convert " + dtype_name(src_type) + " to " + dtype_name(dst_type) + " in a copy");
 }
 
+Result<DeviceBuffer> Backend::allocate_host(size_t) const {
+  return fail(ErrorCode::kUnsupported, name() + " has no page-locked host memory");
+}
+
+Status Backend::begin_capture(BackendStream&) const { return fail(ErrorCode::kUnsupported, name() + " cannot record a run"); }
+
+Result<std::unique_ptr<BackendGraph>> Backend::end_capture(BackendStream&) const {
+  return fail(ErrorCode::kUnsupported, name() + " cannot record a run");
+}
+
+Status Backend::replay(BackendGraph&, BackendStream&) const { return fail(ErrorCode::kUnsupported, name() + " cannot replay a run"); }
+
 const char* layout_name(Layout layout) { return layout == Layout::kNhwc ? "NHWC" : "NCHW"; }
 
 }  // namespace sd::native

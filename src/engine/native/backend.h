@@ -55,9 +55,19 @@ class BackendStream {
 };
 
 // What a backend has done since the process started: a run in steady state allocates nothing and
-// creates no stream (the tests check these), and copies what its plan says.
+// creates no stream (the tests check these), and copies what its plan says. host_allocations:
+// page-locked host staging (allocate_host); graph_captures / graph_launches: runs recorded and
+// replayed (begin_capture, replay).
 struct BackendCounters {
   uint64_t allocations = 0, frees = 0, streams = 0, copies = 0;
+  uint64_t host_allocations = 0, graph_captures = 0, graph_launches = 0;
+};
+
+// A run's device work recorded on a stream once and queued again as a whole (a CUDA graph): the
+// kernels and copies with the addresses they were given while it was recorded.
+class BackendGraph {
+ public:
+  virtual ~BackendGraph() = default;
 };
 
 // How a backend likes 4-D activations stored between its convolutions.
@@ -113,6 +123,26 @@ class Backend {
   // CPU's OpenMP team size), and the wait until the device has finished after the last.
   virtual Status begin_run(BackendStream& stream) const = 0;
   virtual Status end_run(BackendStream& stream) const = 0;
+
+  // Waits until the work queued on the stream is done: before a host step reads what a copy from
+  // the device wrote, or writes memory a copy to the device may still be reading.
+  virtual Status wait(BackendStream& stream) const { return ok(); }
+
+  // Page-locked host memory for the copies to and from this device (the session's staging of the
+  // inputs and outputs): with it the copies are asynchronous and overlap. Backends without it say
+  // so (has_host_staging false) and the session keeps ordinary host memory. Freed by the backend.
+  virtual bool has_host_staging() const { return false; }
+  virtual Result<DeviceBuffer> allocate_host(size_t bytes) const;
+
+  // Recording and replaying a run's device work (BackendGraph). Between begin_capture and
+  // end_capture the kernels and copies queued on the stream are recorded, not run; end_capture
+  // (called whenever begin_capture succeeded, also after a step failed, so that the stream leaves
+  // recording) returns the graph or why there is none; replay queues it on the stream. Backends
+  // that cannot (the CPU's) say can_capture false and their steps run one by one.
+  virtual bool can_capture() const { return false; }
+  virtual Status begin_capture(BackendStream& stream) const;
+  virtual Result<std::unique_ptr<BackendGraph>> end_capture(BackendStream& stream) const;
+  virtual Status replay(BackendGraph& graph, BackendStream& stream) const;
 
   virtual BackendCounters counters() const { return {}; }
 

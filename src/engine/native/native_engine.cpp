@@ -38,8 +38,8 @@ class NativeContext final : public InferenceContext {
 
 class NativeEngine final : public Engine {
  public:
-  NativeEngine(std::shared_ptr<const native::NativeModel> m, std::shared_ptr<const native::Backend> device, bool device_fp16)
-      : model_(std::move(m)), device_(std::move(device)), device_fp16_(device_fp16) {
+  NativeEngine(std::shared_ptr<const native::NativeModel> m, std::shared_ptr<const native::Backend> device, bool device_fp16, bool cuda_graphs)
+      : model_(std::move(m)), device_(std::move(device)), device_fp16_(device_fp16), cuda_graphs_(cuda_graphs) {
     for (const auto& i : model_->inputs()) inputs_.push_back({i.name, i.shape});
     for (const auto& o : model_->outputs()) outputs_.push_back({o.name, o.shape});
   }
@@ -59,6 +59,7 @@ class NativeEngine final : public Engine {
     so.threads = options.threads > 0 ? options.threads : default_threads();
     so.profile_rows = options.profile_rows;
     so.memory_limit_bytes = static_cast<size_t>(options.memory_limit_bytes);
+    so.cuda_graphs = cuda_graphs_;
     if (device_) so.backends = {device_};  // the CPU runs what the device does not
     so.device_fp16 = device_fp16_;
     SD_ASSIGN_OR_RETURN(auto session, native::NativeSession::create(model_, so));
@@ -73,6 +74,7 @@ class NativeEngine final : public Engine {
   std::shared_ptr<const native::NativeModel> model_;
   std::shared_ptr<const native::Backend> device_;  // nullptr: the CPU alone
   bool device_fp16_ = false;                       // --precision fp16 (auto on a GPU)
+  bool cuda_graphs_ = true;
   std::vector<TensorInfo> inputs_, outputs_;
 };
 
@@ -100,7 +102,7 @@ Result<std::unique_ptr<Engine>> load_native_engine(const ModelInfo& model, const
         log_warn("%s", info.cudnn.c_str());
     });
   }
-  return std::unique_ptr<Engine>(new NativeEngine(std::move(m), std::move(device), load.precision == native::Precision::kFp16));
+  return std::unique_ptr<Engine>(new NativeEngine(std::move(m), std::move(device), load.precision == native::Precision::kFp16, options.cuda_graphs));
 }
 
 }  // namespace sd

@@ -59,6 +59,9 @@ struct SessionOptions {
   // Time per node, printed when the session ends: the slowest `profile_rows` (0: all) and per op
   // type; -1: not timed.
   int profile_rows = -1;
+  // Record a plan's device steps once and replay them every run (CUDA graphs) where they run back
+  // to back on one device stream (exec/graph_region.h); off: every kernel launched one by one.
+  bool cuda_graphs = true;
   // Backends in order of preference (backend.h): each node runs on the first that supports it.
   // The CPU backend runs the rest; it is added last when missing. Empty: the CPU alone.
   std::vector<std::shared_ptr<const Backend>> backends;
@@ -86,6 +89,9 @@ struct PlanSummary {
   std::vector<BackendRow> backends;
   std::vector<StepRow> steps;
   int copies = 0;              // copy steps between backends' memory per run
+  // Whether the device steps are recorded and replayed as one graph (SessionOptions::cuda_graphs):
+  // "steps 2-40 recorded on cuda:0 once, replayed every run", or "none: <why>", or "off".
+  std::string graph;
 };
 
 class NativeSession {
@@ -96,6 +102,12 @@ class NativeSession {
   // inputs in the model's input order. outputs are resized/reused; no allocation in steady state
   // once a plan for these input shapes exists.
   virtual Status run(std::span<const TensorRef> inputs, std::vector<HostTensor>& outputs) = 0;
+
+  // Where input `i` of `bytes` can be written so that run() uploads it from there without copying
+  // it first: the session's page-locked staging for that input (nullptr where the session has no
+  // device with staging, or does not stage inputs). Valid until a run with a larger input `i`, or
+  // another call with more bytes; pass it as that input's data to run().
+  virtual Result<void*> input_staging(size_t i, size_t bytes) = 0;
 
   struct MemoryStats {
     size_t arena_bytes = 0;         // the shared arena of the last plan run

@@ -1,6 +1,8 @@
 // The CUDA backend: device memory from cudaMalloc (at plan time and when a session's arena grows,
-// never per run), copies with cudaMemcpyAsync on the session's stream, one non-blocking stream
-// per session, and end_run waiting for it. Kernels: cuda_ops.h.
+// never per run), page-locked host staging from cudaHostAlloc (likewise), copies with
+// cudaMemcpyAsync on the session's stream, one non-blocking stream per session, end_run waiting
+// for it, and runs recorded as CUDA graphs (stream capture) and replayed with cudaGraphLaunch.
+// No event is created anywhere. Kernels: cuda_ops.h.
 #include "engine/native/cuda/cuda_backend.h"
 
 #include <cuda_runtime_api.h>
@@ -10,6 +12,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "engine/native/cuda/cuda_check.h"
 #include "engine/native/cuda/cuda_ops.h"
@@ -56,11 +59,33 @@ class CudaStream final : public BackendStream {
   CudaStream& operator=(const CudaStream&) = delete;
   int threads() const override { return threads_; }
   void* native_handle() const override { return stream_; }
+  cudaStream_t stream() const { return stream_; }
+  // While a run is recorded (begin_capture .. end_capture): the copies queued, which its graph
+  // queues on every replay (the copies counter counts per run either way).
+  bool capturing = false;
+  uint64_t captured_copies = 0;
 
  private:
   cudaStream_t stream_;
   int threads_;  // the CPU threads of the host side (kernels on the CPU never see this stream)
 };
+
+// An instantiated graph (the recorded cudaGraph_t is destroyed once instantiated).
+class CudaGraph final : public BackendGraph {
+ public:
+  CudaGraph(cudaGraphExec_t exec, uint64_t copies) : exec_(exec), copies_(copies) {}
+  ~CudaGraph() override { cudaGraphExecDestroy(exec_); }
+  CudaGraph(const CudaGraph&) = delete;
+  CudaGraph& operator=(const CudaGraph&) = delete;
+  cudaGraphExec_t exec() const { return exec_; }
+  uint64_t copies() const { return copies_; }
+
+ private:
+  cudaGraphExec_t exec_;
+  uint64_t copies_;
+};
+
+std::string cuda_error_text(cudaError_t e) { return std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")"; }
 
 class CudaBackend final : public Backend {
  public:
@@ -94,7 +119,8 @@ class CudaBackend final : public Backend {
   // With --precision fp16 (PlanOptions::device_fp16) its float tensors are fp16.
   DType preferred_float() const override { return DType::kFloat16; }
   BackendCounters counters() const override {
-    return {allocations_.load(), frees_.load(), streams_.load(), copies_.load()};
+    return {allocations_.load(), frees_.load(), streams_.load(), copies_.load(), host_allocations_.load(), graph_captures_.load(),
+            graph_launches_.load()};
   }
 
   Result<DeviceBuffer> allocate(size_t bytes) const override {
@@ -117,9 +143,12 @@ class CudaBackend final : public Backend {
     for (Device d : {dst_device, src_device})
       if (!d.is_host() && d != device()) return fail(ErrorCode::kInternal, name() + " cannot copy " + src_device.str() + " -> " + dst_device.str());
     if (bytes == 0) return ok();
-    ++copies_;
+    if (stream && static_cast<CudaStream*>(stream)->capturing) ++static_cast<CudaStream*>(stream)->captured_copies;
+    else ++copies_;
     if (stream) {
-      // Host memory here is pageable (the planner's host arena): the copy is staged by the driver.
+      // From or to the session's page-locked staging (allocate_host) the copy is asynchronous: the
+      // session waits for the stream (wait, end_run) before host code touches that memory. From
+      // pageable memory the driver stages it (and a copy to pageable memory returns when done).
       SD_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, static_cast<cudaStream_t>(stream->native_handle())));
     } else {
       // Without a stream the copy must be done on return (backend.h): a plain cudaMemcpy from
@@ -170,13 +199,79 @@ class CudaBackend final : public Backend {
     SD_CUDA_TRY(cudaSetDevice(index_));  // the calling thread's current device
     return ok();
   }
-  Status end_run(BackendStream& stream) const override {
+  Status end_run(BackendStream& stream) const override { return wait(stream); }
+  Status wait(BackendStream& stream) const override {
     SD_CUDA_TRY(cudaStreamSynchronize(static_cast<cudaStream_t>(stream.native_handle())));
+    return ok();
+  }
+
+  bool has_host_staging() const override { return true; }
+  Result<DeviceBuffer> allocate_host(size_t bytes) const override {
+    SD_CUDA_TRY(cudaSetDevice(index_));
+    void* p = nullptr;
+    const cudaError_t e = cudaHostAlloc(&p, std::max<size_t>(bytes, 256), cudaHostAllocPortable);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      return fail(e == cudaErrorMemoryAllocation ? ErrorCode::kModel : ErrorCode::kInternal,
+                  name() + ": cannot page-lock " + std::to_string(bytes >> 20) + " MiB of host memory: " + cuda_error_text(e));
+    }
+    {
+      std::lock_guard lock(host_mutex_);
+      host_.insert(p);
+    }
+    ++host_allocations_;
+    return DeviceBuffer(this, p, bytes);
+  }
+
+  // Thread-local capture: a call that is not allowed while recording (a cudaMalloc, a synchronous
+  // copy, a stream synchronization) fails on this thread and invalidates the recording, which
+  // end_capture reports; other threads (other sessions) are not affected.
+  bool can_capture() const override { return true; }
+  Status begin_capture(BackendStream& stream) const override {
+    auto& s = static_cast<CudaStream&>(stream);
+    SD_CUDA_TRY(cudaStreamBeginCapture(s.stream(), cudaStreamCaptureModeThreadLocal));
+    s.capturing = true;
+    s.captured_copies = 0;
+    return ok();
+  }
+  Result<std::unique_ptr<BackendGraph>> end_capture(BackendStream& stream) const override {
+    auto& s = static_cast<CudaStream&>(stream);
+    s.capturing = false;
+    cudaGraph_t graph = nullptr;
+    cudaError_t e = cudaStreamEndCapture(s.stream(), &graph);
+    cudaGraphExec_t exec = nullptr;
+    const char* call = "cudaStreamEndCapture";
+    if (e == cudaSuccess && graph) {
+      e = cudaGraphInstantiate(&exec, graph, 0);
+      call = "cudaGraphInstantiate";
+    }
+    if (graph) cudaGraphDestroy(graph);
+    if (e != cudaSuccess || !exec) {
+      cudaGetLastError();  // capture errors are not sticky: clear it for the plain launches that follow
+      return fail(ErrorCode::kInternal, std::string(call) + ": " + (e != cudaSuccess ? cuda_error_text(e) : "no graph"));
+    }
+    ++graph_captures_;
+    return std::unique_ptr<BackendGraph>(new CudaGraph(exec, s.captured_copies));
+  }
+  Status replay(BackendGraph& graph, BackendStream& stream) const override {
+    auto& g = static_cast<CudaGraph&>(graph);
+    SD_CUDA_TRY(cudaGraphLaunch(g.exec(), static_cast<CudaStream&>(stream).stream()));
+    ++graph_launches_;
+    copies_ += g.copies();
     return ok();
   }
 
  private:
   void release(void* data, size_t) const noexcept override {
+    bool host = false;
+    {
+      std::lock_guard lock(host_mutex_);
+      host = host_.erase(data) > 0;
+    }
+    if (host) {
+      cudaFreeHost(data);
+      return;
+    }
     cudaFree(data);
     ++frees_;
   }
@@ -184,6 +279,9 @@ class CudaBackend final : public Backend {
   int index_;
   cudaDeviceProp prop_;
   mutable std::atomic<uint64_t> allocations_{0}, frees_{0}, streams_{0}, copies_{0};
+  mutable std::atomic<uint64_t> host_allocations_{0}, graph_captures_{0}, graph_launches_{0};
+  mutable std::mutex host_mutex_;
+  mutable std::set<void*> host_;  // live page-locked allocations (release frees them with cudaFreeHost)
 };
 
 // Why the driver offers no usable device, in a user's words.

@@ -1,6 +1,13 @@
 // NativeSession: runs a model with plans cached per input shape set, on the session's backends.
 // Memory: one arena and one scratch block per backend and session, sized by the largest plan,
 // reused by every run (no allocation in steady state); one stream per backend and session.
+// With a device backend that has page-locked host memory, the host's arena (where the outputs are
+// copied back) and the inputs the device reads are staged there, so the copies are asynchronous;
+// the session waits for a device's stream before a host step runs after its work. Where a plan's
+// device steps run back to back on one stream (graph_region.h), the second run of the plan records
+// them once (Backend::begin_capture) and every later run replays the recording; it is recorded
+// again when the memory it was recorded with moves, and a recording that fails leaves the plan to
+// plain launches (said once).
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,9 +16,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <atomic>
 
 #include "core/human_bytes.h"
 #include "core/memory_budget.h"
+#include "engine/native/exec/graph_region.h"
 #include "engine/native/exec/plan.h"
 #include "engine/native/backend.h"
 #include "engine/native/session.h"
@@ -21,6 +30,15 @@ namespace {
 
 class Session final : public NativeSession {
  public:
+  // Per plan: the steps a graph can run, the inputs staged, the recording.
+  struct Replay {
+    exec::GraphRegion region;
+    std::vector<int> staged_inputs;  // graph inputs a device's copy reads
+    std::unique_ptr<BackendGraph> graph;
+    std::vector<const void*> memory;  // what it was recorded with (current_memory)
+    std::string failed;               // why recording failed: plain launches from then on
+  };
+
   Session(std::shared_ptr<const NativeModel> model, const SessionOptions& options)
       : model_(std::move(model)), options_(options), profile_(options.profile_rows >= 0) {}
 
@@ -33,13 +51,19 @@ class Session final : public NativeSession {
       host = host || b->device().is_host();
     }
     if (!host) backends_.push_back(cpu_backend());
-    for (const auto& b : backends_) {
-      raw_backends_.push_back(b.get());
-      SD_ASSIGN_OR_RETURN(auto stream, b->create_stream(std::max(1, options_.threads)));
+    for (size_t b = 0; b < backends_.size(); ++b) {
+      raw_backends_.push_back(backends_[b].get());
+      SD_ASSIGN_OR_RETURN(auto stream, backends_[b]->create_stream(std::max(1, options_.threads)));
       streams_.push_back(std::move(stream));
+      if (backends_[b]->device().is_host()) {
+        if (host_ < 0) host_ = static_cast<int>(b);
+      } else if (staging_ < 0 && backends_[b]->has_host_staging()) {
+        staging_ = static_cast<int>(b);
+      }
     }
     arenas_.resize(backends_.size());
     scratch_.resize(backends_.size());
+    queued_.assign(backends_.size(), false);
     return ok();
   }
   ~Session() override {
@@ -92,7 +116,7 @@ class Session final : public NativeSession {
       const ValueType& t = plan.output_types[i];
       HostTensor& out = outputs[i];
       if (out.empty() || out.dtype() != t.dtype || out.shape() != t.shape || out.data() == nullptr) out = HostTensor(t.dtype, t.shape);
-      if (out.bytes() > 0) std::memcpy(out.data(), resolve(plan.output_bufs[i], inputs), out.bytes());
+      if (out.bytes() > 0) std::memcpy(out.data(), resolve(plan.output_bufs[i]), out.bytes());
     }
     return ok();
   }
@@ -119,37 +143,123 @@ class Session final : public NativeSession {
     SD_TRY(check_memory(*plan, shapes));
     for (size_t b = 0; b < backends_.size(); ++b) {
       // At least 64 bytes (ensure's minimum), so that even empty tensors get a real address.
-      SD_TRY(ensure(arenas_[b], plan->memory[b].arena_bytes, b, "arena"));
-      SD_TRY(ensure(scratch_[b], plan->memory[b].scratch_bytes, b, "scratch"));
+      SD_TRY(ensure(arenas_[b], plan->memory[b].arena_bytes, b, "arena", static_cast<int>(b) == host_ && staging_ >= 0));
+      SD_TRY(ensure(scratch_[b], plan->memory[b].scratch_bytes, b, "scratch", false));
     }
-    // The profile leaves out each plan's first run (page faults on a fresh arena, lazy setup).
-    const bool timed = profile_ && plan->runs++ > 0;
+    Replay& rp = replay_for(*plan);
+    // The inputs as given, or their page-locked copies where a device reads them.
+    input_ptrs_.resize(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) input_ptrs_[i] = inputs[i].data;
+    if (input_staging_.size() < inputs.size()) input_staging_.resize(inputs.size());
+    for (int i : rp.staged_inputs) {
+      const auto k = static_cast<size_t>(i);
+      SD_TRY(ensure(input_staging_[k], inputs[k].bytes(), static_cast<size_t>(staging_), "input staging", true));
+      // Not when the caller wrote it there (input_staging()).
+      if (inputs[k].bytes() > 0 && inputs[k].data != input_staging_[k].data())
+        std::memcpy(input_staging_[k].data(), inputs[k].data, inputs[k].bytes());
+      input_ptrs_[k] = input_staging_[k].data();
+    }
+    // The profile leaves out each plan's first run (page faults on a fresh arena, lazy setup), and
+    // times steps one by one (no graph). A plan's first run is plain too: it warms up what its
+    // kernels set up lazily before anything is recorded.
+    const int64_t run_index = plan->runs++;
+    const bool timed = profile_ && run_index > 0;
     if (timed) ++runs_;
-    Status status = ok();
-    for (exec::Step& st : plan->steps) {
-      const auto b = static_cast<size_t>(st.backend);
-      for (size_t k = 0; k < st.in_bufs.size(); ++k) st.in_refs[k].data = resolve(st.in_bufs[k], inputs);
-      for (size_t k = 0; k < st.out_bufs.size(); ++k) st.out_refs[k].data = resolve(st.out_bufs[k], inputs);
-      const ExecContext ctx{streams_[b]->threads(), scratch_[b].bytes_ptr(), streams_[b].get()};
-      auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-      status = st.kernel->run(st.in_refs, st.out_refs, ctx);
-      if (timed) {
-        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        const std::string impl = st.kernel->implementation();
-        step_ms_[impl.empty() ? st.label : st.label + " [" + impl + "]"] += ms;
+    const bool use_graph = options_.cuda_graphs && !profile_ && run_index > 0 && rp.region.why_not.empty() && rp.failed.empty();
+    std::fill(queued_.begin(), queued_.end(), false);
+    for (size_t i = 0; i < plan->steps.size(); ++i) {
+      if (use_graph && i == rp.region.first) {
+        SD_TRY(run_graph(*plan, rp));
+        i = rp.region.last;
+        continue;
       }
-      if (!status) {
-        status = fail(status.error().code, st.label + ": " + status.error().message);
-        break;
-      }
+      SD_TRY(run_step(*plan, i, timed));
     }
-    return status;
+    return ok();
   }
 
-  void* resolve(const exec::BufferRef& b, std::span<const TensorRef> inputs) const {
+  Status run_step(exec::Plan& plan, size_t i, bool timed) {
+    exec::Step& st = plan.steps[i];
+    const auto b = static_cast<size_t>(st.backend);
+    // A host step may read what a device's copy wrote, or write what one still reads.
+    if (backends_[b]->device().is_host()) SD_TRY(wait_for_devices());
+    for (size_t k = 0; k < st.in_bufs.size(); ++k) st.in_refs[k].data = resolve(st.in_bufs[k]);
+    for (size_t k = 0; k < st.out_bufs.size(); ++k) st.out_refs[k].data = resolve(st.out_bufs[k]);
+    const ExecContext ctx{streams_[b]->threads(), scratch_[b].bytes_ptr(), streams_[b].get()};
+    auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    Status status = st.kernel->run(st.in_refs, st.out_refs, ctx);
+    if (timed) {
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      const std::string impl = st.kernel->implementation();
+      step_ms_[impl.empty() ? st.label : st.label + " [" + impl + "]"] += ms;
+    }
+    if (!backends_[b]->device().is_host()) queued_[b] = true;
+    if (!status) return fail(status.error().code, st.label + ": " + status.error().message);
+    return ok();
+  }
+
+  Status wait_for_devices() {
+    for (size_t b = 0; b < backends_.size(); ++b)
+      if (queued_[b]) {
+        queued_[b] = false;
+        SD_TRY(backends_[b]->wait(*streams_[b]));
+      }
+    return ok();
+  }
+
+  // The plan's device steps as one recorded graph: recorded now when there is none, or when the
+  // memory it was recorded with has moved (an arena grew for a larger plan); then replayed. A
+  // recording that fails runs the steps as plain launches, now and in every later run.
+  Status run_graph(exec::Plan& plan, Replay& rp) {
+    const auto d = static_cast<size_t>(rp.region.backend);
+    const Backend& device = *backends_[d];
+    current_memory(rp, memory_now_);
+    if (rp.graph && rp.memory != memory_now_) rp.graph.reset();
+    if (!rp.graph) {
+      Status recorded = record(plan, rp);
+      if (!recorded) {
+        rp.failed = recorded.error().message;
+        static std::atomic<bool> said{false};
+        if (!said.exchange(true))
+          std::fprintf(stderr, "streamdet: warning: %s: recording the run as a graph failed (%s); its kernels are launched one by one\n",
+                       device.name().c_str(), rp.failed.c_str());
+        for (size_t i = rp.region.first; i <= rp.region.last; ++i) SD_TRY(run_step(plan, i, false));
+        return ok();
+      }
+      rp.memory = memory_now_;
+    }
+    queued_[d] = true;
+    Status replayed = device.replay(*rp.graph, *streams_[d]);
+    if (!replayed) return fail(replayed.error().code, device.name() + " replaying the run's graph: " + replayed.error().message);
+    return ok();
+  }
+
+  Status record(exec::Plan& plan, Replay& rp) {
+    const auto d = static_cast<size_t>(rp.region.backend);
+    const Backend& device = *backends_[d];
+    SD_TRY(device.begin_capture(*streams_[d]));
+    Status steps = ok();
+    for (size_t i = rp.region.first; i <= rp.region.last && steps; ++i) steps = run_step(plan, i, false);
+    auto graph = device.end_capture(*streams_[d]);
+    queued_[d] = false;  // recorded, not queued
+    if (!steps) return steps;
+    if (!graph) return tl::unexpected(graph.error());
+    rp.graph = std::move(*graph);
+    return ok();
+  }
+
+  // What a recording bakes in: every backend's arena and scratch, and the staged inputs.
+  void current_memory(const Replay& rp, std::vector<const void*>& out) const {
+    out.clear();
+    for (size_t b = 0; b < backends_.size(); ++b) out.push_back(arenas_[b].data()), out.push_back(scratch_[b].data());
+    for (int i : rp.staged_inputs) out.push_back(input_staging_[static_cast<size_t>(i)].data());
+  }
+
+  // A buffer's address in this run (input_ptrs_: the inputs, or their staged copies).
+  void* resolve(const exec::BufferRef& b) const {
     switch (b.kind) {
       case exec::BufferRef::Kind::kArena: return arenas_[static_cast<size_t>(b.backend)].bytes_ptr() + b.offset;
-      case exec::BufferRef::Kind::kInput: return inputs[static_cast<size_t>(b.input)].data;
+      case exec::BufferRef::Kind::kInput: return input_ptrs_[static_cast<size_t>(b.input)];
       case exec::BufferRef::Kind::kConstant: return const_cast<void*>(b.constant);
       case exec::BufferRef::Kind::kNone: return nullptr;
     }
@@ -200,7 +310,23 @@ class Session final : public NativeSession {
       summary.steps.push_back({st.label, backends_[b]->name(), st.kernel->implementation(), st.copy});
     }
     summary.copies = plan->copies;
+    const Replay& rp = replay_for(*plan);
+    if (!options_.cuda_graphs) summary.graph = "off";
+    else if (profile_) summary.graph = "off: the engine profile times each step";
+    else if (!rp.region.why_not.empty()) summary.graph = "none: " + rp.region.why_not;
+    else if (!rp.failed.empty()) summary.graph = "none: recording failed (" + rp.failed + "): plain launches";
+    else
+      summary.graph = "steps " + std::to_string(rp.region.first + 1) + "-" + std::to_string(rp.region.last + 1) + " recorded on " +
+                      backends_[static_cast<size_t>(rp.region.backend)]->name() + " once, replayed every run";
     return summary;
+  }
+
+  Result<void*> input_staging(size_t i, size_t bytes) override {
+    if (i >= model_->inputs().size()) return fail(ErrorCode::kUsage, "the model has no input " + std::to_string(i));
+    if (staging_ < 0) return nullptr;
+    if (input_staging_.size() < model_->inputs().size()) input_staging_.resize(model_->inputs().size());
+    SD_TRY(ensure(input_staging_[i], bytes, static_cast<size_t>(staging_), "input staging", true));
+    return input_staging_[i].data();
   }
 
   MemoryStats memory_stats() const override {
@@ -245,14 +371,37 @@ class Session final : public NativeSession {
     return last_;
   }
 
-  // A buffer of the backend's memory at least `bytes` long (kept when large enough).
-  Status ensure(DeviceBuffer& buffer, size_t bytes, size_t backend, const char* what) {
+  // A buffer of the backend's memory (host: its page-locked host memory) at least `bytes` long,
+  // kept when large enough.
+  Status ensure(DeviceBuffer& buffer, size_t bytes, size_t backend, const char* what, bool host) {
     if (buffer && buffer.bytes() >= bytes) return ok();
     buffer.reset();
-    auto got = backends_[backend]->allocate(std::max<size_t>(bytes, 64));
+    if (host) backend = static_cast<size_t>(staging_);
+    auto got = host ? backends_[backend]->allocate_host(std::max<size_t>(bytes, 64)) : backends_[backend]->allocate(std::max<size_t>(bytes, 64));
     if (!got) return fail(got.error().code, backends_[backend]->name() + " " + what + ": " + got.error().message);
     buffer = std::move(*got);
     return ok();
+  }
+
+  Replay& replay_for(const exec::Plan& plan) {
+    auto it = replays_.find(&plan);
+    if (it != replays_.end()) return it->second;
+    Replay& rp = replays_[&plan];
+    rp.region = exec::graph_region(plan);
+    if (staging_ >= 0)
+      for (const exec::Step& st : plan.steps) {
+        if (!st.copy || backends_[static_cast<size_t>(st.backend)]->device().is_host()) continue;
+        for (const auto& b : st.in_bufs)
+          if (b.kind == exec::BufferRef::Kind::kInput &&
+              std::find(rp.staged_inputs.begin(), rp.staged_inputs.end(), b.input) == rp.staged_inputs.end())
+            rp.staged_inputs.push_back(b.input);
+      }
+    // Without staging a graph input is read where the caller has it, which moves between runs.
+    if (rp.region.why_not.empty() && staging_ < 0)
+      for (const exec::Step& st : plan.steps)
+        for (const auto& b : st.in_bufs)
+          if (b.kind == exec::BufferRef::Kind::kInput && st.backend == rp.region.backend) rp.region.why_not = "no page-locked staging for the inputs";
+    return rp;
   }
 
   static std::string key_of(const std::vector<Shape>& shapes) {
@@ -275,6 +424,14 @@ class Session final : public NativeSession {
   std::vector<bool> fixed_mask_;
   std::vector<Shape> shapes_;
   std::map<std::string, double> step_ms_;
+  int host_ = -1;                          // the host's backend
+  int staging_ = -1;                       // the device backend whose page-locked memory stages host data
+  std::vector<DeviceBuffer> input_staging_;  // per graph input, where a device reads it
+  std::vector<void*> input_ptrs_;            // this run's inputs (or their staged copies)
+  std::vector<bool> queued_;                 // per backend: work queued since the last wait
+  std::vector<const void*> memory_now_;
+  // After the plans and their buffers: recordings go first.
+  std::map<const exec::Plan*, Replay> replays_;
 };
 
 }  // namespace

@@ -1,0 +1,235 @@
+#include "gpu_check_timing.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include "engine/native/session.h"
+
+namespace sd::gpu_check {
+namespace {
+
+using nlohmann::json;
+using namespace sd::native;
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// The q-quantile (nearest rank), as the rest of the check reports it.
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
+}
+
+// The same image in every slot of the batch.
+HostTensor batch_of(const HostTensor& image, int batch) {
+  Shape s = image.shape();
+  s[0] = batch;
+  HostTensor x(DType::kFloat32, s);
+  for (int b = 0; b < batch; ++b) std::memcpy(x.as<float>() + b * image.numel(), image.data(), image.bytes());
+  return x;
+}
+
+// The largest |got - want| over every slot of got's batch against the batch-1 outputs `want`,
+// relative to the largest |want|; nullopt (and `why`) when the outputs do not line up or are not finite.
+std::optional<double> disagreement(const std::vector<HostTensor>& got, const std::vector<HostTensor>& want, int batch, std::string& why) {
+  if (got.size() != want.size()) return why = "output count differs from batch 1's", std::nullopt;
+  double max_diff = 0, max_ref = 0;
+  for (size_t o = 0; o < got.size(); ++o) {
+    if (got[o].dtype() != DType::kFloat32 || want[o].dtype() != DType::kFloat32 || got[o].numel() != want[o].numel() * batch)
+      return why = "output " + std::to_string(o) + " is " + got[o].shape().str() + " where batch 1 gives " + want[o].shape().str(), std::nullopt;
+    const int64_t slot = want[o].numel();
+    for (int64_t i = 0; i < got[o].numel(); ++i) {
+      const double a = got[o].as<float>()[i], r = want[o].as<float>()[i % slot];
+      if (!std::isfinite(a)) return why = "non-finite outputs", std::nullopt;
+      max_diff = std::max(max_diff, std::fabs(a - r));
+      max_ref = std::max(max_ref, std::fabs(r));
+    }
+  }
+  return max_ref > 0 ? max_diff / max_ref : max_diff;
+}
+
+struct Row {
+  int batch = 1;
+  bool graphs = true;
+  // Against the batch-1 outputs with graphs (nullptr: this row makes them), within `tolerance`.
+  const std::vector<HostTensor>* reference = nullptr;
+  double tolerance = 1e-3;
+  const char* compared = nullptr;  // the JSON field of the comparison
+  int workers = 1;                 // sessions running at once, each on its own thread
+};
+
+// One worker of a row: its session, its input (in the session's staging where it has one), its
+// outputs and its timed runs.
+struct Worker {
+  std::unique_ptr<NativeSession> session;
+  TensorRef input;
+  std::vector<HostTensor> outputs;
+  std::vector<double> ms;
+  std::string error;
+};
+
+json measure(const TimingOptions& o, const std::shared_ptr<const NativeModel>& model, const std::shared_ptr<const Backend>& gpu,
+             const HostTensor& image, const Row& r, Clock::time_point deadline, std::vector<HostTensor>& outputs) {
+  json row{{"model", o.name}, {"path", o.model}, {"precision", "fp32"}, {"batch", r.batch},
+           {"input", std::to_string(o.width) + "x" + std::to_string(o.height)}, {"cuda_graphs", r.graphs}, {"pass", false},
+           {"error", nullptr}};
+  if (r.workers > 1) row["workers"] = r.workers;
+  if (Clock::now() >= deadline) return row.update({{"error", "skipped: the timing budget of " + std::to_string(static_cast<int>(o.budget_seconds)) + " s is spent"}}), row;
+  SessionOptions so;
+  so.threads = o.threads;
+  so.cuda_graphs = r.graphs;
+  if (gpu) so.backends = {gpu};
+  const HostTensor x = batch_of(image, r.batch);
+  std::vector<Worker> workers(static_cast<size_t>(std::max(1, r.workers)));
+  const auto t_first = Clock::now();
+  for (Worker& w : workers) {
+    auto session = NativeSession::create(model, so);
+    if (!session) return row.update({{"error", session.error().message}}), row;
+    w.session = std::move(*session);
+    w.input = x.ref();
+    // Written once into the session's page-locked staging where it has one (a GPU): each run
+    // then uploads from there, as a preprocess writing into it would, without a host copy first.
+    auto staging = w.session->input_staging(0, x.bytes());
+    if (!staging) return row.update({{"error", staging.error().message}}), row;
+    if (*staging) {
+      std::memcpy(*staging, x.data(), x.bytes());
+      w.input.data = *staging;
+    }
+    row["input_staged"] = *staging != nullptr;
+    // Warm-up: the first run plans (and probes cuDNN) and launches one by one, the second
+    // records the graph, the third replays it.
+    for (int i = 0; i < 3; ++i) {
+      if (auto st = w.session->run(std::span<const TensorRef>(&w.input, 1), w.outputs); !st) return row.update({{"error", st.error().message}}), row;
+      if (i == 0 && &w == &workers[0]) row["first_run_ms"] = ms_since(t_first);
+    }
+  }
+  const Backend& counted = gpu ? *gpu : *cpu_backend();
+  const BackendCounters before = counted.counters();
+  auto t_rows = Clock::now();
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{workers.size() == 1};
+  auto timed_runs = [&](Worker& w) {
+    ++ready;
+    while (!go.load()) std::this_thread::yield();  // the workers start together
+    while (static_cast<int>(w.ms.size()) < std::max(3, o.iters) &&
+           (w.ms.size() < 3 || (ms_since(t_rows) < o.row_seconds * 1000 && Clock::now() < deadline))) {
+      const auto t0 = Clock::now();
+      if (auto st = w.session->run(std::span<const TensorRef>(&w.input, 1), w.outputs); !st) {
+        w.error = st.error().message;
+        return;
+      }
+      w.ms.push_back(ms_since(t0));
+    }
+  };
+  if (workers.size() == 1) {
+    timed_runs(workers[0]);
+  } else {
+    // Each on its own thread and stream: one worker's copies overlap another's kernels.
+    std::vector<std::thread> threads;
+    for (Worker& w : workers) threads.emplace_back(timed_runs, std::ref(w));
+    while (ready.load() < static_cast<int>(workers.size())) std::this_thread::yield();
+    t_rows = Clock::now();
+    go = true;
+    for (auto& t : threads) t.join();
+  }
+  const double wall_ms = ms_since(t_rows);
+  const BackendCounters after = counted.counters();
+  std::vector<double> ms;
+  for (const Worker& w : workers) {
+    if (!w.error.empty()) return row.update({{"error", w.error}}), row;
+    ms.insert(ms.end(), w.ms.begin(), w.ms.end());
+  }
+  const double med = quantile(ms, 0.5);
+  row["latency_ms"] = {{"median", med}, {"p90", quantile(ms, 0.9)}, {"min", *std::min_element(ms.begin(), ms.end())}};
+  // One worker: batch / median. Several: every image they ran over the wall time.
+  if (workers.size() == 1) row["images_per_s"] = med > 0 ? r.batch * 1000.0 / med : 0.0;
+  else row["images_per_s"] = wall_ms > 0 ? static_cast<double>(r.batch) * static_cast<double>(ms.size()) * 1000.0 / wall_ms : 0.0;
+  row["runs"] = ms.size();
+  // What the timed runs made: nothing, on the GPU (no cudaMalloc, cudaHostAlloc, stream or recording).
+  row["steady_state"] = {{"allocations", after.allocations - before.allocations},
+                         {"host_allocations", after.host_allocations - before.host_allocations},
+                         {"streams", after.streams - before.streams},
+                         {"graph_captures", after.graph_captures - before.graph_captures},
+                         {"graph_launches", after.graph_launches - before.graph_launches}};
+  // After the runs: a failed recording says so.
+  if (auto summary = workers[0].session->plan_summary({x.shape()})) row["graph"] = summary->graph;
+  std::string why;
+  if (after.allocations != before.allocations || after.host_allocations != before.host_allocations || after.streams != before.streams ||
+      after.graph_captures != before.graph_captures)
+    why = "the timed runs allocated, created a stream or recorded again";
+  for (const Worker& w : workers) {
+    std::string bad;
+    if (r.reference) {
+      auto d = disagreement(w.outputs, *r.reference, r.batch, bad);
+      const double prev = row.contains(r.compared) && row[r.compared].is_number() ? row[r.compared].get<double>() : 0.0;
+      row[r.compared] = d ? json(std::max(prev, *d)) : json(nullptr);
+      if (!d) why = bad;
+      else if (*d > r.tolerance) why = std::string(r.compared) + " above " + json(r.tolerance).dump();
+    } else if (!disagreement(w.outputs, w.outputs, 1, bad)) {
+      why = bad;  // finite, at least
+    }
+  }
+  outputs = std::move(workers[0].outputs);
+  row["pass"] = why.empty();
+  if (!why.empty()) row["error"] = why;
+  return row;
+}
+
+}  // namespace
+
+int run_timing(const TimingOptions& options, const std::shared_ptr<const Backend>& gpu, const std::function<void(const json&)>& emit) {
+  TimingOptions o = options;
+  if (o.name.empty()) {
+    const size_t slash = o.model.find_last_of('/');
+    o.name = o.model.substr(slash == std::string::npos ? 0 : slash + 1);
+    if (const size_t dot = o.name.rfind(".onnx"); dot != std::string::npos) o.name.resize(dot);
+  }
+  const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(o.budget_seconds * 1000));
+  int failed = 0;
+  auto model = NativeModel::load(o.model);
+  if (!model) {
+    emit(json{{"model", o.name}, {"path", o.model}, {"pass", false}, {"error", model.error().message}});
+    return 1;
+  }
+  HostTensor image(DType::kFloat32, Shape{1, o.channels, o.height, o.width});
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(0.f, 1.f);  // an image's range after normalization
+  for (int64_t i = 0; i < image.numel(); ++i) image.as<float>()[i] = u(rng);
+
+  std::vector<HostTensor> batch1, outputs;
+  std::optional<double> graph_ms;
+  bool reference_ok = false;
+  auto run_row = [&](const Row& r) {
+    json row = measure(o, *model, gpu, image, r, deadline, r.reference ? outputs : batch1);
+    if (!r.graphs && graph_ms && row.contains("latency_ms") && *graph_ms > 0)
+      row["graph_speedup"] = row["latency_ms"]["median"].get<double>() / *graph_ms;  // plain / graph median
+    if (!r.reference) reference_ok = row["pass"].get<bool>();
+    if (r.graphs && r.batch == 1 && row.contains("latency_ms")) graph_ms = row["latency_ms"]["median"].get<double>();
+    failed += !row["pass"].get<bool>();
+    std::printf("timing %-10s batch %3d graphs %-3s workers %d %s\n", o.name.c_str(), r.batch, r.graphs ? "on" : "off", r.workers,
+                row.contains("latency_ms") ? (json{{"latency_ms", row["latency_ms"]}, {"images_per_s", row["images_per_s"]}, {"error", row["error"]}}.dump()).c_str()
+                                           : row["error"].dump().c_str());
+    emit(row);
+  };
+  // Batch 1 with graphs makes the reference the others are held to.
+  run_row(Row{1, true, nullptr, 0, nullptr});
+  const std::vector<HostTensor>* ref = reference_ok ? &batch1 : nullptr;
+  // The same kernels on the same layout: the replay's outputs are the plain launches' (1e-5: no
+  // more than a reordered sum could move them).
+  run_row(Row{1, false, ref, 1e-5, "max_rel_diff_vs_graph"});
+  for (int b : o.batches)
+    if (b != 1) run_row(Row{b, true, ref, 1e-3, "max_rel_diff_vs_batch1"});
+  // The same batch on two sessions at once: how much of the copies the other's kernels hide.
+  if (o.overlap_batch > 0) run_row(Row{o.overlap_batch, true, ref, 1e-3, "max_rel_diff_vs_batch1", 2});
+  return failed;
+}
+
+}  // namespace sd::gpu_check
