@@ -15,7 +15,7 @@ if grep -q '^STREAMDET_NATIVE:BOOL=ON' build/CMakeCache.txt 2>/dev/null; then
   exit 2
 fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-ninja -C build streamdet_gpu_check streamdet_native_tests
+ninja -C build streamdet_gpu_check streamdet_native_tests streamdet_nvdec_clip
 # It exits 3 here (no GPU) but says which CUDA runtime it was built with, if any.
 info=$(./build/tools/streamdet_gpu_check --backend cuda 2>&1 || true)
 if ! grep -q '^cuda: runtime [0-9]' <<<"$info"; then
@@ -32,10 +32,17 @@ if [[ ! -s $model || tools/make_yolov8n.py -nt $model ]]; then
   fi
   mv "$model.tmp" "$model"
 fi
+# The NVDEC clip and its CPU-decoded reference frames (the GPU machine has no FFmpeg): made here.
+clip=build/nvdec_clip
+if [[ ! -s $clip/reference.nv12 || build/tools/streamdet_nvdec_clip -nt $clip/reference.nv12 ]]; then
+  rm -rf "$clip"
+  build/tools/streamdet_nvdec_clip --out "$clip" || { echo "gpu-pack.sh: streamdet_nvdec_clip failed: no pack without the NVDEC clip" >&2; exit 1; }
+fi
 stage=.gpu/stage
 rm -rf .gpu
 mkdir -p "$stage/lib"
 cp build/tools/streamdet_gpu_check build/tests/streamdet_native_tests "$stage/"
+cp -r "$clip" "$stage/nvdec"
 ldd build/tools/streamdet_gpu_check build/tests/streamdet_native_tests | awk '/=> \// {print $3}' | sort -u | while read -r lib; do
   case "$(basename "$lib")" in
     libc.so* | libm.so* | libdl.so* | librt.so* | libpthread.so* | ld-linux*) ;;  # the system's own

@@ -26,6 +26,7 @@
 #include "engine/native/backend.h"
 #include "engine/native/cuda/cuda_backend.h"
 #include "engine/native/session.h"
+#include "nvdec_check.h"
 
 using namespace sd;
 using namespace sd::native;
@@ -181,6 +182,8 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({"cuda", "cpu"}));
   app.add_option("--threads", threads, "CPU threads of both sessions")->capture_default_str();
+  std::string nvdec_clip;
+  app.add_option("--nvdec-clip", nvdec_clip, "the NVDEC clip's folder (tools/nvdec_clip.h): decoded by NVDEC against its CPU-decoded frames");
   app.add_option("--abort-after", abort_after, "abort() once this op's results are written, as a crash would (tests the partial JSON)");
   CLI11_PARSE(app, argc, argv);
 
@@ -205,6 +208,15 @@ int main(int argc, char** argv) {
   write(0);
   std::printf("streamdet %s on %s\ncuda: runtime %s, driver %s\n", build_commit(), machine_summary().c_str(), info.runtime.c_str(),
               info.driver.c_str());
+  // NVDEC first: it needs no backend and launches no kernel of ours (a fault elsewhere cannot hide it).
+  // Here (--backend cpu) it runs too, to keep it working, and its verdict does not count.
+  if (!nvdec_clip.empty()) {
+    report["nvdec"] = nvdec_check(nvdec_clip, device, on_gpu ? 5 : 1);
+    if (on_gpu)
+      if (const Status dev = cuda_device_status(device); !dev) report["nvdec"]["context"] = dev.error().message;
+    std::printf("nvdec: %s\n", report["nvdec"].dump().c_str());
+    write(0);
+  }
   Result<std::shared_ptr<const Backend>> gpu = std::shared_ptr<const Backend>();
   if (on_gpu) gpu = cuda_backend(device);
   if (!gpu) {
@@ -269,6 +281,7 @@ int main(int argc, char** argv) {
     report["models"].push_back(row);
     write(1);
   }
+  if (on_gpu && report.contains("nvdec") && !report["nvdec"]["pass"].get<bool>()) ++failed;
   report["failed"] = failed;
   report["complete"] = true;
   std::printf("\n%d failed\n", failed);
