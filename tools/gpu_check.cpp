@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
   // Here (--backend cpu) it runs too, to keep it working, and its verdict does not count.
   if (!nvdec_clip.empty()) {
     report["nvdec"] = nvdec_check(nvdec_clip, device, on_gpu ? 5 : 1);
-    if (on_gpu)
+    if (on_gpu && info.problem.empty())  // a usable GPU: did NVDEC leave it an error?
       if (const Status dev = cuda_device_status(device); !dev) report["nvdec"]["context"] = dev.error().message;
     std::printf("nvdec: %s\n", report["nvdec"].dump().c_str());
     write(0);
