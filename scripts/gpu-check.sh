@@ -73,7 +73,7 @@ if [[ $mode == gpu ]]; then
   sd=(env "LD_LIBRARY_PATH=$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
   backend=(--backend cuda)
   yolo=.gpu/yolov8n_arch.onnx
-  clip=$bin/nvdec
+  clips=("$bin/nvdec" "$bin/nvdec_hevc")
   cases=64 iters=50
 else
   bin="$work/bin"
@@ -82,8 +82,8 @@ else
   sd=(env)
   backend=(--backend cpu --threads 1)
   yolo=$build/models/yolov8n_arch.onnx
-  clip=$build/nvdec_clip
-  [[ -s $clip/reference.nv12 ]] || "$build/tools/streamdet_nvdec_clip" --out "$clip" >/dev/null || true
+  clips=("$build/nvdec_clip")
+  [[ -s ${clips[0]}/reference.nv12 ]] || "$build/tools/streamdet_nvdec_clip" --out "${clips[0]}" >/dev/null || true
   cases=4 iters=3
 fi
 
@@ -114,20 +114,24 @@ else
 fi
 # NVDEC against the CPU-decoded frames of the bundled H.264 clip (tools/nvdec_check.h), inside the check.
 nvdec=()
-if [[ -s $clip/reference.nv12 ]]; then
-  nvdec=(--nvdec-clip "$clip")
-else
-  echo "nvdec: no clip at $clip (scripts/gpu-pack.sh makes it): checked without it" | tee -a "$summary"
-  [[ $mode == gpu ]] && failed=1
-fi
+for clip in "${clips[@]}"; do
+  if [[ -s $clip/reference.nv12 ]]; then
+    nvdec+=(--nvdec-clip "$clip")
+  else
+    echo "nvdec: no clip at $clip (scripts/gpu-pack.sh makes it): checked without it" | tee -a "$summary"
+    [[ $mode == gpu ]] && failed=1
+  fi
+done
 step check 100 "${sd[@]}" "$bin/streamdet_gpu_check" "${backend[@]}" --cases "$cases" --iters "$iters" --json "$work/check.json" "${models[@]}" "${nvdec[@]}"
 # NVDEC's verdict in the summary (the figures are in check.json's "nvdec"); here (--cpu) it is
 # expected to find no NVDEC, and does not count.
 if [[ ${#nvdec[@]} -gt 0 && -f $work/check.json ]]; then
   python3 -c 'import json, sys
-n = json.load(open(sys.argv[1])).get("nvdec")
+r = json.load(open(sys.argv[1]))
 failed = "not counted here: %s" if sys.argv[2] == "cpu" else "FAILED: %s"
-print("  nvdec: " + ("not reached" if n is None else "ok, min PSNR %.1f dB, %.0f fps" % (n["psnr_db"]["min"], n.get("decode_fps", 0)) if n["pass"] else failed % n["error"]))' "$work/check.json" "$mode" 2>&1 | tee -a "$summary"
+for key in [k for k in r if k.startswith("nvdec")] or ["nvdec"]:
+    n = r.get(key)
+    print("  %s: " % key + ("not reached" if n is None else "ok, min PSNR %.1f dB, %.0f fps" % (n["psnr_db"]["min"], n.get("decode_fps", 0)) if n["pass"] else failed % n["error"]))' "$work/check.json" "$mode" 2>&1 | tee -a "$summary"
   publish
 fi
 

@@ -32,17 +32,24 @@ if [[ ! -s $model || tools/make_yolov8n.py -nt $model ]]; then
   fi
   mv "$model.tmp" "$model"
 fi
-# The NVDEC clip and its CPU-decoded reference frames (the GPU machine has no FFmpeg): made here.
-clip=build/nvdec_clip
-if [[ ! -s $clip/reference.nv12 || build/tools/streamdet_nvdec_clip -nt $clip/reference.nv12 ]]; then
-  rm -rf "$clip"
-  build/tools/streamdet_nvdec_clip --out "$clip" || { echo "gpu-pack.sh: streamdet_nvdec_clip failed: no pack without the NVDEC clip" >&2; exit 1; }
-fi
+# The NVDEC clips (H.264 640x360, HEVC 320x180) and their CPU-decoded reference frames (the GPU
+# machine has no FFmpeg): made here.
+make_clip() {
+  local dir=$1
+  shift
+  if [[ ! -s $dir/reference.nv12 || build/tools/streamdet_nvdec_clip -nt $dir/reference.nv12 ]]; then
+    rm -rf "$dir"
+    build/tools/streamdet_nvdec_clip --out "$dir" "$@" || { echo "gpu-pack.sh: streamdet_nvdec_clip $* failed: no pack without the NVDEC clips" >&2; exit 1; }
+  fi
+}
+make_clip build/nvdec_clip
+make_clip build/nvdec_clip_hevc --codec hevc --width 320 --height 180
 stage=.gpu/stage
 rm -rf .gpu
 mkdir -p "$stage/lib"
 cp build/tools/streamdet_gpu_check build/tests/streamdet_native_tests "$stage/"
-cp -r "$clip" "$stage/nvdec"
+cp -r build/nvdec_clip "$stage/nvdec"
+cp -r build/nvdec_clip_hevc "$stage/nvdec_hevc"
 ldd build/tools/streamdet_gpu_check build/tests/streamdet_native_tests | awk '/=> \// {print $3}' | sort -u | while read -r lib; do
   case "$(basename "$lib")" in
     libc.so* | libm.so* | libdl.so* | librt.so* | libpthread.so* | ld-linux*) ;;  # the system's own

@@ -36,14 +36,16 @@ for m in r["models"]:
     need(m["latency_ms"]["median"] > 0 and m["latency_ms"]["p90"] >= m["latency_ms"]["median"], f"model {m['model']}: latency_ms {m['latency_ms']}")
     need(abs(m["images_per_s"] - m["batch"] * 1000 / m["latency_ms"]["median"]) < 1e-6 * m["images_per_s"], "images_per_s is not batch / median")
 # NVDEC (tools/nvdec_check.h): where there is none, pass false with the reason; the clip is read.
-if "nvdec" in r:
-    n = r["nvdec"]
+for key, codec, size in (("nvdec", "h264", "640x360"), ("nvdec_hevc", "hevc", "320x180")):
+    if key not in r:
+        continue
+    n = r[key]
     for k in ("pass", "error", "clip", "codec", "input", "frames_expected", "frames_decoded"):
-        need(k in n, f"nvdec.{k} missing")
-    need(n["frames_expected"] == 48 and n["input"] == "640x360", f"nvdec clip: {n}")
-    need(n["pass"] is True or (isinstance(n["error"], str) and n["error"]), f"nvdec: failed without an error: {n}")
+        need(k in n, f"{key}.{k} missing")
+    need(n["codec"] == codec and n["frames_expected"] == 48 and n["input"] == size, f"{key} clip: {n}")
+    need(n["pass"] is True or (isinstance(n["error"], str) and n["error"]), f"{key}: failed without an error: {n}")
     if n["pass"]:
-        need(n["psnr_db"]["min"] >= 50 and n["pts_in_order"] and n["decode_fps"] > 0, f"nvdec: {n}")
+        need(n["psnr_db"]["min"] >= 50 and n["pts_in_order"] and n["decode_fps"] > 0, f"{key}: {n}")
 if complete:
     need(r["failed"] == 0, f"failed: {r['failed']}")
 print(f"{path}: ok ({len(r['conformance'])} ops, {len(r['models'])} models, complete={complete})")
@@ -54,10 +56,11 @@ case $what in
   program)
     prog=$4
     "$(dirname "$prog")/streamdet_nvdec_clip" --out "$work/clip" >/dev/null
-    "$prog" --backend cpu --cases 4 --iters 3 --threads 1 --json "$work/check.json" --nvdec-clip "$work/clip" \
+    "$(dirname "$prog")/streamdet_nvdec_clip" --out "$work/clip_hevc" --codec hevc --width 320 --height 180 >/dev/null
+    "$prog" --backend cpu --cases 4 --iters 3 --threads 1 --json "$work/check.json" --nvdec-clip "$work/clip" --nvdec-clip "$work/clip_hevc" \
       --model models/tiny_synth_v8.onnx --input 1x3x256x256 >"$work/check.txt"
     check_json "$work/check.json" true 10 1
-    python3 -c 'import json, sys; assert "nvdec" in json.load(open(sys.argv[1])), "no nvdec in check.json"' "$work/check.json"
+    python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert "nvdec" in r and "nvdec_hevc" in r, "no nvdec or nvdec_hevc in check.json"' "$work/check.json"
     # A crash part-way (as a kernel fault would be): the JSON holds what was done before it.
     first=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["conformance"][0]["op"])' "$work/check.json")
     rc=0

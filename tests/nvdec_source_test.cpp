@@ -203,18 +203,25 @@ TEST(NvdecSource, VersionSaysWhetherNvdecIsThere) {
   EXPECT_TRUE(verdict == "found," || verdict == "missin") << text;
 }
 
-// The GPU check's clip, made by its tool: Annex-B with B-frames (decode order is not display
-// order), and reference frames equal to what FFmpeg's decoder (the source's CPU path) makes of it.
-TEST(NvdecClip, TheReferenceFramesAreWhatTheCpuDecodes) {
+// The GPU check's clips, made by its tool: Annex-B with B-frames (decode order is not display
+// order), and reference frames equal to what FFmpeg's decoder (the source's CPU path) makes of them.
+class NvdecClipOf : public testing::TestWithParam<const char*> {};
+
+TEST_P(NvdecClipOf, TheReferenceFramesAreWhatTheCpuDecodes) {
+  const std::string codec = GetParam();
+  const int width = codec == "hevc" ? 320 : 640, height = codec == "hevc" ? 180 : 360;  // as gpu-pack.sh makes them
   test::TempDir dir;
   const std::string tool = clip_tool();
   if (!std::filesystem::exists(tool)) GTEST_SKIP() << tool << " is not built (streamdet_test_programs builds it)";
   const std::string out = dir.file("clip");
-  ASSERT_EQ(std::system((tool + " --out " + out + " >/dev/null").c_str()), 0);
+  const std::string cmd = tool + " --out " + out + " --codec " + codec + " --width " + std::to_string(width) + " --height " +
+                          std::to_string(height) + " >/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
   auto clip = load_nvdec_clip(out);
   ASSERT_TRUE(clip) << clip.error().message;
-  EXPECT_EQ(clip->width, 640);
-  EXPECT_EQ(clip->height, 360);
+  EXPECT_EQ(clip->codec, codec);
+  EXPECT_EQ(clip->width, width);
+  EXPECT_EQ(clip->height, height);
   ASSERT_EQ(clip->frames(), 48u);
   ASSERT_EQ(clip->packets.size(), 48u);
   std::vector<int64_t> decode_order;
@@ -230,7 +237,7 @@ TEST(NvdecClip, TheReferenceFramesAreWhatTheCpuDecodes) {
   SourceOptions so;
   so.decode = VideoDecode::kCpu;
   so.decode_threads = 1;
-  auto src = FfmpegVideoSource::open(out + "/clip.h264", so);
+  auto src = FfmpegVideoSource::open(out + "/" + clip->stream_file(), so);
   ASSERT_TRUE(src) << src.error().message;
   Frame frame;
   cv::Mat ref;
@@ -246,6 +253,8 @@ TEST(NvdecClip, TheReferenceFramesAreWhatTheCpuDecodes) {
   auto end = (*src)->read(frame);
   EXPECT_TRUE(end && !*end);
 }
+
+INSTANTIATE_TEST_SUITE_P(NvdecClip, NvdecClipOf, testing::Values("h264", "hevc"));
 
 TEST(NvdecClip, PsnrOfKnownDifferences) {
   std::vector<uint8_t> a(1000, 100), b = a;

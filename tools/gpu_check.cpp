@@ -182,8 +182,10 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({"cuda", "cpu"}));
   app.add_option("--threads", threads, "CPU threads of both sessions")->capture_default_str();
-  std::string nvdec_clip;
-  app.add_option("--nvdec-clip", nvdec_clip, "the NVDEC clip's folder (tools/nvdec_clip.h): decoded by NVDEC against its CPU-decoded frames");
+  std::vector<std::string> nvdec_clips;
+  app.add_option("--nvdec-clip", nvdec_clips,
+                 "an NVDEC clip's folder (tools/nvdec_clip.h), decoded by NVDEC against its CPU-decoded frames (repeatable: "
+                 "\"nvdec\" for H.264, \"nvdec_hevc\" for HEVC)");
   app.add_option("--abort-after", abort_after, "abort() once this op's results are written, as a crash would (tests the partial JSON)");
   CLI11_PARSE(app, argc, argv);
 
@@ -210,11 +212,16 @@ int main(int argc, char** argv) {
               info.driver.c_str());
   // NVDEC first: it needs no backend and launches no kernel of ours (a fault elsewhere cannot hide it).
   // Here (--backend cpu) it runs too, to keep it working, and its verdict does not count.
-  if (!nvdec_clip.empty()) {
-    report["nvdec"] = nvdec_check(nvdec_clip, device, on_gpu ? 5 : 1);
+  std::vector<std::string> nvdec_keys;
+  for (const std::string& clip : nvdec_clips) {
+    json row = nvdec_check(clip, device, on_gpu ? 5 : 1);
     if (on_gpu && info.problem.empty())  // a usable GPU: did NVDEC leave it an error?
-      if (const Status dev = cuda_device_status(device); !dev) report["nvdec"]["context"] = dev.error().message;
-    std::printf("nvdec: %s\n", report["nvdec"].dump().c_str());
+      if (const Status dev = cuda_device_status(device); !dev) row["context"] = dev.error().message;
+    const std::string codec = row.value("codec", "");
+    const std::string key = codec == "h264" ? "nvdec" : codec.empty() ? "nvdec_" + std::to_string(nvdec_keys.size()) : "nvdec_" + codec;
+    std::printf("%s: %s\n", key.c_str(), row.dump().c_str());
+    report[key] = std::move(row);
+    nvdec_keys.push_back(key);
     write(0);
   }
   Result<std::shared_ptr<const Backend>> gpu = std::shared_ptr<const Backend>();
@@ -281,7 +288,8 @@ int main(int argc, char** argv) {
     report["models"].push_back(row);
     write(1);
   }
-  if (on_gpu && report.contains("nvdec") && !report["nvdec"]["pass"].get<bool>()) ++failed;
+  for (const auto& key : nvdec_keys)
+    if (on_gpu && !report[key]["pass"].get<bool>()) ++failed;
   report["failed"] = failed;
   report["complete"] = true;
   std::printf("\n%d failed\n", failed);

@@ -5,7 +5,8 @@
 // crop); then decoded by FFmpeg's H.264 decoder on the CPU into the NV12 reference frames.
 // With --mp4 it also writes the same scene as H.264 in MP4 (length-prefixed NAL units, the
 // parameter sets in the container), what the Annex-B filter's tests demux.
-//   streamdet_nvdec_clip --out DIR [--mp4 FILE] [--width 640 --height 360 --frames 48]
+// --codec hevc makes the same with libx265 (clip.hevc).
+//   streamdet_nvdec_clip --out DIR [--codec h264|hevc] [--mp4 FILE] [--width 640 --height 360 --frames 48]
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -57,10 +58,12 @@ struct Codec {
 // The scene through libx264 (single-threaded: the same bytes on every machine), each packet to
 // `take`; with `global_header` the parameter sets go to the extradata (what MP4 wants).
 template <typename Take>
-std::string encode(int width, int height, int frames, bool global_header, AVCodecContext** opened, Take take) {
-  const AVCodec* x264 = avcodec_find_encoder_by_name("libx264");
-  if (!x264) return "this FFmpeg has no libx264 encoder";
-  AVCodecContext* c = avcodec_alloc_context3(x264);
+std::string encode(const std::string& codec, int width, int height, int frames, bool global_header, AVCodecContext** opened, Take take) {
+  const bool hevc = codec == "hevc";
+  const char* name = hevc ? "libx265" : "libx264";
+  const AVCodec* encoder = avcodec_find_encoder_by_name(name);
+  if (!encoder) return std::string("this FFmpeg has no ") + name + " encoder";
+  AVCodecContext* c = avcodec_alloc_context3(encoder);
   *opened = c;
   c->width = width, c->height = height;
   c->pix_fmt = AV_PIX_FMT_YUV420P;
@@ -72,8 +75,11 @@ std::string encode(int width, int height, int frames, bool global_header, AVCode
   if (global_header) c->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
   av_opt_set(c->priv_data, "preset", "medium", 0);
   av_opt_set(c->priv_data, "crf", "23", 0);
-  av_opt_set(c->priv_data, "x264-params", "keyint=24:min-keyint=24:scenecut=0:b-adapt=0:bframes=2", 0);
-  if (int r = avcodec_open2(c, x264, nullptr); r < 0) return "libx264: " + av_text(r);
+  if (hevc)
+    av_opt_set(c->priv_data, "x265-params", "keyint=24:min-keyint=24:scenecut=0:b-adapt=0:bframes=2:frame-threads=1:pools=none:log-level=error", 0);
+  else
+    av_opt_set(c->priv_data, "x264-params", "keyint=24:min-keyint=24:scenecut=0:b-adapt=0:bframes=2", 0);
+  if (int r = avcodec_open2(c, encoder, nullptr); r < 0) return std::string(name) + ": " + av_text(r);
   AVFrame* f = av_frame_alloc();
   f->width = width, f->height = height, f->format = AV_PIX_FMT_YUV420P;
   av_frame_get_buffer(f, 0);
@@ -113,7 +119,7 @@ std::string write_mp4(const std::string& path, int width, int height, int frames
   AVStream* st = avformat_new_stream(oc, nullptr);
   Codec enc;
   bool started = false;
-  std::string error = encode(width, height, frames, true, &enc.c, [&](AVPacket* pkt) -> std::string {
+  std::string error = encode("h264", width, height, frames, true, &enc.c, [&](AVPacket* pkt) -> std::string {
     if (!started) {
       avcodec_parameters_from_context(st->codecpar, enc.c);
       st->time_base = enc.c->time_base;
@@ -135,10 +141,11 @@ std::string write_mp4(const std::string& path, int width, int height, int frames
 
 int main(int argc, char** argv) {
   CLI::App app{"makes the GPU check's NVDEC clip: H.264 Annex-B by libx264 and its CPU-decoded NV12 frames"};
-  std::string out, mp4;
+  std::string out, mp4, codec = "h264";
   int width = 640, height = 360, frames = 48;
   app.add_option("--out", out, "folder for clip.h264, clip.json, reference.nv12")->required();
   app.add_option("--mp4", mp4, "also write the scene as H.264 in MP4 here");
+  app.add_option("--codec", codec, "h264 (libx264) or hevc (libx265)")->capture_default_str()->check(CLI::IsMember({"h264", "hevc"}));
   app.add_option("--width", width)->capture_default_str();
   app.add_option("--height", height)->capture_default_str();
   app.add_option("--frames", frames)->capture_default_str();
@@ -151,9 +158,10 @@ int main(int argc, char** argv) {
   av_log_set_level(AV_LOG_ERROR);  // libx264's statistics are not ours to print
   NvdecClip clip;
   clip.width = width, clip.height = height;
+  clip.codec = codec;
   // Encode (Annex-B, the parameter sets in band).
   Codec enc;
-  const std::string error = encode(width, height, frames, false, &enc.c, [&](AVPacket* pkt) -> std::string {
+  const std::string error = encode(codec, width, height, frames, false, &enc.c, [&](AVPacket* pkt) -> std::string {
     clip.packets.push_back({clip.stream.size(), static_cast<size_t>(pkt->size), pkt->pts});
     clip.stream.insert(clip.stream.end(), pkt->data, pkt->data + pkt->size);
     return "";
@@ -163,10 +171,10 @@ int main(int argc, char** argv) {
 
   // Decode on the CPU, packet by packet as NVDEC will be fed.
   Codec dec;
-  const AVCodec* h264 = avcodec_find_decoder(AV_CODEC_ID_H264);
-  dec.c = avcodec_alloc_context3(h264);
+  const AVCodec* cpu_decoder = avcodec_find_decoder(codec == "hevc" ? AV_CODEC_ID_HEVC : AV_CODEC_ID_H264);
+  dec.c = avcodec_alloc_context3(cpu_decoder);
   dec.c->thread_count = 1;
-  if (int r = avcodec_open2(dec.c, h264, nullptr); r < 0) return die("h264 decoder: " + av_text(r));
+  if (int r = avcodec_open2(dec.c, cpu_decoder, nullptr); r < 0) return die(codec + " decoder: " + av_text(r));
   AVFrame* d = av_frame_alloc();
   auto take_frames = [&]() -> int {
     while (true) {
@@ -201,7 +209,7 @@ int main(int argc, char** argv) {
   if (Status s = save_nvdec_clip(clip, out); !s) return die(s.error().message);
   if (!mp4.empty())
     if (std::string e = write_mp4(mp4, width, height, frames); !e.empty()) return die(e);
-  std::printf("%s: %dx%d, %zu frames, %zu packets, %zu bytes of H.264\n", out.c_str(), width, height, clip.frames(), clip.packets.size(),
-              clip.stream.size());
+  std::printf("%s: %dx%d, %zu frames, %zu packets, %zu bytes of %s\n", out.c_str(), width, height, clip.frames(), clip.packets.size(),
+              clip.stream.size(), codec.c_str());
   return 0;
 }

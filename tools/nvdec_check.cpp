@@ -24,7 +24,7 @@ double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std
 template <typename Take>
 Result<double> decode_clip(const NvdecClip& clip, int device, Take take, double* create_ms) {
   const auto t0 = Clock::now();
-  SD_ASSIGN_OR_RETURN(auto decoder, NvdecDecoder::create(NvdecCodec::kH264, device));
+  SD_ASSIGN_OR_RETURN(auto decoder, NvdecDecoder::create(clip.codec == "hevc" ? NvdecCodec::kHevc : NvdecCodec::kH264, device));
   if (create_ms) *create_ms = ms_since(t0);
   const auto t1 = Clock::now();
   auto drain = [&]() -> Status {
@@ -105,8 +105,8 @@ nlohmann::json nvdec_check(const std::string& clip_dir, int device, int timed_pa
     std::sort(fps.begin(), fps.end());
     row["decode_fps"] = fps[fps.size() / 2];
   }
-  // H.264 decoding is exact: NVDEC's frames are FFmpeg's, bit for bit; 50 dB leaves room for nothing
-  // but a rounding difference in a post-processing step.
+  // H.264 and HEVC decoding is exact: NVDEC's frames are FFmpeg's, bit for bit; 50 dB leaves room
+  // for nothing but a rounding difference in a post-processing step.
   std::string error;
   if (!mismatch.empty())
     error = mismatch;

@@ -37,7 +37,8 @@ Result<NvdecClip> load_nvdec_clip(const std::string& dir) {
   } catch (const std::exception& e) {
     return fail(ErrorCode::kSource, dir + "/clip.json: " + e.what());
   }
-  SD_ASSIGN_OR_RETURN(clip.stream, read_all(dir + "/clip.h264"));
+  if (clip.codec != "h264" && clip.codec != "hevc") return fail(ErrorCode::kSource, dir + "/clip.json: codec " + clip.codec + " (h264 or hevc)");
+  SD_ASSIGN_OR_RETURN(clip.stream, read_all(dir + "/" + clip.stream_file()));
   SD_ASSIGN_OR_RETURN(clip.reference, read_all(dir + "/reference.nv12"));
   if (clip.width <= 0 || clip.height <= 0 || clip.width % 2 || clip.height % 2)
     return fail(ErrorCode::kSource, dir + "/clip.json: size " + std::to_string(clip.width) + "x" + std::to_string(clip.height));
@@ -45,7 +46,7 @@ Result<NvdecClip> load_nvdec_clip(const std::string& dir) {
     return fail(ErrorCode::kSource, dir + "/reference.nv12 holds " + std::to_string(clip.reference.size()) + " bytes, expected " +
                                         std::to_string(clip.frames()) + " frames of " + std::to_string(clip.frame_bytes()));
   for (const auto& p : clip.packets)
-    if (p.offset + p.size > clip.stream.size()) return fail(ErrorCode::kSource, dir + "/clip.json: a packet past the end of clip.h264");
+    if (p.offset + p.size > clip.stream.size()) return fail(ErrorCode::kSource, dir + "/clip.json: a packet past the end of " + clip.stream_file());
   return clip;
 }
 
@@ -57,7 +58,7 @@ Status save_nvdec_clip(const NvdecClip& clip, const std::string& dir) {
   for (const auto& p : clip.packets) index["packets"].push_back({p.offset, p.size, p.pts});
   const std::string text = index.dump() + "\n";
   SD_TRY(write_all(dir + "/clip.json", text.data(), text.size()));
-  SD_TRY(write_all(dir + "/clip.h264", clip.stream.data(), clip.stream.size()));
+  SD_TRY(write_all(dir + "/" + clip.stream_file(), clip.stream.data(), clip.stream.size()));
   return write_all(dir + "/reference.nv12", clip.reference.data(), clip.reference.size());
 }
 

@@ -1,8 +1,8 @@
-// The GPU check's NVDEC clip (docs/gpu.md, "NVDEC"): an H.264 Annex-B stream made here with
-// Debian's libx264 (tools/make_nvdec_clip.cpp), its packets, and the frames FFmpeg's CPU decoder
+// The GPU check's NVDEC clip (docs/gpu.md, "NVDEC"): an H.264 (or HEVC) Annex-B stream made here
+// with Debian's libx264 (libx265) (tools/make_nvdec_clip.cpp), its packets, and the frames FFmpeg's CPU decoder
 // makes of it as NV12, the reference the GPU machine (no FFmpeg there) compares NVDEC with. Plain
 // C++ and nlohmann::json only: the GPU check links it.
-//   DIR/clip.h264       the stream (Annex-B)
+//   DIR/clip.h264       the stream (Annex-B; clip.hevc for HEVC)
 //   DIR/clip.json       {"codec", "width", "height", "packets": [[offset, size, pts], ...] in
 //                        decode order, "display_pts": [...] the frames' pts in display order}
 //   DIR/reference.nv12  the CPU-decoded frames in display order, width x height x 3/2 bytes each
@@ -22,13 +22,14 @@ struct NvdecClip {
     size_t offset = 0, size = 0;
     int64_t pts = 0;
   };
-  std::string codec = "h264";
+  std::string codec = "h264";  // or "hevc"
   int width = 0, height = 0;
   std::vector<uint8_t> stream;
   std::vector<Packet> packets;      // decode order
   std::vector<int64_t> display_pts;  // one per reference frame
   std::vector<uint8_t> reference;    // NV12 frames, display order
 
+  std::string stream_file() const { return "clip." + codec; }
   size_t frame_bytes() const { return static_cast<size_t>(width) * static_cast<size_t>(height) * 3 / 2; }
   size_t frames() const { return display_pts.size(); }
   const uint8_t* reference_frame(size_t i) const { return reference.data() + i * frame_bytes(); }
