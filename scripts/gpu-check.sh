@@ -74,6 +74,7 @@ if [[ $mode == gpu ]]; then
   sd=(env "LD_LIBRARY_PATH=$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
   backend=(--backend cuda)
   yolo=.gpu/yolov8n_arch.onnx
+  clips=("$bin/nvdec" "$bin/nvdec_hevc")
   cases=64 iters=50
   # Latency at batch 1 with and without CUDA graphs, throughput at batches 1 to 64, and batch 32
   # on two sessions at once (copies overlapping kernels); 45 s at most.
@@ -85,6 +86,8 @@ else
   sd=(env)
   backend=(--backend cpu --threads 1)
   yolo=$build/models/yolov8n_arch.onnx
+  clips=("$build/nvdec_clip")
+  [[ -s ${clips[0]}/reference.nv12 ]] || "$build/tools/streamdet_nvdec_clip" --out "${clips[0]}" >/dev/null || true
   cases=4 iters=3
   timing=(--timing models/tiny_synth_v8_dynamic.onnx --timing-name tiny_synth_v8 --timing-input 3x64x64 --batches 1 2
           --overlap-batch 2 --timing-iters 3 --timing-budget 20 --row-seconds 1)
@@ -116,8 +119,29 @@ else
   echo "yolov8n: no $yolo (scripts/gpu-pack.sh makes it): checked without it" | tee -a "$summary"
   [[ $mode == gpu ]] && failed=1
 fi
+# NVDEC against the CPU-decoded frames of the bundled H.264 clip (tools/nvdec_check.h), inside the check.
+nvdec=()
+for clip in "${clips[@]}"; do
+  if [[ -s $clip/reference.nv12 ]]; then
+    nvdec+=(--nvdec-clip "$clip")
+  else
+    echo "nvdec: no clip at $clip (scripts/gpu-pack.sh makes it): checked without it" | tee -a "$summary"
+    [[ $mode == gpu ]] && failed=1
+  fi
+done
 [[ $mode == gpu && ! -f $yolo ]] && timing=()
-step check 150 "${sd[@]}" "$bin/streamdet_gpu_check" "${backend[@]}" --cases "$cases" --iters "$iters" --json "$work/check.json" "${models[@]}" "${timing[@]}"
+step check 150 "${sd[@]}" "$bin/streamdet_gpu_check" "${backend[@]}" --cases "$cases" --iters "$iters" --json "$work/check.json" "${models[@]}" "${timing[@]}" "${nvdec[@]}"
+# NVDEC's verdict in the summary (the figures are in check.json's "nvdec"); here (--cpu) it is
+# expected to find no NVDEC, and does not count.
+if [[ ${#nvdec[@]} -gt 0 && -f $work/check.json ]]; then
+  python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+failed = "not counted here: %s" if sys.argv[2] == "cpu" else "FAILED: %s"
+for key in [k for k in r if k.startswith("nvdec")] or ["nvdec"]:
+    n = r.get(key)
+    print("  %s: " % key + ("not reached" if n is None else "ok, min PSNR %.1f dB, %.0f fps" % (n["psnr_db"]["min"], n.get("decode_fps", 0)) if n["pass"] else failed % n["error"]))' "$work/check.json" "$mode" 2>&1 | tee -a "$summary"
+  publish
+fi
 
 # The backend tests (the CUDA ones skip nowhere else), from the repository's root. On the CPU the
 # CUDA tests alone (they skip): the rest runs in streamdet_tests.

@@ -15,7 +15,7 @@ if grep -q '^STREAMDET_NATIVE:BOOL=ON' build/CMakeCache.txt 2>/dev/null; then
   exit 2
 fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-ninja -C build streamdet_gpu_check streamdet_native_tests
+ninja -C build streamdet_gpu_check streamdet_native_tests streamdet_nvdec_clip
 # It exits 3 here (no GPU) but says which CUDA runtime it was built with, if any.
 info=$(./build/tools/streamdet_gpu_check --backend cuda 2>&1 || true)
 if ! grep -q '^cuda: runtime [0-9]' <<<"$info"; then
@@ -32,10 +32,24 @@ if [[ ! -s $model || tools/make_yolov8n.py -nt $model ]]; then
   fi
   mv "$model.tmp" "$model"
 fi
+# The NVDEC clips (H.264 640x360, HEVC 320x180) and their CPU-decoded reference frames (the GPU
+# machine has no FFmpeg): made here.
+make_clip() {
+  local dir=$1
+  shift
+  if [[ ! -s $dir/reference.nv12 || build/tools/streamdet_nvdec_clip -nt $dir/reference.nv12 ]]; then
+    rm -rf "$dir"
+    build/tools/streamdet_nvdec_clip --out "$dir" "$@" || { echo "gpu-pack.sh: streamdet_nvdec_clip $* failed: no pack without the NVDEC clips" >&2; exit 1; }
+  fi
+}
+make_clip build/nvdec_clip
+make_clip build/nvdec_clip_hevc --codec hevc --width 320 --height 180
 stage=.gpu/stage
 rm -rf .gpu
 mkdir -p "$stage/lib"
 cp build/tools/streamdet_gpu_check build/tests/streamdet_native_tests "$stage/"
+cp -r build/nvdec_clip "$stage/nvdec"
+cp -r build/nvdec_clip_hevc "$stage/nvdec_hevc"
 ldd build/tools/streamdet_gpu_check build/tests/streamdet_native_tests | awk '/=> \// {print $3}' | sort -u | while read -r lib; do
   case "$(basename "$lib")" in
     libc.so* | libm.so* | libdl.so* | librt.so* | libpthread.so* | ld-linux*) ;;  # the system's own

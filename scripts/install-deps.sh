@@ -8,6 +8,7 @@ packages=(
   ccache                   # a second build of the same sources (test.sh run again, CI re-runs) comes from the cache
   libopencv-dev            # videoio (FFmpeg, GStreamer, V4L2), imgproc, dnn
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev   # video files decoded to YUV
+  libffmpeg-nvenc-dev      # ffnvcodec's NVDEC headers (dynlink_cuviddec.h, dynlink_nvcuvid.h): libnvcuvid is loaded at run time
   libdnnl-dev              # oneDNN: the native engine's CPU executor
   ocl-icd-opencl-dev       # only a Recommends of libdnnl-dev, but its CMake config requires OpenCL
   libonnx-dev libprotobuf-dev protobuf-compiler   # ONNX protobuf classes, our wire messages

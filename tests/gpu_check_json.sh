@@ -66,6 +66,17 @@ if min_timing:
     need(any(t["batch"] > 1 and "max_rel_diff_vs_batch1" in t for t in timing), "no batch row checked against batch 1")
     need(any("max_rel_diff_vs_graph" in t for t in timing), "the row without graphs was not checked against the graph's")
     need(any(t.get("workers") == 2 and "max_rel_diff_vs_batch1" in t for t in timing), "no two-worker row checked against batch 1")
+# NVDEC (tools/nvdec_check.h): where there is none, pass false with the reason; the clip is read.
+for key, codec, size in (("nvdec", "h264", "640x360"), ("nvdec_hevc", "hevc", "320x180")):
+    if key not in r:
+        continue
+    n = r[key]
+    for k in ("pass", "error", "clip", "codec", "input", "frames_expected", "frames_decoded"):
+        need(k in n, f"{key}.{k} missing")
+    need(n["codec"] == codec and n["frames_expected"] == 48 and n["input"] == size, f"{key} clip: {n}")
+    need(n["pass"] is True or (isinstance(n["error"], str) and n["error"]), f"{key}: failed without an error: {n}")
+    if n["pass"]:
+        need(n["psnr_db"]["min"] >= 50 and n["pts_in_order"] and n["decode_fps"] > 0, f"{key}: {n}")
 if complete:
     need(r["failed"] == 0, f"failed: {r['failed']}")
 print(f"{path}: ok ({len(r['conformance'])} ops, {len(r['models'])} models, {len(timing)} timing rows, complete={complete})")
@@ -75,10 +86,13 @@ EOF
 case $what in
   program)
     prog=$4
-    "$prog" --backend cpu --cases 4 --iters 3 --threads 1 --json "$work/check.json" \
+    "$(dirname "$prog")/streamdet_nvdec_clip" --out "$work/clip" >/dev/null
+    "$(dirname "$prog")/streamdet_nvdec_clip" --out "$work/clip_hevc" --codec hevc --width 320 --height 180 >/dev/null
+    "$prog" --backend cpu --cases 4 --iters 3 --threads 1 --json "$work/check.json" --nvdec-clip "$work/clip" --nvdec-clip "$work/clip_hevc" \
       --model models/tiny_synth_v8.onnx --input 1x3x256x256 \
       --timing models/tiny_synth_v8_dynamic.onnx --timing-input 3x64x64 --batches 1 3 --overlap-batch 2 --timing-iters 3 --row-seconds 1 >"$work/check.txt"
     check_json "$work/check.json" true 10 1 4
+    python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert "nvdec" in r and "nvdec_hevc" in r, "no nvdec or nvdec_hevc in check.json"' "$work/check.json"
     # A timing budget spent before the rows: each is recorded as skipped, and the check fails.
     rc=0
     "$prog" --backend cpu --cases 1 --iters 3 --threads 1 --json "$work/skipped.json" \
@@ -106,6 +120,7 @@ case $what in
     done
     grep -q '^total: ' "$work/out/summary.txt"
     check_json "$work/out/check.json" true 10 1 4
+    python3 -c 'import json, sys; assert "nvdec" in json.load(open(sys.argv[1])), "no nvdec in check.json"' "$work/out/check.json"
     tar -tzf "$work/out/logs.tar.gz" | grep -q 'check.txt' || { echo "logs.tar.gz has no check.txt"; exit 1; }
     files=$(find "$work/out" -type f | wc -l)
     [[ $files -le 8 ]] || { echo "$files files in \$OUT: the device tool brings back 8"; exit 1; }

@@ -34,6 +34,7 @@
 #include "engine/native/session.h"
 #include "postprocess/detection_parity.h"
 #include "gpu_check_timing.h"
+#include "nvdec_check.h"
 
 using namespace sd;
 using namespace sd::native;
@@ -244,6 +245,10 @@ int main(int argc, char** argv) {
   app.add_option("--overlap-batch", timing.overlap_batch, "a last timing row: this batch on two sessions at once (0: none)")
       ->capture_default_str();
   app.add_option("--row-seconds", timing.row_seconds, "seconds of timed runs per timing row at most")->capture_default_str();
+  std::vector<std::string> nvdec_clips;
+  app.add_option("--nvdec-clip", nvdec_clips,
+                 "an NVDEC clip's folder (tools/nvdec_clip.h), decoded by NVDEC against its CPU-decoded frames (repeatable: "
+                 "\"nvdec\" for H.264, \"nvdec_hevc\" for HEVC)");
   app.add_option("--abort-after", abort_after, "abort() once this op's results are written, as a crash would (tests the partial JSON)");
   CLI11_PARSE(app, argc, argv);
 
@@ -269,6 +274,20 @@ int main(int argc, char** argv) {
   write(0);
   std::printf("streamdet %s on %s\ncuda: runtime %s, driver %s\n", build_commit(), machine_summary().c_str(), info.runtime.c_str(),
               info.driver.c_str());
+  // NVDEC first: it needs no backend and launches no kernel of ours (a fault elsewhere cannot hide it).
+  // Here (--backend cpu) it runs too, to keep it working, and its verdict does not count.
+  std::vector<std::string> nvdec_keys;
+  for (const std::string& clip : nvdec_clips) {
+    json row = nvdec_check(clip, device, on_gpu ? 5 : 1);
+    if (on_gpu && info.problem.empty())  // a usable GPU: did NVDEC leave it an error?
+      if (const Status dev = cuda_device_status(device); !dev) row["context"] = dev.error().message;
+    const std::string codec = row.value("codec", "");
+    const std::string key = codec == "h264" ? "nvdec" : codec.empty() ? "nvdec_" + std::to_string(nvdec_keys.size()) : "nvdec_" + codec;
+    std::printf("%s: %s\n", key.c_str(), row.dump().c_str());
+    report[key] = std::move(row);
+    nvdec_keys.push_back(key);
+    write(0);
+  }
   Result<std::shared_ptr<const Backend>> gpu = std::shared_ptr<const Backend>();
   if (on_gpu) gpu = cuda_backend(device);
   if (!gpu) {
@@ -357,6 +376,8 @@ int main(int argc, char** argv) {
     if (on_gpu)
       if (const Status dev = cuda_device_status(device); !dev) report["context_lost"] = context_lost = "context lost after timing";
   }
+  for (const auto& key : nvdec_keys)
+    if (on_gpu && !report[key]["pass"].get<bool>()) ++failed;
   report["failed"] = failed;
   report["complete"] = true;
   std::printf("\n%d failed\n", failed);

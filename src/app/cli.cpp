@@ -21,6 +21,7 @@
 #include "core/cpu_isa.h"
 #include "engine/native/backend.h"
 #include "engine/native/cuda/cuda_backend.h"
+#include "engine/native/cuda/nvdec_decoder.h"
 #include "core/memory_budget.h"
 #include "runtime/worker_plan.h"
 #include "core/error.h"
@@ -62,11 +63,12 @@ std::string version_text() {
   text += "cpu: " + native::cpu_backend()->description() + "\n";
   text += std::string("cpu isa: ") + cpu::isa_summary() + " (the rest of the build: " + cpu::build_baseline() + ")\n";
   const native::CudaInfo cuda = native::cuda_info();
-  if (!cuda.built) return text + "cuda: not built (no CUDA toolkit when streamdet was built): CPU only";
+  if (!cuda.built) return text + "cuda: not built (no CUDA toolkit when streamdet was built): CPU only\nnvdec: " + native::cuda::nvdec_summary();
   text += "cuda: built with CUDA runtime " + cuda.runtime + (cuda.driver.empty() ? ", no driver" : ", driver CUDA " + cuda.driver);
   for (const auto& d : cuda.devices) text += "\n  " + d;
   if (!cuda.problem.empty()) text += "\n  " + cuda.problem + ": the GPU backend is not used";
   text += "\ncudnn: " + cuda.cudnn;
+  text += "\nnvdec: " + native::cuda::nvdec_summary();
   return text;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 
 #include "app/option_checks.h"
 #include "core/cpu_isa.h"
@@ -100,6 +101,12 @@ void add_runtime_options(CLI::App& cmd, RunOptions& r, std::string& policy) {
                  "threads of each video file's decoder (0: the cores the inference threads leave free, at least 1)")
       ->capture_default_str()
       ->check(integer_in(0, 64));
+  cmd.add_option("--decode", r.decode,
+                 "where video files and streams are decoded: auto (NVDEC for H.264/HEVC where the GPU and driver have it, else "
+                 "the CPU, said once), cpu (FFmpeg), nvdec (NVDEC or exit 3)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, VideoDecode>{
+          {"auto", VideoDecode::kAuto}, {"cpu", VideoDecode::kCpu}, {"nvdec", VideoDecode::kNvdec}}))
+      ->default_str("auto");
   cmd.add_option("--batch", r.batch, "frames per inference call (micro-batching, across sources too)")
       ->capture_default_str()
       ->check(integer_in(1, kMaxBatch));

@@ -192,6 +192,7 @@ Status Pipeline::open_sources(int decode_threads, cv::Size& largest) {
     SourceOptions so;
     so.source_id = s;
     so.decode_threads = decode_threads;
+    so.decode = options_.decode;
     so.max_age_ms = options_.max_age_ms;
     so.should_stop = [this] { return run_.stopping(); };
     so.redis_password = options_.redis_password;
@@ -215,7 +216,7 @@ Status Pipeline::open_sources(int decode_threads, cv::Size& largest) {
     largest.width = std::max(largest.width, lane.info.width);
     largest.height = std::max(largest.height, lane.info.height);
     run_.lanes.push_back(std::move(lane));
-    run_.profiler.add_source(shown, run_.lanes.back().info.live);
+    run_.profiler.add_source(shown, run_.lanes.back().info.live, run_.lanes.back().info.decoder);
   }
   return ok();
 }

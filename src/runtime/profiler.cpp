@@ -57,10 +57,11 @@ void StageRecorder::finish_thread() {
   if (now >= 0 && rec->run_queue_start_ms_ >= 0) rec->run_queue_ms_ = now - rec->run_queue_start_ms_;
 }
 
-int Profiler::add_source(const std::string& uri, bool live) {
+int Profiler::add_source(const std::string& uri, bool live, const std::string& decoder) {
   std::lock_guard<std::mutex> lock(mutex_);
   source_counters_.emplace_back();
   source_counters_.back().uri = uri;
+  source_counters_.back().decoder = decoder;
   source_counters_.back().live = live;
   return static_cast<int>(source_counters_.size()) - 1;
 }
@@ -90,6 +91,7 @@ std::vector<SourceReport> Profiler::source_reports() const {
     const SourceCounters& c = source_counters_[i];
     SourceReport s;
     s.uri = c.uri;
+    s.decoder = c.decoder;
     s.frames_read = c.read;
     s.frames_done = c.done;
     s.live = c.live;
@@ -477,6 +479,8 @@ std::string format_profile(const ProfileReport& r) {
     out += "\n";
   }
   for (const auto& s : r.sources) {
+    // The decoder in the table when it is the GPU's (the JSON names it for every video source).
+    if (s.decoder.rfind("nvdec", 0) == 0) out += "source " + s.uri + ": decoded by " + s.decoder + "\n";
     if (r.sources.size() > 1) {
       std::snprintf(line, sizeof line, "source %s: read %lld, done %lld\n", s.uri.c_str(),
                     static_cast<long long>(s.frames_read), static_cast<long long>(s.frames_done));
@@ -554,6 +558,7 @@ nlohmann::json profile_to_json(const ProfileReport& r) {
                              {"drops", sd},
                              {"corrupt_frames", s.drops[static_cast<size_t>(DropReason::kCorrupt)] + s.damaged},
                              {"damaged_frames", s.damaged}};
+    if (!s.decoder.empty()) source["decoder"] = s.decoder;
     if (s.outages > 0) {
       source["outages"] = s.outages;
       source["reconnects"] = s.reconnects;

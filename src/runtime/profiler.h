@@ -174,6 +174,7 @@ struct SourceReport {
   bool tracked = false;
   int64_t live_tracks = 0;
   int64_t track_ids_issued = 0;
+  std::string decoder;  // what decoded a video's frames (SourceInfo::decoder); "" for other sources
 };
 
 struct ProfileReport {
@@ -211,7 +212,7 @@ class Profiler {
   bool tracing() const { return trace_; }
 
   // Sources are registered before the run; counters are atomic (written from several threads).
-  int add_source(const std::string& uri, bool live = false);
+  int add_source(const std::string& uri, bool live = false, const std::string& decoder = "");
   void set_outputs(std::vector<std::string> names) { outputs_ = std::move(names); }
   // The run's health board: the report's sources get their outages from it (set before the run).
   void set_health(const HealthBoard* board) { health_ = board; }
@@ -246,6 +247,7 @@ class Profiler {
  private:
   struct SourceCounters {
     std::string uri;
+    std::string decoder;
     bool live = false;
     std::atomic<int64_t> read{0}, done{0}, damaged{0};
     std::atomic<int64_t> live_tracks{-1}, track_ids{-1};  // -1: not tracked

@@ -8,6 +8,7 @@
 
 #include "analytics/place_specs.h"
 #include "postprocess/layout.h"
+#include "sources/source.h"
 #include "track/byte_tracker.h"
 
 namespace sd {
@@ -63,6 +64,7 @@ struct RunOptions {
 
   int workers = 0;             // inference workers, each with its own execution context (0: auto, worker_plan.h)
   int decode_threads = 0;      // per video file; 0: the cores inference leaves free, at least 1
+  VideoDecode decode = VideoDecode::kAuto;  // --decode: video decoded by NVDEC or the CPU (sources/nvdec_packet_decoder.h)
   int batch = 1;               // frames per inference call (micro-batching, across sources)
   double batch_wait_ms = 2.0;  // how long a worker waits for a batch to fill
   FramePolicy policy = FramePolicy::kAuto;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <atomic>
 #include <functional>
 #include <thread>
 
@@ -15,7 +16,9 @@ extern "C" {
 }
 
 #include "core/ffmpeg_log.h"
+#include "core/log.h"
 #include "core/uri_redaction.h"
+#include "sources/nvdec_packet_decoder.h"
 
 namespace sd {
 
@@ -70,6 +73,7 @@ struct FfmpegState {
   std::unique_ptr<AVPacket, PacketFreer> packet{av_packet_alloc()};
   std::unique_ptr<AVFrame, FrameFreer> frame{av_frame_alloc()};
   std::unique_ptr<SwsContext, SwsFreer> sws;
+  std::unique_ptr<NvdecPacketDecoder> nvdec;  // --decode auto|nvdec: NVDEC instead of `codec`
   int stream = -1;
   // A stream's blocking calls end when the run stops or the deadline passes (FFmpeg asks
   // interrupted() while it waits on the network, and its calls return AVERROR_EXIT).
@@ -146,13 +150,19 @@ Result<std::unique_ptr<Source>> FfmpegVideoSource::open_input(const std::string&
     default: break;
   }
 
+  SD_TRY(src->choose_decoder(*stream->codecpar, options.decode));
+
   av.codec.reset(avcodec_alloc_context3(decoder));
   if (!av.codec) return cannot("out of memory");
   if (int r = avcodec_parameters_to_context(av.codec.get(), stream->codecpar); r < 0) return cannot(av_error(r));
   av.codec->thread_count = decode_threads(options.decode_threads);
   av.codec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
-  if (int r = avcodec_open2(av.codec.get(), decoder, nullptr); r < 0)
-    return cannot(std::string("cannot start the ") + decoder->name + " decoder (" + av_error(r) + ")");
+  if (!av.nvdec) {
+    if (int r = avcodec_open2(av.codec.get(), decoder, nullptr); r < 0)
+      return cannot(std::string("cannot start the ") + decoder->name + " decoder (" + av_error(r) + ")");
+    src->info_.decoder = std::string("cpu (") + decoder->name + ", " + std::to_string(av.codec->thread_count) + " thread" +
+                         (av.codec->thread_count == 1 ? ")" : "s)");
+  }
 
   SourceInfo& info = src->info_;
   AVRational rate = av_guess_frame_rate(fmt, stream, nullptr);
@@ -188,15 +198,27 @@ Result<bool> FfmpegVideoSource::read(Frame& frame) {
     av.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(stall_timeout_ms_));
   av.timed_out = false;
   while (true) {
-    int r = avcodec_receive_frame(av.codec.get(), av.frame.get());
-    if (r == 0) {
-      auto delivered = deliver(frame);
-      av_frame_unref(av.frame.get());
-      return delivered;
+    int r = 0;
+    if (av.nvdec) {
+      int64_t pts = 0;
+      auto got = av.nvdec->receive(frame, pts);
+      if (!got) return nvdec_failed(frame, got.error());
+      if (*got) {
+        frame.capture_time = Clock::now();
+        return finish(frame, pts);
+      }
+      if (draining_) return false;
+    } else {
+      r = avcodec_receive_frame(av.codec.get(), av.frame.get());
+      if (r == 0) {
+        auto delivered = deliver(frame);
+        av_frame_unref(av.frame.get());
+        return delivered;
+      }
+      if (r == AVERROR_EOF) return false;
+      if (r != AVERROR(EAGAIN)) return undecodable(frame, r);
+      if (draining_) return false;  // cannot happen after a flush; ends the file rather than spin
     }
-    if (r == AVERROR_EOF) return false;
-    if (r != AVERROR(EAGAIN)) return undecodable(frame, r);
-    if (draining_) return false;  // cannot happen after a flush; ends the file rather than spin
     r = av_read_frame(av.format.get(), av.packet.get());
     if (r == AVERROR_EXIT && stream_) {
       // Cut short by the callback: the run is stopping (the end), or no frame came in time.
@@ -214,7 +236,11 @@ Result<bool> FfmpegVideoSource::read(Frame& frame) {
       // End of file, or a read error: either way flush what the decoder holds. A truncated file
       // ends early; its missing frames are not frames we can count.
       draining_ = true;
-      avcodec_send_packet(av.codec.get(), nullptr);
+      if (!av.nvdec) {
+        avcodec_send_packet(av.codec.get(), nullptr);
+      } else if (Status s = av.nvdec->send(nullptr); !s) {
+        return nvdec_failed(frame, s.error());
+      }
       continue;
     }
     if (av.packet->stream_index != av.stream) {
@@ -222,6 +248,12 @@ Result<bool> FfmpegVideoSource::read(Frame& frame) {
       continue;
     }
     if (av.packet->flags & AV_PKT_FLAG_CORRUPT) ++corrupt_packets_;
+    if (av.nvdec) {
+      Status s = av.nvdec->send(av.packet.get());
+      av_packet_unref(av.packet.get());
+      if (!s) return nvdec_failed(frame, s.error());
+      continue;
+    }
     r = avcodec_send_packet(av.codec.get(), av.packet.get());
     av_packet_unref(av.packet.get());
     if (r < 0 && r != AVERROR(EAGAIN) && r != AVERROR_EOF) return undecodable(frame, r);
@@ -319,10 +351,16 @@ Result<bool> FfmpegVideoSource::deliver(Frame& frame) {
     sws_scale(av.sws.get(), f->data, f->linesize, 0, h, dst, dst_stride);
     frame.format = PixelFormat::kBgr;
   }
+  return finish(frame, f->best_effort_timestamp);
+}
+
+// The frame's index and time, once its pixels are in place; `pts` in the stream's time base.
+Result<bool> FfmpegVideoSource::finish(Frame& frame, int64_t pts) {
+  FfmpegState& av = *av_;
   consecutive_failures_ = 0;
   if (info_.width == 0) {
-    info_.width = w;
-    info_.height = h;
+    info_.width = frame.size().width;
+    info_.height = frame.size().height;
   }
   frame.index = next_index_++;
   if (stream_) {
@@ -330,11 +368,37 @@ Result<bool> FfmpegVideoSource::deliver(Frame& frame) {
     return true;
   }
   frame.timestamp_ms = info_.fps > 0 ? static_cast<double>(frame.index) * 1000.0 / info_.fps
-                       : f->best_effort_timestamp != AV_NOPTS_VALUE
-                           ? static_cast<double>(f->best_effort_timestamp) *
-                                 av_q2d(av.format->streams[av.stream]->time_base) * 1000.0
-                           : 0;
+                       : pts != AV_NOPTS_VALUE ? static_cast<double>(pts) * av_q2d(av.format->streams[av.stream]->time_base) * 1000.0
+                                               : 0;
   return true;
+}
+
+// --decode: NVDEC for H.264/HEVC where it is present (auto, nvdec), else the CPU. With nvdec, a
+// video NVDEC cannot decode here is refused (exit 3, docs/errors.md); with auto the CPU decodes it
+// and the reason is said once per run.
+Status FfmpegVideoSource::choose_decoder(const AVCodecParameters& par, VideoDecode decode) {
+  if (decode == VideoDecode::kCpu) return ok();
+  auto nvdec = NvdecPacketDecoder::open(par);
+  if (nvdec) {
+    av_->nvdec = std::move(*nvdec);
+    info_.decoder = "nvdec (" + av_->nvdec->describe() + ")";
+    return ok();
+  }
+  if (decode == VideoDecode::kNvdec)
+    return fail(ErrorCode::kModel, "--decode nvdec: " + info_.uri + ": " + nvdec.error().message);
+  static std::atomic<bool> said{false};
+  if (!said.exchange(true)) log_info("--decode auto: decoding on the CPU (%s)", nvdec.error().message.c_str());
+  return ok();
+}
+
+// NVDEC failed on a packet: a packet it (or the Annex-B filter) refused is one frame lost, as
+// the CPU decoder's would be; anything else (the GPU or driver) ends the source.
+Result<bool> FfmpegVideoSource::nvdec_failed(Frame& frame, const Error& e) {
+  if (e.code == ErrorCode::kCorruptFrame || e.code == ErrorCode::kInternal) {
+    auto r = undecodable(frame, AVERROR_INVALIDDATA);
+    return fail(r.error().code, r.error().message + ": " + e.message);
+  }
+  return fail(ErrorCode::kSource, std::string(source_kind_name(info_.kind)) + " " + info_.uri + ": " + e.message);
 }
 
 }  // namespace sd

@@ -11,6 +11,8 @@
 
 #include "sources/source.h"
 
+struct AVCodecParameters;  // libavcodec
+
 namespace sd {
 
 struct FfmpegState;  // libav contexts (RAII), defined in the .cpp
@@ -30,6 +32,9 @@ class FfmpegVideoSource final : public Source {
   static Result<std::unique_ptr<Source>> open_input(const std::string& path, const SourceOptions& options, bool network);
   std::optional<std::string> stream_damage() const;
   Result<bool> deliver(Frame& frame);
+  Result<bool> finish(Frame& frame, int64_t pts);
+  Status choose_decoder(const AVCodecParameters& par, VideoDecode decode);
+  Result<bool> nvdec_failed(Frame& frame, const Error& e);
   Result<bool> undecodable(Frame& frame, int averror);
 
   std::unique_ptr<FfmpegState> av_;

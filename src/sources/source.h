@@ -16,6 +16,9 @@ namespace sd {
 
 class SourceHealth;  // runtime/source_health.h
 
+// --decode (sources/nvdec_packet_decoder.h says what each does).
+enum class VideoDecode { kAuto, kCpu, kNvdec };
+
 enum class SourceKind { kVideoFile, kImages, kCamera, kGStreamer, kStream, kRedis };
 
 const char* source_kind_name(SourceKind kind);
@@ -27,6 +30,7 @@ struct SourceInfo {
   int width = 0, height = 0;    // of the first frame
   int64_t frame_count = -1;     // -1 when unknown (live, stream)
   bool live = false;            // camera / network / gstreamer: frames arrive on their own clock
+  std::string decoder;          // what decodes a video file's or stream's frames ("cpu (h264)", "nvdec (H.264 on cuda:0)"); "" for others
 };
 
 class Source {
@@ -73,6 +77,10 @@ class Source {
 
 struct SourceOptions {
   int source_id = 0;
+  // Where a video file's or stream's frames are decoded (--decode, sources/nvdec_packet_decoder.h):
+  // on the CPU (libavcodec), by NVDEC, or auto (NVDEC for H.264/HEVC where present, else the CPU,
+  // said once). The command line's default is auto; a program that does not ask decodes on the CPU.
+  VideoDecode decode = VideoDecode::kCpu;
   // Threads of a video file's decoder (FFmpeg frame + slice threading); 0: as many as cores.
   // The pipeline passes the cores its inference leaves free (runtime/pipeline.cpp).
   int decode_threads = 0;
