@@ -32,6 +32,9 @@ struct ConvSpec {
   int y_type;  // onnx::TensorProto::UINT8 / INT8
   int y_zero;
   bool silu = false;  // then DequantizeLinear -> x * Sigmoid(x) -> QuantizeLinear (scale x 0.6)
+  // With silu: the SiLU's float result read by a float op first (Add(s, s), then QuantizeLinear at
+  // scale x 1.2), as YOLOv8's C2f reads it (Split, Concat, the residual Add).
+  bool silu_read_as_float = false;
 };
 
 // x (float) -> QuantizeLinear (u8) -> [DequantizeLinear -> Conv -> QuantizeLinear] per spec ->
@@ -100,12 +103,18 @@ std::string qdq_model(const std::vector<ConvSpec>& convs, int64_t size, int w_ma
       b.node("DequantizeLinear", {q, s, z}, {"sd" + id});
       b.node("Sigmoid", {"sd" + id}, {"sg" + id});
       b.node("Mul", {"sd" + id, "sg" + id}, {"sm" + id});
-      s = "ss" + id, z = "sz" + id, q = "sq" + id;
+      std::string silu_out = "sm" + id;
       in_scale = c.y_scale * 0.6f;
+      if (c.silu_read_as_float) {
+        b.node("Add", {silu_out, silu_out}, {"sa" + id});
+        silu_out = "sa" + id;
+        in_scale = c.y_scale * 1.2f;
+      }
+      s = "ss" + id, z = "sz" + id, q = "sq" + id;
       b.initializer(s, {}, {in_scale});
       if (c.y_type == onnx::TensorProto::UINT8) init_raw<uint8_t>(b, z, {}, c.y_type, {static_cast<uint8_t>(c.y_zero)});
       else init_raw<int8_t>(b, z, {}, c.y_type, {static_cast<int8_t>(c.y_zero)});
-      b.node("QuantizeLinear", {"sm" + id, s, z}, {q});
+      b.node("QuantizeLinear", {silu_out, s, z}, {q});
     }
   }
   b.node("DequantizeLinear", {q, s, z}, {"y"});
@@ -159,11 +168,12 @@ void expect_matches_unfused(const std::vector<ConvSpec>& convs, int64_t size, in
   if (folds == static_cast<long>(convs.size())) {
     EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "DequantizeLinear"), 1);
     EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "Sigmoid"), 0);  // SiLUs are tables of the Int8Convs
+    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "Mul"), 0);
   }
   EXPECT_EQ(std::count(plain.ops.begin(), plain.ops.end(), "Int8Conv"), 0);
   // Both round once per layer; their sums differ in the last bits (int32 exact against float),
   // so a value may land one step apart, and that step can move the next layer's by about one.
-  const float step = convs.back().y_scale * (convs.back().silu ? 0.6f : 1.f);
+  const float step = convs.back().y_scale * (convs.back().silu ? (convs.back().silu_read_as_float ? 1.2f : 0.6f) : 1.f);
   double worst = 0;
   int64_t equal = 0, clipped = 0;
   for (int64_t i = 0; i < fused.y.numel(); ++i) {
@@ -195,6 +205,14 @@ TEST(QdqFusion, FullRangeWeightsAreFoldedOnlyWhereExact) { expect_matches_unfuse
 TEST(QdqFusion, SiluBetweenInt8ConvolutionsMatchesTheDequantizedGraph) {
   std::vector<ConvSpec> chain = kChain;
   for (auto& c : chain) c.silu = true;
+  expect_matches_unfused(chain, 24, 63);
+}
+
+// `streamdet quantize`'s YOLOv8 layout: the SiLU's float result read by a float op (C2f's Split,
+// Concat, residual Add) before it is quantized again: the SiLU is a float table of the Int8Conv.
+TEST(QdqFusion, SiluReadAsFloatIsATableOfTheInt8Convolution) {
+  std::vector<ConvSpec> chain = kChain;
+  for (auto& c : chain) c.silu = c.silu_read_as_float = true;
   expect_matches_unfused(chain, 24, 63);
 }
 

@@ -61,9 +61,11 @@ Attribute int_attr(int64_t i) {
   return a;
 }
 
-// Int8Conv -> DequantizeLinear -> SiLU (x * Sigmoid(x)) -> QuantizeLinear: YOLO's activation
-// between two quantized convolutions. On 256 possible inputs, the three float passes are one
-// table lookup per byte (Int8Conv's "silu_*" attributes, cpu/dnnl_qconv.cpp).
+// Int8Conv -> DequantizeLinear -> SiLU (x * Sigmoid(x)) [-> QuantizeLinear]: YOLO's activation
+// after a quantized convolution. On 256 possible inputs, the three (four) float passes are one
+// table lookup per byte (Int8Conv's "silu_*" attributes, cpu/dnnl_qconv.cpp): to the quantized
+// SiLU where a QuantizeLinear alone reads it (between two quantized convolutions), else to its
+// float value ("silu_float").
 int fuse_int8_silu(Graph& g) {
   std::vector<int> prod(g.values.size(), -1);
   std::vector<std::vector<int>> readers(g.values.size());
@@ -100,19 +102,27 @@ int fuse_int8_silu(Graph& g) {
     if (!sg || !mul || mul->inputs.size() != 2) continue;
     const int s = sg->outputs[0];
     if (uses[static_cast<size_t>(s)] != 1 || !((mul->inputs[0] == d && mul->inputs[1] == s) || (mul->inputs[0] == s && mul->inputs[1] == d))) continue;
-    Node* q = only_reader(mul->outputs[0], "QuantizeLinear");
-    if (!q) continue;
-    auto out = quant_of(g, *q);
-    if (!out || out->scales.size() != 1 || (q->inputs.size() < 3 && q->attrs.get_int("output_dtype", 0) != 0)) continue;
     c.attrs.set("silu_in_scale", float_attr(in->scales[0]));
     c.attrs.set("silu_in_zero_point", int_attr(in->zero_points[0]));
-    c.attrs.set("silu_out_scale", float_attr(out->scales[0]));
-    c.attrs.set("silu_out_zero_point", int_attr(out->zero_points[0]));
-    c.attrs.set("out_signed", int_attr(out->type == DType::kInt8));
-    c.outputs = q->outputs;
-    for (const Node* n : {static_cast<const Node*>(dq), static_cast<const Node*>(sg), static_cast<const Node*>(mul), static_cast<const Node*>(q)})
+    for (const Node* n : {static_cast<const Node*>(dq), static_cast<const Node*>(sg), static_cast<const Node*>(mul)})
       dead[static_cast<size_t>(n - g.nodes.data())] = true;
     ++fused;
+    Node* q = only_reader(mul->outputs[0], "QuantizeLinear");
+    std::optional<Quant> out;
+    if (q) out = quant_of(g, *q);
+    if (q && out && out->scales.size() == 1 && !(q->inputs.size() < 3 && q->attrs.get_int("output_dtype", 0) != 0)) {
+      c.attrs.set("silu_out_scale", float_attr(out->scales[0]));
+      c.attrs.set("silu_out_zero_point", int_attr(out->zero_points[0]));
+      c.attrs.set("out_signed", int_attr(out->type == DType::kInt8));
+      c.outputs = q->outputs;
+      dead[static_cast<size_t>(q - g.nodes.data())] = true;
+    } else {
+      // The SiLU's float result is read by float ops (Split, Concat, the residual Add of C2f, as
+      // `streamdet quantize` writes YOLOv8): the table gives floats, the convolution's quantized
+      // result stays in its scratch.
+      c.attrs.set("silu_float", int_attr(1));
+      c.outputs = mul->outputs;
+    }
   }
   if (fused) {
     std::vector<Node> kept;
