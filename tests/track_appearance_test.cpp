@@ -187,4 +187,34 @@ TEST(ByteTrackerAppearance, OffOrWithoutDescriptorsItIsTheMotionTracker) {
 }
 
 }  // namespace
+namespace {
+
+// An object followed for 15 frames (moving right, 4 px a frame), hidden for 10, comes out `dy` px
+// off its path; the id it has on its second frame back.
+int64_t id_after_coming_out_off_its_path(double dy, const Appearance* before, const Appearance* after) {
+  ByteTracker tracker;
+  auto at = [](double cx, double cy) {
+    return box(static_cast<float>(cx - 20), static_cast<float>(cy - 20), static_cast<float>(cx + 20), static_cast<float>(cy + 20));
+  };
+  auto looks = [](const Appearance* a) { return a ? std::vector<Appearance>{*a} : std::vector<Appearance>{}; };
+  int f = 0;
+  double x = 50;
+  for (; f < 15; ++f, x += 4) tracker.update(std::vector<Detection>{at(x, 100)}, f * kFrameMs, looks(before));
+  for (int i = 0; i < 10; ++i, ++f, x += 4) tracker.update(std::vector<Detection>{}, f * kFrameMs);
+  int64_t id = -1;
+  for (int i = 0; i < 2; ++i, ++f, x += 4) id = tracker.update(std::vector<Detection>{at(x, 100 + dy)}, f * kFrameMs, looks(after))[0];
+  return id;
+}
+
+TEST(ByteTrackerAppearance, ALostObjectComingOutOffItsPredictionIsReFoundOnlyWhenItLooksTheSame) {
+  const Appearance red = look_of(cv::Scalar(40, 40, 210)), blue = look_of(cv::Scalar(210, 90, 40));
+  // 45 px off after 10 frames: outside the gated round's 95% gate, inside the 99.9% one.
+  EXPECT_EQ(id_after_coming_out_off_its_path(45, nullptr, nullptr), 2);  // boxes alone: a new id
+  EXPECT_EQ(id_after_coming_out_off_its_path(45, &red, &red), 1);       // the same colours: its id
+  EXPECT_EQ(id_after_coming_out_off_its_path(45, &red, &blue), 2);      // another object
+  // Further off, colours alone do not bring it back.
+  EXPECT_EQ(id_after_coming_out_off_its_path(75, &red, &red), 2);
+}
+
+}  // namespace
 }  // namespace sd::track

@@ -27,10 +27,11 @@ Bgr pixel(const PixelView& p, int x, int y) {
   const int luma = p.data[static_cast<size_t>(y) * w + static_cast<size_t>(x)];
   const size_t chroma = static_cast<size_t>(y / 2) * (w / 2) + static_cast<size_t>(x / 2);
   const int u = p.data[w * h + chroma] - 128, v = p.data[w * h + (w / 2) * (h / 2) + chroma] - 128;
-  const float c = 1.164f * static_cast<float>(luma - 16);
-  auto clamp = [](float f) { return std::clamp(static_cast<int>(std::lround(f)), 0, 255); };
-  return {clamp(c + 2.017f * static_cast<float>(u)), clamp(c - 0.392f * static_cast<float>(u) - 0.813f * static_cast<float>(v)),
-          clamp(c + 1.596f * static_cast<float>(v))};
+  // Fixed point, 8 fractional bits: 1.164 = 298/256, 2.017 = 516/256, 0.392 = 100/256,
+  // 0.813 = 208/256, 1.596 = 409/256.
+  const int c = 298 * (luma - 16) + 128;
+  auto clamp = [](int f) { return std::clamp(f >> 8, 0, 255); };
+  return {clamp(c + 516 * u), clamp(c - 100 * u - 208 * v), clamp(c + 409 * v)};
 }
 
 // Adds one pixel to the histogram (weights summing to 1).

@@ -49,9 +49,9 @@ ByteTracker& ByteTracker::operator=(ByteTracker&&) noexcept = default;
 std::vector<double> ByteTracker::iou_costs(const std::vector<size_t>& tracks, const std::vector<size_t>& dets,
                                            std::span<const Detection> detections, bool fuse_score, Where where,
                                            double limit, std::span<const Appearance> looks,
-                                           std::vector<float>* overlaps) const {
+                                           std::vector<int>* crowding) const {
   std::vector<double> costs(tracks.size() * dets.size());
-  if (overlaps) overlaps->assign(costs.size(), 0.f);
+  if (crowding) crowding->assign(dets.size(), 0);
   const bool use_looks = !looks.empty() && where != Where::kLowScore;
   for (size_t r = 0; r < tracks.size(); ++r) {
     const Track& t = tracks_[tracks[r]];
@@ -76,7 +76,7 @@ std::vector<double> ByteTracker::iou_costs(const std::vector<size_t>& tracks, co
         overlap = std::max(overlap, ix * iy / area);
       }
       cost = overlap > 0 ? 1.0 - overlap * (fuse_score ? d.score : 1.0) : kNoEdge;
-      if (overlaps) (*overlaps)[r * dets.size() + c] = static_cast<float>(overlap);
+      if (crowding && overlap > kCrowdedOverlap) ++(*crowding)[c];
       // Only for the pairs the boxes allow (few: a track overlaps one or two detections).
       // The gate stays the boxes' (the caller's limit is raised by the weight): the cue reorders
       // the pairs the boxes allow and lets none through that they do not.
@@ -133,19 +133,15 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
   for (size_t k = 0; k < tracks_.size(); ++k) (tracks_[k].id > 0 ? pool : unconfirmed).push_back(k);
 
   // Round 1: confirmed tracks (live and lost) against the confident detections.
-  std::vector<float> overlaps;
+  std::vector<int> crowding;
   Assignment first = min_cost_assignment(
-      iou_costs(pool, high, detections, true, Where::kPredicted, options_.match_thresh, looks, looks.empty() ? nullptr : &overlaps),
+      iou_costs(pool, high, detections, true, Where::kPredicted, options_.match_thresh, looks, looks.empty() ? nullptr : &crowding),
       static_cast<int>(pool.size()), static_cast<int>(high.size()), options_.match_thresh + slack);
   // The confident detections whose descriptor a track may learn: not overlapping two tracks'
   // predictions (two objects close together, or one box for both).
   std::vector<char> shared(detections.size(), 0);
-  if (!looks.empty()) {
-    std::vector<int> overlapping(high.size(), 0);
-    for (size_t r = 0; r < pool.size(); ++r)
-      for (size_t c = 0; c < high.size(); ++c) overlapping[c] += overlaps[r * high.size() + c] > kCrowdedOverlap;
-    for (size_t c = 0; c < high.size(); ++c) shared[high[c]] = overlapping[c] > 1;
-  }
+  if (!looks.empty())
+    for (size_t c = 0; c < high.size(); ++c) shared[high[c]] = crowding[c] > 1;
   auto look_of = [&](size_t i) { return looks.empty() || shared[i] ? nullptr : &looks[i]; };
   for (const auto& [r, c] : first.matches) {
     Track& t = tracks_[pool[static_cast<size_t>(r)]];

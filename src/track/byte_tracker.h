@@ -90,11 +90,11 @@ class ByteTracker {
   // Costs rows = tracks (indices into tracks_), cols = detections (indices into dets): 1 - IoU
   // (times the detection's score with fuse_score); no edge for another class or no overlap.
   // With looks, each edge under `limit` also costs appearance_weight x the descriptors' distance
-  // (not for kLowScore) and those at `limit` or above are none; overlaps, when given, gets each
-  // pair's raw overlap (0: no edge).
+  // (not for kLowScore) and those at `limit` or above are none; crowding, when given, gets per
+  // detection the number of tracks overlapping it by more than kCrowdedOverlap.
   std::vector<double> iou_costs(const std::vector<size_t>& tracks, const std::vector<size_t>& dets,
                                 std::span<const Detection> detections, bool fuse_score, Where where, double limit,
-                                std::span<const Appearance> looks = {}, std::vector<float>* overlaps = nullptr) const;
+                                std::span<const Appearance> looks = {}, std::vector<int>* crowding = nullptr) const;
   // What the appearance cue adds to a round's cost limit (its weight, when it is used).
   double looks_slack(std::span<const Appearance> looks) const {
     return looks.empty() ? 0.0 : options_.appearance_weight;
