@@ -50,9 +50,18 @@ std::vector<double> ByteTracker::iou_costs(const std::vector<size_t>& tracks, co
                                            std::span<const Detection> detections, bool fuse_score, Where where,
                                            double limit, std::span<const Appearance> looks,
                                            std::vector<int>* crowding) const {
+  // Two instances, so that the tracker without descriptors runs the loop it always ran.
+  if (looks.empty() || where == Where::kLowScore) return costs_of<false>(tracks, dets, detections, fuse_score, where, limit, looks, nullptr);
+  return costs_of<true>(tracks, dets, detections, fuse_score, where, limit, looks, crowding);
+}
+
+template <bool kLooks>
+std::vector<double> ByteTracker::costs_of(const std::vector<size_t>& tracks, const std::vector<size_t>& dets,
+                                          std::span<const Detection> detections, bool fuse_score, Where where,
+                                          double limit, std::span<const Appearance> looks,
+                                          std::vector<int>* crowding) const {
   std::vector<double> costs(tracks.size() * dets.size());
   if (crowding) crowding->assign(dets.size(), 0);
-  const bool use_looks = !looks.empty() && where != Where::kLowScore;
   for (size_t r = 0; r < tracks.size(); ++r) {
     const Track& t = tracks_[tracks[r]];
     const Detection predicted = BoxKalman::box_of(t.filter);
@@ -76,12 +85,14 @@ std::vector<double> ByteTracker::iou_costs(const std::vector<size_t>& tracks, co
         overlap = std::max(overlap, ix * iy / area);
       }
       cost = overlap > 0 ? 1.0 - overlap * (fuse_score ? d.score : 1.0) : kNoEdge;
-      if (crowding && overlap > kCrowdedOverlap) ++(*crowding)[c];
-      // Only for the pairs the boxes allow (few: a track overlaps one or two detections).
-      // The gate stays the boxes' (the caller's limit is raised by the weight): the cue reorders
-      // the pairs the boxes allow and lets none through that they do not.
-      if (use_looks && overlap > 0)
-        cost = cost >= limit ? kNoEdge : cost + options_.appearance_weight * appearance_distance(t.look, looks[dets[c]]);
+      if constexpr (kLooks) {
+        if (crowding && overlap > kCrowdedOverlap) ++(*crowding)[c];
+        // Only for the pairs the boxes allow (few: a track overlaps one or two detections).
+        // The gate stays the boxes' (the caller's limit is raised by the weight): the cue
+        // reorders the pairs the boxes allow and lets none through that they do not.
+        if (overlap > 0)
+          cost = cost >= limit ? kNoEdge : cost + options_.appearance_weight * appearance_distance(t.look, looks[dets[c]]);
+      }
     }
   }
   return costs;

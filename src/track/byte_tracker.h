@@ -95,6 +95,10 @@ class ByteTracker {
   std::vector<double> iou_costs(const std::vector<size_t>& tracks, const std::vector<size_t>& dets,
                                 std::span<const Detection> detections, bool fuse_score, Where where, double limit,
                                 std::span<const Appearance> looks = {}, std::vector<int>* crowding = nullptr) const;
+  template <bool kLooks>
+  std::vector<double> costs_of(const std::vector<size_t>& tracks, const std::vector<size_t>& dets,
+                               std::span<const Detection> detections, bool fuse_score, Where where, double limit,
+                               std::span<const Appearance> looks, std::vector<int>* crowding) const;
   // What the appearance cue adds to a round's cost limit (its weight, when it is used).
   double looks_slack(std::span<const Appearance> looks) const {
     return looks.empty() ? 0.0 : options_.appearance_weight;
