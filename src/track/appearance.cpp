@@ -94,9 +94,12 @@ Appearance describe_box(const PixelView& picture, const Detection& box, float sx
 
 float appearance_distance(const Appearance& a, const Appearance& b) {
   if (!a.valid || !b.valid) return 0;
-  float dot = 0;
-  for (int k = 0; k < kAppearanceBins; ++k) dot += a.v[static_cast<size_t>(k)] * b.v[static_cast<size_t>(k)];
-  return std::clamp(1 - dot, 0.f, 1.f);
+  // Four partial sums: a vector's lanes (a float sum in one order would not be vectorised).
+  static_assert(kAppearanceBins % 4 == 0);
+  float part[4] = {0, 0, 0, 0};
+  for (size_t k = 0; k < static_cast<size_t>(kAppearanceBins); k += 4)
+    for (size_t j = 0; j < 4; ++j) part[j] += a.v[k + j] * b.v[k + j];
+  return std::clamp(1 - ((part[0] + part[1]) + (part[2] + part[3])), 0.f, 1.f);
 }
 
 void blend_appearance(Appearance& track, const Appearance& seen, float keep) {
