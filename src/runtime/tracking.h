@@ -29,8 +29,9 @@ float decode_threshold(float conf, const track::TrackerOptions& tracker, bool an
 // I420, at whatever scale it was decoded; no conversion of the whole frame).
 void track_frame(track::ByteTracker& tracker, Detections& detections, const Frame& frame, float conf);
 
-// The descriptors of the detections' boxes in `frame` (boxes in the frame's original size).
-std::vector<track::Appearance> describe_detections(const Detections& detections, const Frame& frame);
+// The descriptors of the detections' boxes in `frame` (boxes in the frame's original size); those
+// under min_score get none (the tracker uses the confident ones' only).
+std::vector<track::Appearance> describe_detections(const Detections& detections, const Frame& frame, float min_score = 0);
 // Keeps the detections at `conf` or above (an untracked source when another is tracked).
 void keep_confident(Detections& detections, float conf);
 
