@@ -2,6 +2,10 @@
 //
 //   BM_ByteTrackerUpdate/100: one ByteTrack update with 100 moving objects (target: at most 50 us
 //     a frame on one core, issue 24).
+//   BM_ByteTrackerUpdateAppearance/100: the same with the appearance cue (a descriptor per detection,
+//     made beforehand: the update's own cost).
+//   BM_AppearanceDescribe/{0,1}: one detection's colour descriptor read from a 1920x1080 frame,
+//     BGR (0) or I420 (1): what the tracking stage adds per detection with the cue on.
 //   BM_PlaceCounter/100: lines and zones (3 lines, 2 zones) fed one frame of 100 tracked objects.
 //   BM_AssignmentOurs/N and BM_AssignmentDlib/N: one tracking-like N x N assignment (each track
 //     overlapping its own detection and sometimes a neighbour's), by our component-wise Hungarian
@@ -10,10 +14,13 @@
 
 #include <dlib/optimization/max_cost_assignment.h>
 
+#include <opencv2/imgproc.hpp>
+
 #include <random>
 #include <vector>
 
 #include "analytics/lines_zones.h"
+#include "track/appearance.h"
 #include "track/assignment.h"
 #include "track/byte_tracker.h"
 
@@ -72,6 +79,63 @@ void BM_ByteTrackerUpdate(benchmark::State& state) {
   state.counters["live_tracks"] = static_cast<double>(tracker.live_track_count());
 }
 BENCHMARK(BM_ByteTrackerUpdate)->Arg(10)->Arg(100)->Arg(300)->Unit(benchmark::kMicrosecond);
+
+// A 1920x1080 frame of coloured blocks (each object's box shows colours of its own).
+cv::Mat colour_frame() {
+  cv::Mat m(1080, 1920, CV_8UC3);
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> c(0, 255);
+  for (int y = 0; y < m.rows; y += 20)
+    for (int x = 0; x < m.cols; x += 20)
+      cv::rectangle(m, cv::Rect(x, y, 20, 20), cv::Scalar(c(rng), c(rng), c(rng)), cv::FILLED);
+  return m;
+}
+
+void BM_ByteTrackerUpdateAppearance(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const Scene scene = make_scene(n, 1);
+  const cv::Mat picture = colour_frame();
+  const sd::track::PixelView view{sd::track::PixelView::Format::kBgr, picture.data, picture.cols, picture.rows, picture.step[0]};
+  std::vector<std::vector<Detection>> frames;
+  std::vector<std::vector<sd::track::Appearance>> looks;
+  for (int f = 0; f < 256; ++f) {
+    frames.push_back(frame_of(scene, f));
+    looks.emplace_back();
+    for (const Detection& d : frames.back()) looks.back().push_back(sd::track::describe_box(view, d));
+  }
+  sd::track::ByteTracker tracker;
+  int f = 0;
+  for (auto _ : state) {
+    const auto k = static_cast<size_t>(f % 256);
+    auto ids = tracker.update(frames[k], (f % 256) * 1000.0 / 30, looks[k]);
+    benchmark::DoNotOptimize(ids.data());
+    if (++f % 256 == 0) {
+      state.PauseTiming();
+      tracker = sd::track::ByteTracker();
+      state.ResumeTiming();
+    }
+  }
+  state.counters["live_tracks"] = static_cast<double>(tracker.live_track_count());
+}
+BENCHMARK(BM_ByteTrackerUpdateAppearance)->Arg(10)->Arg(100)->Arg(300)->Unit(benchmark::kMicrosecond);
+
+void BM_AppearanceDescribe(benchmark::State& state) {
+  const cv::Mat bgr = colour_frame();
+  cv::Mat yuv;
+  cv::cvtColor(bgr, yuv, cv::COLOR_BGR2YUV_I420);
+  const bool i420 = state.range(0) == 1;
+  const sd::track::PixelView view = i420 ? sd::track::PixelView{sd::track::PixelView::Format::kI420, yuv.data, bgr.cols, bgr.rows,
+                                                                static_cast<size_t>(bgr.cols)}
+                                         : sd::track::PixelView{sd::track::PixelView::Format::kBgr, bgr.data, bgr.cols, bgr.rows,
+                                                                bgr.step[0]};
+  const std::vector<Detection> boxes = frame_of(make_scene(100, 1), 0);
+  size_t i = 0;
+  for (auto _ : state) {
+    auto look = sd::track::describe_box(view, boxes[i++ % boxes.size()]);
+    benchmark::DoNotOptimize(look.v.data());
+  }
+}
+BENCHMARK(BM_AppearanceDescribe)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 void BM_PlaceCounter(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));

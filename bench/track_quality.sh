@@ -8,7 +8,8 @@
 # Two clip sets of three 30 s clips (900 frames, 30 fps, 320x192, --motion traverse): "dense", 60
 # objects a clip (about 8 in view at once), seeds 1-3; "sparse", 30 objects, seeds 4-6. Each clip
 # also with every second frame dropped (--keep-every 2). Clips and detections are made once in
-# OUT_DIR; the tracker runs each time with the options given.
+# OUT_DIR; the tracker runs each time with the options given, with the clip's video for the
+# appearance cue (as `streamdet run --track` has the frames; `--appearance-weight 0`: boxes alone).
 #   bench/track_quality.sh OUT_DIR [streamdet_synth track options, e.g. --match-thresh 0.9]
 # Prints one markdown row per (set, frames, detections): IDF1 and MOTA of the three clips pooled,
 # HOTA averaged over them, ID switches, ground-truth tracks, and switches per 20 ground-truth tracks.
@@ -32,7 +33,7 @@ for seed in 1 2 3 4 5 6; do
       "$build/streamdet" run -m "$model" -s "$c.mp4" -d "$c.dets.jsonl" --conf 0.1 >/dev/null 2>&1
     fi
     for kind in jitter dets; do
-      "$synth" track --detections "$c.$kind.jsonl" --out "$c.$kind.tracked.jsonl" "$@"
+      "$synth" track --detections "$c.$kind.jsonl" --video "$c.mp4" --out "$c.$kind.tracked.jsonl" "$@"
       "$synth" mot --truth "$c.truth.jsonl" --tracks "$c.$kind.tracked.jsonl" --json |
         sed "s/^{/{\"seed\":$seed,\"keep\":$keep,\"kind\":\"$kind\",/"
     done

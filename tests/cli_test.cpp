@@ -319,7 +319,8 @@ TEST(Cli, TrackingOptionsAreCheckedBeforeAnythingRuns) {
            {{"--track", "sort"}, "unknown --track 'sort' (auto|bytetrack|iou|off)"},
            {{"--track-low", "0.6", "--track-thresh", "0.5"}, "--track-low 0.6 is above --track-thresh 0.5"},
            {{"--track-thresh", "nan"}, "--track-thresh"},
-           {{"--track-buffer", "-1"}, "--track-buffer"}}) {
+           {{"--track-buffer", "-1"}, "--track-buffer"},
+           {{"--track-appearance", "maybe"}, "unknown --track-appearance 'maybe' (on|off)"}}) {
     std::vector<std::string> full{"run", "-m", kTinyModel, "-s", "synth:w=320,h=192,frames=5", "-d", out};
     full.insert(full.end(), args.begin(), args.end());
     auto r = run_cli(dir, full);

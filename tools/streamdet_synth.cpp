@@ -193,7 +193,7 @@ int main(int argc, char** argv) {
                      "confidence of the boxes the truth ignores (mostly hidden, tiny)")
       ->capture_default_str();
 
-  std::string track_dets, track_out;
+  std::string track_dets, track_out, track_video;
   sd::track::TrackerOptions tracker_options;
   double frame_interval_ms = 0;
   auto* track = app.add_subcommand("track", "run the ByteTrack tracker over a detections JSONL, by timestamp");
@@ -208,6 +208,17 @@ int main(int argc, char** argv) {
   track->add_option("--track-buffer", tracker_options.track_buffer, "lost tracks kept this many frames at 30 fps")
       ->capture_default_str();
   track->add_flag("--agnostic", tracker_options.class_agnostic, "tracks take detections of any class");
+  track->add_option("--video", track_video,
+                    "the video the detections were made on: the appearance cue reads the boxes' colours there")
+      ->check(CLI::ExistingFile);
+  track->add_option("--appearance-weight", tracker_options.appearance_weight,
+                    "cost per unit of descriptor distance (with --video; 0: motion alone)")
+      ->capture_default_str();
+  track->add_option("--reid-distance", tracker_options.reid_distance,
+                    "a lost track re-found beyond its gate when the descriptors are this close (0: never)")
+      ->capture_default_str();
+  track->add_option("--reid-chi2", tracker_options.reid_chi2, "... within this wider gate (chi-square, 2 dof)")
+      ->capture_default_str();
   track->add_option("--frame-interval-ms", frame_interval_ms,
                     "the filter's time unit; 0: the median gap between the file's timestamps")
       ->capture_default_str();
@@ -238,8 +249,14 @@ int main(int argc, char** argv) {
   if (*track) {
     auto frames = sd::eval::read_frames_jsonl(track_dets);
     if (!frames) return report(tl::unexpected(frames.error()));
+    std::vector<std::vector<sd::track::Appearance>> looks;
+    if (!track_video.empty() && tracker_options.appearance_weight > 0) {
+      auto described = sd::eval::describe_boxes(*frames, track_video);
+      if (!described) return report(tl::unexpected(described.error()));
+      looks = std::move(*described);
+    }
     return report(sd::eval::write_frames_jsonl(
-        sd::eval::run_tracker(std::move(*frames), tracker_options, frame_interval_ms), track_out));
+        sd::eval::run_tracker(std::move(*frames), tracker_options, frame_interval_ms, looks), track_out));
   }
   return report(print_eval(eval_truth, eval_dets, eval_iou));
 }

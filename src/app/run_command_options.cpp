@@ -193,6 +193,9 @@ void add_tracking_options(CLI::App& cmd, RunOptions& r, RunFlags& flags) {
       ->capture_default_str()
       ->check(real_in(0, 1e6, Interval::kClosed, "frames"));
   cmd.add_flag("--track-agnostic", t.class_agnostic, "a track may take detections of any class (default: its own class only)");
+  cmd.add_option("--track-appearance", flags.track_appearance,
+                 "on: each track also keeps its boxes' colours, which tell apart objects close together; off: boxes alone")
+      ->capture_default_str();
   cmd.add_option("--line", flags.lines,
                  "[SOURCE/]NAME:x1,y1,x2,y2: count tracks crossing this line, 'in' from its left to its right going "
                  "from point 1 to point 2 (pixels, or fractions of the frame: 0.5,0,0.5,1); repeatable");
@@ -211,6 +214,9 @@ Status resolve_tracking(const RunFlags& flags, RunOptions& r) {
     }
   if (!known) return fail(ErrorCode::kUsage, "unknown --track '" + flags.track + "' (auto|bytetrack|iou|off)");
   track::TrackerOptions& t = r.tracker;
+  if (flags.track_appearance != "on" && flags.track_appearance != "off")
+    return fail(ErrorCode::kUsage, "unknown --track-appearance '" + flags.track_appearance + "' (on|off)");
+  t.appearance = flags.track_appearance == "on";
   if (t.low_thresh > t.track_thresh)
   {
     char line[160];

@@ -24,6 +24,7 @@ Status resolve_layout(const std::string& text, ModelOptions& m);
 struct RunFlags {
   RunOptions run;
   std::string layout = "auto", policy = "auto", reconnect = "auto", track = "auto";
+  std::string track_appearance = "on";  // --track-appearance on|off
   double stall_s = 5, reconnect_for_s = 0, drain_timeout_s = 5;
   CLI::Option* new_track = nullptr;
   std::vector<std::string> lines, zones;  // --line, --zone as given (analytics/place_specs.h)

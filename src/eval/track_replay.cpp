@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include <nlohmann/json.hpp>
+#include <opencv2/videoio.hpp>
 
 #include "synthetic/prng.h"
 
@@ -41,10 +42,19 @@ std::vector<FrameRecord> jitter_truth(const std::vector<FrameRecord>& truth, con
 }
 
 std::vector<FrameRecord> run_tracker(std::vector<FrameRecord> frames, const track::TrackerOptions& options,
-                                     double frame_interval_ms) {
-  std::stable_sort(frames.begin(), frames.end(), [](const FrameRecord& a, const FrameRecord& b) {
-    return a.timestamp_ms != b.timestamp_ms ? a.timestamp_ms < b.timestamp_ms : a.frame < b.frame;
+                                     double frame_interval_ms, const std::vector<std::vector<track::Appearance>>& looks) {
+  std::vector<size_t> order(frames.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return frames[a].timestamp_ms != frames[b].timestamp_ms ? frames[a].timestamp_ms < frames[b].timestamp_ms
+                                                            : frames[a].frame < frames[b].frame;
   });
+  {
+    std::vector<FrameRecord> sorted;
+    sorted.reserve(frames.size());
+    for (size_t i : order) sorted.push_back(std::move(frames[i]));
+    frames = std::move(sorted);
+  }
   if (frame_interval_ms <= 0) {
     std::vector<double> gaps;
     for (size_t i = 1; i < frames.size(); ++i) gaps.push_back(frames[i].timestamp_ms - frames[i - 1].timestamp_ms);
@@ -55,13 +65,39 @@ std::vector<FrameRecord> run_tracker(std::vector<FrameRecord> frames, const trac
   }
   track::ByteTracker tracker(options, frame_interval_ms);
   std::vector<Detection> dets;
-  for (FrameRecord& f : frames) {
+  for (size_t n = 0; n < frames.size(); ++n) {
+    FrameRecord& f = frames[n];
     dets.clear();
     for (const GroundTruthBox& g : f.boxes) dets.push_back(g.box);
-    const std::vector<int64_t> ids = tracker.update(dets, f.timestamp_ms);
+    std::span<const track::Appearance> frame_looks;
+    if (order[n] < looks.size()) frame_looks = looks[order[n]];
+    const std::vector<int64_t> ids = tracker.update(dets, f.timestamp_ms, frame_looks);
     for (size_t k = 0; k < f.boxes.size(); ++k) f.boxes[k].track_id = ids[k];
   }
   return frames;
+}
+
+Result<std::vector<std::vector<track::Appearance>>> describe_boxes(const std::vector<FrameRecord>& frames,
+                                                                   const std::string& video_path) {
+  cv::VideoCapture video(video_path, cv::CAP_FFMPEG);
+  if (!video.isOpened()) return fail(ErrorCode::kSource, "cannot open video " + video_path);
+  std::vector<size_t> order(frames.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return frames[a].frame < frames[b].frame; });
+  std::vector<std::vector<track::Appearance>> looks(frames.size());
+  cv::Mat picture;
+  int64_t at = -1;  // the index of the frame in `picture`
+  for (size_t i : order) {
+    const FrameRecord& f = frames[i];
+    while (at < f.frame) {
+      if (!video.read(picture))
+        return fail(ErrorCode::kSource, video_path + " ends before frame " + std::to_string(f.frame) + " of the detections");
+      ++at;
+    }
+    const track::PixelView view{track::PixelView::Format::kBgr, picture.data, picture.cols, picture.rows, picture.step[0]};
+    for (const GroundTruthBox& g : f.boxes) looks[i].push_back(track::describe_box(view, g.box));
+  }
+  return looks;
 }
 
 Status write_frames_jsonl(const std::vector<FrameRecord>& frames, const std::string& path) {

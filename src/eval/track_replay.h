@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "eval/clip_eval.h"
+#include "track/appearance.h"
 #include "track/byte_tracker.h"
 
 namespace sd::eval {
@@ -29,8 +30,17 @@ std::vector<FrameRecord> jitter_truth(const std::vector<FrameRecord>& truth, con
 // Runs a fresh tracker over the frames in timestamp order (ties: frame order) and sets each
 // detection's track_id (-1 where the tracker gave none). frame_interval_ms <= 0: the median gap
 // between consecutive timestamps (a file source's nominal interval), 1000 / 30 with < 2 frames.
+// looks: empty (motion alone), or per frame (in `frames`' order) one descriptor per box, from
+// describe_boxes.
 std::vector<FrameRecord> run_tracker(std::vector<FrameRecord> frames, const track::TrackerOptions& options,
-                                     double frame_interval_ms = 0);
+                                     double frame_interval_ms = 0,
+                                     const std::vector<std::vector<track::Appearance>>& looks = {});
+
+// The appearance descriptors of every box, read from the video the detections were made on (a
+// record's "frame" is the video's frame index, as `streamdet run --detections` and `clip` write
+// it). Error (kSource): the video does not open, or ends before a record's frame.
+Result<std::vector<std::vector<track::Appearance>>> describe_boxes(const std::vector<FrameRecord>& frames,
+                                                                   const std::string& video_path);
 
 // Writes frames as streamdet's detections JSONL ("frame", "timestamp_ms", "detections" with "box",
 // "class_id", "confidence", and "track_id" where set). Error: kOutput.

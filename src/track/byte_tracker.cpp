@@ -17,6 +17,8 @@ constexpr double kRecoveryLimit = 0.7;          // recovery round: IoU with the 
 constexpr double kGateChi2 = 5.991;             // gated recovery: chi-square, 2 dof, 95%
 constexpr double kBlindFrames = 10;             // low-score boxes leave the filter alone this long
 constexpr double kNoEdge = std::numeric_limits<double>::quiet_NaN();
+constexpr float kCrowdedOverlap = 0.1f;        // a box overlapping two tracks' predictions this much
+                                                // is shared: it does not teach either its colours
 
 }  // namespace
 
@@ -29,6 +31,7 @@ struct ByteTracker::Track {
   float score = 0;
   BoxState filter;
   Detection last_box;  // the last detection it took: where a hidden object was last seen
+  Appearance look;     // moving average of its uncrowded confident boxes' descriptors
   State state = State::kTracked;
   double predicted_to_ms = 0;  // the time the filter's state is for
   double first_seen_ms = 0, last_seen_ms = 0;
@@ -44,8 +47,21 @@ ByteTracker::ByteTracker(ByteTracker&&) noexcept = default;
 ByteTracker& ByteTracker::operator=(ByteTracker&&) noexcept = default;
 
 std::vector<double> ByteTracker::iou_costs(const std::vector<size_t>& tracks, const std::vector<size_t>& dets,
-                                           std::span<const Detection> detections, bool fuse_score, Where where) const {
+                                           std::span<const Detection> detections, bool fuse_score, Where where,
+                                           double limit, std::span<const Appearance> looks,
+                                           std::vector<int>* crowding) const {
+  // Two instances, so that the tracker without descriptors runs the loop it always ran.
+  if (looks.empty() || where == Where::kLowScore) return costs_of<false>(tracks, dets, detections, fuse_score, where, limit, looks, nullptr);
+  return costs_of<true>(tracks, dets, detections, fuse_score, where, limit, looks, crowding);
+}
+
+template <bool kLooks>
+std::vector<double> ByteTracker::costs_of(const std::vector<size_t>& tracks, const std::vector<size_t>& dets,
+                                          std::span<const Detection> detections, bool fuse_score, Where where,
+                                          double limit, std::span<const Appearance> looks,
+                                          std::vector<int>* crowding) const {
   std::vector<double> costs(tracks.size() * dets.size());
+  if (crowding) crowding->assign(dets.size(), 0);
   for (size_t r = 0; r < tracks.size(); ++r) {
     const Track& t = tracks_[tracks[r]];
     const Detection predicted = BoxKalman::box_of(t.filter);
@@ -69,12 +85,20 @@ std::vector<double> ByteTracker::iou_costs(const std::vector<size_t>& tracks, co
         overlap = std::max(overlap, ix * iy / area);
       }
       cost = overlap > 0 ? 1.0 - overlap * (fuse_score ? d.score : 1.0) : kNoEdge;
+      if constexpr (kLooks) {
+        if (crowding && overlap > kCrowdedOverlap) ++(*crowding)[c];
+        // Only for the pairs the boxes allow (few: a track overlaps one or two detections).
+        // The gate stays the boxes' (the caller's limit is raised by the weight): the cue
+        // reorders the pairs the boxes allow and lets none through that they do not.
+        if (overlap > 0)
+          cost = cost >= limit ? kNoEdge : cost + options_.appearance_weight * appearance_distance(t.look, looks[dets[c]]);
+      }
     }
   }
   return costs;
 }
 
-void ByteTracker::take(Track& track, const Detection& det, double timestamp_ms, bool low_score) {
+void ByteTracker::take(Track& track, const Detection& det, double timestamp_ms, bool low_score, const Appearance* look) {
   // A low score is mostly an object partly hidden, whose box is the part still seen: shrinking and
   // shifting as the occluder covers it, it would bend the filter's velocity, and the prediction
   // would not be where the object comes out. Such a box keeps the track alive but leaves its
@@ -83,6 +107,7 @@ void ByteTracker::take(Track& track, const Detection& det, double timestamp_ms, 
   const bool blind = low_score && timestamp_ms - track.last_confident_ms <= kBlindFrames * frame_interval_ms_;
   if (!blind) BoxKalman::update(track.filter, det);
   if (!low_score) track.last_confident_ms = timestamp_ms;
+  if (look && !low_score) blend_appearance(track.look, *look);
   track.state = State::kTracked;
   track.score = det.score;
   track.last_box = det;
@@ -90,8 +115,11 @@ void ByteTracker::take(Track& track, const Detection& det, double timestamp_ms, 
   track.matched_this_frame = true;
 }
 
-std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, double timestamp_ms) {
+std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, double timestamp_ms,
+                                         std::span<const Appearance> looks) {
   std::vector<int64_t> ids(detections.size(), -1);
+  if (!options_.appearance || looks.size() != detections.size()) looks = {};
+  const double slack = looks_slack(looks);
 
   // Not seen for longer than the buffer, with or without frames meanwhile (a reconnect gap): gone.
   const double buffer_ms = options_.track_buffer * 1000.0 / 30.0;
@@ -116,19 +144,27 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
   for (size_t k = 0; k < tracks_.size(); ++k) (tracks_[k].id > 0 ? pool : unconfirmed).push_back(k);
 
   // Round 1: confirmed tracks (live and lost) against the confident detections.
-  Assignment first = min_cost_assignment(iou_costs(pool, high, detections, true, Where::kPredicted),
-                                         static_cast<int>(pool.size()),
-                                         static_cast<int>(high.size()), options_.match_thresh);
+  std::vector<int> crowding;
+  Assignment first = min_cost_assignment(
+      iou_costs(pool, high, detections, true, Where::kPredicted, options_.match_thresh, looks, looks.empty() ? nullptr : &crowding),
+      static_cast<int>(pool.size()), static_cast<int>(high.size()), options_.match_thresh + slack);
+  // The confident detections whose descriptor a track may learn: not overlapping two tracks'
+  // predictions (two objects close together, or one box for both).
+  std::vector<char> shared(detections.size(), 0);
+  if (!looks.empty())
+    for (size_t c = 0; c < high.size(); ++c) shared[high[c]] = crowding[c] > 1;
+  auto look_of = [&](size_t i) { return looks.empty() || shared[i] ? nullptr : &looks[i]; };
   for (const auto& [r, c] : first.matches) {
     Track& t = tracks_[pool[static_cast<size_t>(r)]];
-    take(t, detections[high[static_cast<size_t>(c)]], timestamp_ms);
-    ids[high[static_cast<size_t>(c)]] = t.id;
+    const size_t i = high[static_cast<size_t>(c)];
+    take(t, detections[i], timestamp_ms, false, look_of(i));
+    ids[i] = t.id;
   }
   // Round 2: the live tracks left against the low-score detections, by IoU alone.
   std::vector<size_t> live_left;
   for (int r : first.unmatched_rows)
     if (tracks_[pool[static_cast<size_t>(r)]].state == State::kTracked) live_left.push_back(pool[static_cast<size_t>(r)]);
-  Assignment second = min_cost_assignment(iou_costs(live_left, low, detections, false, Where::kLowScore), static_cast<int>(live_left.size()),
+  Assignment second = min_cost_assignment(iou_costs(live_left, low, detections, false, Where::kLowScore, kSecondRoundLimit), static_cast<int>(live_left.size()),
                                           static_cast<int>(low.size()), kSecondRoundLimit);
   for (const auto& [r, c] : second.matches) {
     Track& t = tracks_[live_left[static_cast<size_t>(r)]];
@@ -145,13 +181,14 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
   for (int c : first.unmatched_cols) high_left.push_back(high[static_cast<size_t>(c)]);
   for (size_t k : pool)
     if (!tracks_[k].matched_this_frame) unmatched.push_back(k);
-  Assignment recovery = min_cost_assignment(iou_costs(unmatched, high_left, detections, false, Where::kRecovery),
-                                            static_cast<int>(unmatched.size()), static_cast<int>(high_left.size()),
-                                            kRecoveryLimit);
+  Assignment recovery = min_cost_assignment(
+      iou_costs(unmatched, high_left, detections, false, Where::kRecovery, kRecoveryLimit, looks),
+      static_cast<int>(unmatched.size()), static_cast<int>(high_left.size()), kRecoveryLimit + slack);
   for (const auto& [r, c] : recovery.matches) {
     Track& t = tracks_[unmatched[static_cast<size_t>(r)]];
-    take(t, detections[high_left[static_cast<size_t>(c)]], timestamp_ms);
-    ids[high_left[static_cast<size_t>(c)]] = t.id;
+    const size_t i = high_left[static_cast<size_t>(c)];
+    take(t, detections[i], timestamp_ms, false, look_of(i));
+    ids[i] = t.id;
   }
   {
     std::vector<size_t> left;
@@ -163,6 +200,8 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
   // uncertainty, which grows with the time unseen (DeepSORT's gate, chi-square 95%). An object that
   // comes out from behind another after a long occlusion, or only half of it at first, overlaps
   // neither its prediction nor where it was last seen, but comes out near where it was predicted.
+  // With descriptors, one that comes out further off (within a 99.9% gate) is taken when it looks
+  // the same, after every pair inside the gate (cost 1 + its distance).
   if (options_.motion) {
     std::vector<size_t> lost;
     for (int r : recovery.unmatched_rows)
@@ -174,14 +213,19 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
         const Detection& d = detections[high_left[c]];
         if (!options_.class_agnostic && d.class_id != t.class_id) continue;
         const double d2 = BoxKalman::centre_distance2(t.filter, d);
-        if (d2 < kGateChi2) costs[r * high_left.size() + c] = d2 / kGateChi2;
+        const double dist = looks.empty() ? 0.0 : appearance_distance(t.look, looks[high_left[c]]);
+        if (d2 < kGateChi2)
+          costs[r * high_left.size() + c] = d2 / kGateChi2 + options_.appearance_weight * dist;
+        else if (!looks.empty() && t.look.valid && d2 < options_.reid_chi2 && dist < options_.reid_distance)
+          costs[r * high_left.size() + c] = 1.0 + options_.appearance_weight * dist;
       }
     }
-    Assignment gated = min_cost_assignment(costs, static_cast<int>(lost.size()), static_cast<int>(high_left.size()), 1.0);
+    Assignment gated = min_cost_assignment(costs, static_cast<int>(lost.size()), static_cast<int>(high_left.size()), 1.0 + slack);
     for (const auto& [r, c] : gated.matches) {
       Track& t = tracks_[lost[static_cast<size_t>(r)]];
-      take(t, detections[high_left[static_cast<size_t>(c)]], timestamp_ms);
-      ids[high_left[static_cast<size_t>(c)]] = t.id;
+      const size_t i = high_left[static_cast<size_t>(c)];
+      take(t, detections[i], timestamp_ms, false, look_of(i));
+      ids[i] = t.id;
     }
     std::vector<size_t> left;
     for (int c : gated.unmatched_cols) left.push_back(high_left[static_cast<size_t>(c)]);
@@ -190,12 +234,12 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
 
   // Round 3: tracks born last frame against the confident detections left; matched, they are
   // confirmed and get their id; unmatched, they were noise and go.
-  Assignment third = min_cost_assignment(iou_costs(unconfirmed, high_left, detections, true, Where::kPredicted),
-                                         static_cast<int>(unconfirmed.size()), static_cast<int>(high_left.size()),
-                                         kUnconfirmedLimit);
+  Assignment third = min_cost_assignment(
+      iou_costs(unconfirmed, high_left, detections, true, Where::kPredicted, kUnconfirmedLimit, looks),
+      static_cast<int>(unconfirmed.size()), static_cast<int>(high_left.size()), kUnconfirmedLimit + slack);
   for (const auto& [r, c] : third.matches) {
     Track& t = tracks_[unconfirmed[static_cast<size_t>(r)]];
-    take(t, detections[high_left[static_cast<size_t>(c)]], timestamp_ms);
+    take(t, detections[high_left[static_cast<size_t>(c)]], timestamp_ms, false, look_of(high_left[static_cast<size_t>(c)]));
     t.id = next_id_++;
     ids[high_left[static_cast<size_t>(c)]] = t.id;
   }
@@ -212,6 +256,7 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
     t.score = d.score;
     t.filter = BoxKalman::initiate(d);
     t.last_box = d;
+    if (!looks.empty()) t.look = looks[i];
     t.predicted_to_ms = t.first_seen_ms = t.last_seen_ms = t.last_confident_ms = timestamp_ms;
     t.matched_this_frame = true;
     if (first_frame_) {  // nothing to confirm against on the first frame

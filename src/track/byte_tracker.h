@@ -12,6 +12,18 @@
 // (>= new_track_thresh) starts a track, confirmed when it is matched again (at once on the first
 // frame); a track unmatched is lost, and removed when lost for longer than the buffer. Class-aware
 // unless class_agnostic: a track only takes detections of its own class.
+//
+// Appearance (with `appearance` on and the detections' descriptors given, track/appearance.h):
+// each track keeps a moving average of its detections' colour descriptors, updated only from a
+// confident box that no other track's prediction overlaps (a box shared by two objects, or merged
+// by the detector's NMS, would teach it the other's colours). In every round but the low-score
+// one (a partly hidden object's box shows its occluder), a pair the motion gate lets through
+// costs appearance_weight x the descriptors' distance more: the cue reorders the pairs that the
+// boxes allow (which of two objects close together is which), it never lets a pair through that
+// the boxes do not, so a poor descriptor (alike colours, changing light) costs little. One
+// exception, in the gated round: a lost track and a detection just outside its 95% gate, within a
+// 99.9% one, whose descriptors are very close (reid_distance), may match, at a cost above every
+// pair inside the gate.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +31,7 @@
 #include <vector>
 
 #include "core/detection.h"
+#include "track/appearance.h"
 
 namespace sd::track {
 
@@ -32,6 +45,14 @@ struct TrackerOptions {
   // false: the IoU tracker (--track iou): tracks are matched where they were last seen, with no
   // motion model (for still or slow objects; a little cheaper).
   bool motion = true;
+  // The appearance cue (--track-appearance): used when update() is given descriptors.
+  bool appearance = true;
+  double appearance_weight = 1.0;  // cost added per unit of descriptor distance (0..1)
+  // A lost track may also take a confident detection left over beyond its gated round's 95% gate
+  // when their descriptors are this close (0: never), within this wider gate (chi-square, 2 dof;
+  // 13.8: 99.9%): an object that comes out from an occlusion far from where it was predicted.
+  double reid_distance = 0.05;
+  double reid_chi2 = 13.8;
 };
 
 class ByteTracker {
@@ -46,7 +67,11 @@ class ByteTracker {
   // One frame's detections at its capture time (non-decreasing from call to call). Returns each
   // detection's track id, in the detections' order; -1 for a detection no confirmed track took
   // (a low score unmatched, a track born this frame and not yet confirmed).
-  std::vector<int64_t> update(std::span<const Detection> detections, double timestamp_ms);
+  // looks: empty, or one descriptor per detection (the appearance cue, when options say so).
+  std::vector<int64_t> update(std::span<const Detection> detections, double timestamp_ms,
+                              std::span<const Appearance> looks = {});
+
+  const TrackerOptions& options() const { return options_; }
 
   // The confirmed tracks matched in the last frame.
   size_t live_track_count() const;
@@ -64,9 +89,23 @@ class ByteTracker {
   enum class Where { kPredicted, kLowScore, kRecovery };
   // Costs rows = tracks (indices into tracks_), cols = detections (indices into dets): 1 - IoU
   // (times the detection's score with fuse_score); no edge for another class or no overlap.
+  // With looks, each edge under `limit` also costs appearance_weight x the descriptors' distance
+  // (not for kLowScore) and those at `limit` or above are none; crowding, when given, gets per
+  // detection the number of tracks overlapping it by more than kCrowdedOverlap.
   std::vector<double> iou_costs(const std::vector<size_t>& tracks, const std::vector<size_t>& dets,
-                                std::span<const Detection> detections, bool fuse_score, Where where) const;
-  void take(Track& track, const Detection& det, double timestamp_ms, bool low_score = false);
+                                std::span<const Detection> detections, bool fuse_score, Where where, double limit,
+                                std::span<const Appearance> looks = {}, std::vector<int>* crowding = nullptr) const;
+  template <bool kLooks>
+  std::vector<double> costs_of(const std::vector<size_t>& tracks, const std::vector<size_t>& dets,
+                               std::span<const Detection> detections, bool fuse_score, Where where, double limit,
+                               std::span<const Appearance> looks, std::vector<int>* crowding) const;
+  // What the appearance cue adds to a round's cost limit (its weight, when it is used).
+  double looks_slack(std::span<const Appearance> looks) const {
+    return looks.empty() ? 0.0 : options_.appearance_weight;
+  }
+  // look: the detection's descriptor to learn from, or nullptr (none, or not to be trusted).
+  void take(Track& track, const Detection& det, double timestamp_ms, bool low_score = false,
+            const Appearance* look = nullptr);
   void remove_duplicates();
 
   TrackerOptions options_;

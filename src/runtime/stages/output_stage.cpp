@@ -28,7 +28,7 @@ Status OutputStage::write(FramePacket& p, StageRecorder& rec) {
   auto& tracker = lane.tracker;
   if (tracker) {
     ScopedStage st(rec, Stage::kTrack, 1, s_, p.frame.index);
-    track_frame(*tracker, p.detections, p.frame.timestamp_ms, conf);
+    track_frame(*tracker, p.detections, p.frame, conf);
     trails_.update(p.detections, p.frame.timestamp_ms);
     run_.profiler.set_tracks(s_, static_cast<int64_t>(tracker->live_track_count()), tracker->ids_issued());
     // Lines and zones, in frame order, by the frame's capture time (part of the track stage).
