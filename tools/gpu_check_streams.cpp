@@ -201,53 +201,53 @@ int run_streams(const StreamsOptions& o, const std::shared_ptr<const Backend>& g
   const std::vector<float> ref = reference_letterbox_bgr(frames[0].data(), o.frame_width, o.frame_height, placement);
   const bool letterbox_ok = ref == fast;
 
-  // The engine alone, once: the same M sessions on an input already staged.
+  // The M workers' sessions, made once for every row (planning, cuDNN's probes and the graph's
+  // recording are not the rows' business), and the engine alone on them, once: the input already
+  // staged, nothing around it.
+  const std::string spent = "skipped: the streams budget of " + std::to_string(static_cast<int>(o.budget_seconds)) + " s is spent";
+  if (std::chrono::duration<double>(deadline - Clock::now()).count() < 2 * o.row_seconds + 0.5) {
+    for (int n : o.streams) emit(skipped(o, n, spent));
+    return static_cast<int>(o.streams.size());
+  }
+  uint64_t streams_created = 0;
+  auto workers = make_workers(o, setup, streams_created);
   std::optional<double> engine_fps;
-  std::string engine_error;
-  for (int n : o.streams) {
-    // Each row needs its own seconds plus setup: a row that no longer fits is recorded as skipped.
-    const double left_s = std::chrono::duration<double>(deadline - Clock::now()).count();
-    if (left_s < o.row_seconds * (engine_fps ? 1.2 : 2.4)) {
-      emit(skipped(o, n, "skipped: the streams budget of " + std::to_string(static_cast<int>(o.budget_seconds)) + " s is spent"));
-      ++failed;
-      continue;
+  std::string setup_error = workers ? "" : workers.error().message;
+  if (workers) {
+    const double wall = run_workers(*workers, o.row_seconds, [](Worker& w) {
+      if (auto st = w.session->run(std::span<const TensorRef>(&w.input, 1), w.outputs); !st) w.error = st.error().message;
+      else ++w.frames;
+    });
+    int64_t total = 0;
+    for (Worker& w : *workers) {
+      total += w.frames;
+      if (!w.error.empty()) setup_error = "engine alone: " + w.error;
+      w.frames = 0;
     }
+    if (setup_error.empty()) engine_fps = wall > 0 ? total * 1000.0 / wall : 0.0;
+  }
+  for (int n : o.streams) {
     json row{{"streams", n}, {"workers", o.workers}, {"pass", false}, {"error", nullptr}, {"model", o.model},
              {"frame", std::to_string(o.frame_width) + "x" + std::to_string(o.frame_height)},
              {"input", std::to_string(o.width) + "x" + std::to_string(o.height)}, {"precision", gpu ? "fp16" : "fp32"},
              {"preprocess", "host letterbox into the session's input staging"}, {"postprocess", "cpu decode + nms"},
              {"letterbox_matches_reference", letterbox_ok}, {"target_stream_fps", o.stream_fps}};
-    uint64_t streams_created = 0;
-    auto workers = make_workers(o, setup, streams_created);
-    if (!workers) {
-      row["error"] = workers.error().message;
+    if (!setup_error.empty()) {
+      row["error"] = setup_error;
       ++failed;
       emit(row);
       continue;
     }
+    // A row that no longer fits in the budget is recorded as skipped.
+    if (std::chrono::duration<double>(deadline - Clock::now()).count() < o.row_seconds + 0.5) {
+      emit(skipped(o, n, spent));
+      ++failed;
+      continue;
+    }
+    for (Worker& w : *workers) w.ms.clear(), w.frames = 0, w.boxes = 0;
     row["backend_streams_created"] = streams_created;  // one per worker's session on a GPU
     // One CUDA stream per worker: each session makes its own (the CPU backend counts none).
     row["stream_per_worker"] = gpu ? json(streams_created >= workers->size()) : json(nullptr);
-    if (!engine_fps && engine_error.empty()) {
-      std::vector<int64_t> runs(workers->size());
-      const double wall = run_workers(*workers, o.row_seconds, [](Worker& w) {
-        if (auto st = w.session->run(std::span<const TensorRef>(&w.input, 1), w.outputs); !st) w.error = st.error().message;
-        else ++w.frames;
-      });
-      int64_t total = 0;
-      for (Worker& w : *workers) {
-        total += w.frames;
-        if (!w.error.empty()) engine_error = w.error;
-        w.frames = 0;
-      }
-      if (engine_error.empty()) engine_fps = wall > 0 ? total * 1000.0 / wall : 0.0;
-    }
-    if (!engine_fps) {
-      row["error"] = "engine alone: " + engine_error;
-      ++failed;
-      emit(row);
-      continue;
-    }
     // Frames are dealt out by one counter: ticket t is stream t % n's (t / n)-th frame, which
     // shows that stream's distinct frames in turn (the producers, with no thread of their own).
     std::atomic<int64_t> ticket{0};
