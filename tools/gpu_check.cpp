@@ -12,6 +12,7 @@
 //   streamdet_gpu_check --json out.json [--cases 64] [--model m.onnx [--input 1x3x640x640]]... [--iters 50]
 //       [--timing yolov8n.onnx [--timing-input 3x640x640] [--batches 1 8 32 64] [--timing-budget 45]]
 // --timing: latency at batch 1 with and without CUDA graphs and throughput per batch (gpu_check_timing.h).
+// --streams 8 32: many synthetic streams end to end on one GPU, M workers (gpu_check_streams.h).
 // With --backend cpu it checks the CPU's default path the same way: what the test suite runs to
 // keep this program and its JSON working on machines without a GPU (tests/gpu_check_json.sh).
 #include <algorithm>
