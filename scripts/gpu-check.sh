@@ -9,14 +9,14 @@
 #   scripts/gpu-check.sh --cpu BUILD     here or in CI: the same steps against the CPU backend, with
 #                                        BUILD's binaries, so that neither the script nor its JSON
 #                                        can rot (tests/CMakeLists.txt: GpuCheck.ScriptRunsOnTheCpu)
-# Every step has its own time limit and the whole script a budget (--budget SECONDS, default 270,
+# Every step has its own time limit and the whole script a budget (--budget SECONDS, default 290,
 # well inside the device tool's 600 s command limit); a step that fails or times out is recorded
 # and the next one runs. The device tool brings back at most 8 files from $OUT: this script
 # leaves 4 there, refreshed after every step: summary.txt (one line per step), check.json,
 # torch.json, and logs.tar.gz (every step's log and JSON).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-mode=gpu build="" budget=270
+mode=gpu build="" budget=290
 while (($#)); do
   case $1 in
     --cpu) mode=cpu build=${2:?"--cpu needs the build folder"}; shift 2 ;;
@@ -79,6 +79,9 @@ if [[ $mode == gpu ]]; then
   # Latency at batch 1 with and without CUDA graphs, throughput at batches 1 to 64, and batch 32
   # on two sessions at once (copies overlapping kernels); 45 s at most.
   timing=(--timing-name yolov8n --timing-input 3x640x640 --batches 1 8 32 64 --overlap-batch 32 --timing-budget 45 --row-seconds 4)
+  # Many streams on one GPU: 8 and 32 synthetic 1080p streams end to end on YOLOv8n, 8 workers
+  # each with its own session and CUDA stream, 3 s per row after the engine alone; 30 s at most.
+  streams=(--streams 8 32 --stream-workers 8 --stream-frame 1920x1080 --streams-seconds 3 --streams-budget 30)
 else
   bin="$work/bin"
   mkdir -p "$bin"
@@ -91,6 +94,7 @@ else
   cases=4 iters=3
   timing=(--timing models/tiny_synth_v8_dynamic.onnx --timing-name tiny_synth_v8 --timing-input 3x64x64 --batches 1 2
           --overlap-batch 2 --timing-iters 3 --timing-budget 20 --row-seconds 1)
+  streams=(--streams 8 32 --stream-workers 2 --stream-frame 160x120 --streams-seconds 1 --streams-budget 10)
 fi
 
 # shellcheck disable=SC2317  # run through step (bash -c)
@@ -129,8 +133,8 @@ for clip in "${clips[@]}"; do
     [[ $mode == gpu ]] && failed=1
   fi
 done
-[[ $mode == gpu && ! -f $yolo ]] && timing=()
-step check 150 "${sd[@]}" "$bin/streamdet_gpu_check" "${backend[@]}" --cases "$cases" --iters "$iters" --json "$work/check.json" "${models[@]}" "${timing[@]}" "${nvdec[@]}"
+[[ $mode == gpu && ! -f $yolo ]] && timing=() streams=()
+step check 180 "${sd[@]}" "$bin/streamdet_gpu_check" "${backend[@]}" --cases "$cases" --iters "$iters" --json "$work/check.json" "${models[@]}" "${timing[@]}" "${streams[@]}" "${nvdec[@]}"
 # NVDEC's verdict in the summary (the figures are in check.json's "nvdec"); here (--cpu) it is
 # expected to find no NVDEC, and does not count.
 if [[ ${#nvdec[@]} -gt 0 && -f $work/check.json ]]; then
@@ -140,6 +144,20 @@ failed = "not counted here: %s" if sys.argv[2] == "cpu" else "FAILED: %s"
 for key in [k for k in r if k.startswith("nvdec")] or ["nvdec"]:
     n = r.get(key)
     print("  %s: " % key + ("not reached" if n is None else "ok, min PSNR %.1f dB, %.0f fps" % (n["psnr_db"]["min"], n.get("decode_fps", 0)) if n["pass"] else failed % n["error"]))' "$work/check.json" "$mode" 2>&1 | tee -a "$summary"
+  publish
+fi
+
+# The streams rows' figures in the summary, one line each (check.json's "streams").
+if [[ ${#streams[@]} -gt 0 && -f $work/check.json ]]; then
+  python3 -c 'import json, sys
+for s in json.load(open(sys.argv[1])).get("streams", []):
+    if not s["pass"] or "fps" not in s:
+        print("  streams %d: FAILED: %s" % (s["streams"], s["error"]))
+        continue
+    busy = "n/a" if s["gpu_busy"] is None else "%.2f" % s["gpu_busy"]
+    print("  streams %d, %d workers: %.0f fps, %.1f per stream (%s), e2e/engine %.2f, p99 %.1f ms, GPU busy %s" % (s["streams"], s["workers"],
+          s["fps"], s["per_stream_fps"], "real time" if s["realtime"] else "NOT real time", s["e2e_over_engine"], s["latency_ms"]["p99"], busy))' \
+    "$work/check.json" 2>&1 | tee -a "$summary"
   publish
 fi
 

@@ -11,12 +11,13 @@ what=$1 src=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
 cd "$src"
 
-# check_json FILE COMPLETE(true|false) MIN_OPS MIN_MODELS [MIN_TIMING]: the fields docs/gpu.md names.
+# check_json FILE COMPLETE(true|false) MIN_OPS MIN_MODELS [MIN_TIMING [STREAMS...]]: the fields docs/gpu.md names.
 check_json() {
   python3 - "$@" <<'EOF'
 import json, sys
 path, complete, min_ops, min_models = sys.argv[1], sys.argv[2] == "true", int(sys.argv[3]), int(sys.argv[4])
 min_timing = int(sys.argv[5]) if len(sys.argv) > 5 else 0
+want_streams = [int(n) for n in sys.argv[6:]]
 r = json.load(open(path))
 def need(cond, what):
     if not cond:
@@ -77,9 +78,26 @@ for key, codec, size in (("nvdec", "h264", "640x360"), ("nvdec_hevc", "hevc", "3
     need(n["pass"] is True or (isinstance(n["error"], str) and n["error"]), f"{key}: failed without an error: {n}")
     if n["pass"]:
         need(n["psnr_db"]["min"] >= 50 and n["pts_in_order"] and n["decode_fps"] > 0, f"{key}: {n}")
+# The streams part (tools/gpu_check_streams.h): one row per count, in order, end to end on the CPU path.
+streams = r.get("streams", [])
+need([s["streams"] for s in streams] == want_streams, f"streams rows {[s['streams'] for s in streams]}, expected {want_streams}")
+for s in streams:
+    for k in ("streams", "workers", "pass", "error", "fps", "per_stream_fps", "realtime", "latency_ms", "e2e_over_engine", "gpu_busy",
+              "engine_fps", "frames", "preprocess", "letterbox_matches_reference", "stream_per_worker"):
+        need(k in s, f"streams row {s.get('streams')}: {k} missing")
+    need(s["pass"] is True and s["error"] is None, f"streams row {s['streams']} failed on the CPU path: {s['error']}")
+    need(s["letterbox_matches_reference"] is True, f"streams row {s['streams']}: the host letterbox is not the reference's")
+    need(s["fps"] > 0 and s["engine_fps"] > 0 and s["frames"] > 0, f"streams row {s['streams']}: {s}")
+    need(abs(s["per_stream_fps"] * s["streams"] - s["fps"]) < 1e-6 * s["fps"], "per_stream_fps is not fps / streams")
+    need(s["realtime"] == (s["per_stream_fps"] >= s["target_stream_fps"]), "realtime is not per_stream_fps >= the target")
+    need(abs(s["e2e_over_engine"] - s["fps"] / s["engine_fps"]) < 1e-6 * s["e2e_over_engine"], "e2e_over_engine is not fps / engine_fps")
+    need(0 < s["latency_ms"]["median"] <= s["latency_ms"]["p99"], f"streams latency_ms {s['latency_ms']}")
+    # No GPU, no NVML here: the busy share is absent, and the row says why.
+    need(s["gpu_busy"] is None and s.get("gpu_busy_note"), f"streams row {s['streams']}: gpu_busy {s['gpu_busy']} without a GPU")
+    need(s["stream_per_worker"] is None, "stream_per_worker on the CPU path")
 if complete:
     need(r["failed"] == 0, f"failed: {r['failed']}")
-print(f"{path}: ok ({len(r['conformance'])} ops, {len(r['models'])} models, {len(timing)} timing rows, complete={complete})")
+print(f"{path}: ok ({len(r['conformance'])} ops, {len(r['models'])} models, {len(timing)} timing rows, {len(streams)} streams rows, complete={complete})")
 EOF
 }
 
@@ -90,15 +108,18 @@ case $what in
     "$(dirname "$prog")/streamdet_nvdec_clip" --out "$work/clip_hevc" --codec hevc --width 320 --height 180 >/dev/null
     "$prog" --backend cpu --cases 4 --iters 3 --threads 1 --json "$work/check.json" --nvdec-clip "$work/clip" --nvdec-clip "$work/clip_hevc" \
       --model models/tiny_synth_v8.onnx --input 1x3x256x256 \
-      --timing models/tiny_synth_v8_dynamic.onnx --timing-input 3x64x64 --batches 1 3 --overlap-batch 2 --timing-iters 3 --row-seconds 1 >"$work/check.txt"
-    check_json "$work/check.json" true 10 1 4
+      --timing models/tiny_synth_v8_dynamic.onnx --timing-input 3x64x64 --batches 1 3 --overlap-batch 2 --timing-iters 3 --row-seconds 1 \
+      --streams 8 32 --stream-workers 2 --stream-frame 160x120 --streams-seconds 1 --streams-budget 10 >"$work/check.txt"
+    check_json "$work/check.json" true 10 1 4 8 32
     python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert "nvdec" in r and "nvdec_hevc" in r, "no nvdec or nvdec_hevc in check.json"' "$work/check.json"
     # A timing budget spent before the rows: each is recorded as skipped, and the check fails.
     rc=0
     "$prog" --backend cpu --cases 1 --iters 3 --threads 1 --json "$work/skipped.json" \
-      --timing models/tiny_synth_v8_dynamic.onnx --timing-input 3x64x64 --batches 1 3 --timing-budget 0 >"$work/skipped.txt" || rc=$?
+      --timing models/tiny_synth_v8_dynamic.onnx --timing-input 3x64x64 --batches 1 3 --timing-budget 0 \
+      --streams 8 32 --stream-frame 160x120 --streams-budget 0 >"$work/skipped.txt" || rc=$?
     [[ $rc == 1 ]] || { echo "--timing-budget 0: exit $rc, expected 1"; exit 1; }
     python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))["timing"]; assert len(t) == 3 and all(r["error"].startswith("skipped: the timing budget") and r["pass"] is False for r in t), t' "$work/skipped.json"
+    python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["streams"]; assert [r["streams"] for r in s] == [8, 32] and all(r["error"].startswith("skipped: the streams budget") and r["skipped"] is True and r["pass"] is False for r in s), s' "$work/skipped.json"
     # A crash part-way (as a kernel fault would be): the JSON holds what was done before it.
     first=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["conformance"][0]["op"])' "$work/check.json")
     rc=0
@@ -119,7 +140,7 @@ case $what in
       grep -q "^$s: ok" "$work/out/summary.txt" || { echo "summary.txt: no '$s: ok'"; exit 1; }
     done
     grep -q '^total: ' "$work/out/summary.txt"
-    check_json "$work/out/check.json" true 10 1 4
+    check_json "$work/out/check.json" true 10 1 4 8 32
     python3 -c 'import json, sys; assert "nvdec" in json.load(open(sys.argv[1])), "no nvdec in check.json"' "$work/out/check.json"
     tar -tzf "$work/out/logs.tar.gz" | grep -q 'check.txt' || { echo "logs.tar.gz has no check.txt"; exit 1; }
     files=$(find "$work/out" -type f | wc -l)

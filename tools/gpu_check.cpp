@@ -12,6 +12,7 @@
 //   streamdet_gpu_check --json out.json [--cases 64] [--model m.onnx [--input 1x3x640x640]]... [--iters 50]
 //       [--timing yolov8n.onnx [--timing-input 3x640x640] [--batches 1 8 32 64] [--timing-budget 45]]
 // --timing: latency at batch 1 with and without CUDA graphs and throughput per batch (gpu_check_timing.h).
+// --streams 8 32: many synthetic streams end to end on one GPU, M workers (gpu_check_streams.h).
 // With --backend cpu it checks the CPU's default path the same way: what the test suite runs to
 // keep this program and its JSON working on machines without a GPU (tests/gpu_check_json.sh).
 #include <algorithm>
@@ -33,6 +34,7 @@
 #include "engine/native/cuda/cuda_backend.h"
 #include "engine/native/session.h"
 #include "postprocess/detection_parity.h"
+#include "gpu_check_streams.h"
 #include "gpu_check_timing.h"
 #include "nvdec_check.h"
 
@@ -245,6 +247,18 @@ int main(int argc, char** argv) {
   app.add_option("--overlap-batch", timing.overlap_batch, "a last timing row: this batch on two sessions at once (0: none)")
       ->capture_default_str();
   app.add_option("--row-seconds", timing.row_seconds, "seconds of timed runs per timing row at most")->capture_default_str();
+  gpu_check::StreamsOptions streams;
+  streams.streams.clear();
+  std::string streams_input, stream_frame = "1920x1080";
+  app.add_option("--streams", streams.streams,
+                 "many streams on one GPU: one row per count (8 32 there), each stream of synthetic frames end to end");
+  app.add_option("--streams-model", streams.model, "the streams' model, a YOLOv8 head (default: --timing's)");
+  app.add_option("--streams-input", streams_input, "its image, CxHxW (default: --timing-input)");
+  app.add_option("--stream-workers", streams.workers, "worker threads, each with its own session (and CUDA stream)")->capture_default_str();
+  app.add_option("--stream-frame", stream_frame, "the synthetic frames' size, WxH")->capture_default_str();
+  app.add_option("--streams-seconds", streams.row_seconds, "timed seconds per streams row (and of the engine alone)")->capture_default_str();
+  app.add_option("--streams-budget", streams.budget_seconds, "seconds for all streams rows (the rest are recorded as skipped)")
+      ->capture_default_str();
   std::vector<std::string> nvdec_clips;
   app.add_option("--nvdec-clip", nvdec_clips,
                  "an NVDEC clip's folder (tools/nvdec_clip.h), decoded by NVDEC against its CPU-decoded frames (repeatable: "
@@ -262,6 +276,7 @@ int main(int argc, char** argv) {
   report["conformance"] = json::array();
   report["models"] = json::array();
   report["timing"] = json::array();
+  report["streams"] = json::array();
   // Written whole each time (to a temporary, then renamed): never half a file.
   auto write = [&](int code) {
     if (!json_path.empty()) {
@@ -375,6 +390,29 @@ int main(int argc, char** argv) {
     });
     if (on_gpu)
       if (const Status dev = cuda_device_status(device); !dev) report["context_lost"] = context_lost = "context lost after timing";
+  }
+  if (!streams.streams.empty() && context_lost.empty()) {
+    if (streams.model.empty()) streams.model = timing.model;
+    auto dims = parse_shape(streams_input.empty() ? timing_input : streams_input);
+    auto frame = parse_shape(stream_frame);
+    if (!dims || dims->rank != 3 || !frame || frame->rank != 2)
+      return std::fprintf(stderr, "--streams-input CxHxW, --stream-frame WxH: expected like 3x640x640 and 1920x1080\n"), write(2);
+    streams.channels = static_cast<int>((*dims)[0]), streams.height = static_cast<int>((*dims)[1]), streams.width = static_cast<int>((*dims)[2]);
+    streams.frame_width = static_cast<int>((*frame)[0]), streams.frame_height = static_cast<int>((*frame)[1]);
+    streams.threads = on_gpu ? 1 : threads;
+    streams.device = device;
+    std::printf("\n");
+    if (streams.model.empty()) {
+      for (int n : streams.streams) report["streams"].push_back({{"streams", n}, {"pass", false}, {"error", "no model: --streams-model or --timing"}});
+      failed += static_cast<int>(streams.streams.size());
+    } else {
+      failed += gpu_check::run_streams(streams, *gpu, [&](const json& row) {
+        report["streams"].push_back(row);
+        write(1);
+      });
+    }
+    if (on_gpu)
+      if (const Status dev = cuda_device_status(device); !dev) report["context_lost"] = context_lost = "context lost after streams";
   }
   for (const auto& key : nvdec_keys)
     if (on_gpu && !report[key]["pass"].get<bool>()) ++failed;

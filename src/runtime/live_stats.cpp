@@ -22,6 +22,7 @@ LiveStats collect_live_stats(RunContext& run, Clock::time_point since) {
   out.cpu_ms = process_cpu_ms();
   out.cores = cpu_count();
   out.workers = run.workers;
+  out.gpu_busy = run.profiler.live_gpu_busy();
   out.stages = run.profiler.live().snapshot();
   const std::vector<SourceReport> counts = run.profiler.live_sources();
   const std::vector<SourceHealthSnapshot> health = run.health.snapshot();

@@ -40,6 +40,7 @@ struct LiveStats {
   double cpu_ms = 0;     // the process's CPU time so far
   int cores = 0;
   int workers = 0;
+  double gpu_busy = -1;  // the GPU's busy share so far (0..1, NVML) where the engine runs on one; -1: not measured
   LiveMetrics::Snapshot stages{};
   std::vector<LiveSourceStats> sources;
   CountingReport counting;  // --line / --zone counts so far, every source

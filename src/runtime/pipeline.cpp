@@ -457,7 +457,12 @@ Status Pipeline::write_profile_json(const ProfileReport& profile) {
 }
 
 void Pipeline::execute() {
+  // On a GPU the profile, its verdict and /metrics carry the GPU's busy share (NVML; said once
+  // where it cannot be measured).
+  if (const std::string dev = run_.det.engine->capabilities().device; dev.rfind("cuda", 0) == 0)
+    run_.profiler.watch_gpu(dev.size() > 5 ? std::atoi(dev.c_str() + 5) : 0);
   run_.profiler.start();
+  if (const std::string why = run_.profiler.gpu_busy_problem(); !why.empty()) log_warn("%s", why.c_str());
   const int n_sources = static_cast<int>(run_.lanes.size());
   std::vector<std::thread> readers, preprocessors, workers, outputs;
   for (int s = 0; s < n_sources; ++s) {

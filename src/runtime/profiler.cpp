@@ -174,12 +174,29 @@ void Profiler::start() {
   start_ = Clock::now();
   start_cpu_ms_ = process_cpu_ms();
   start_busy_ms_ = cores_busy_ms();
+  if (gpu_device_ >= 0) {
+    auto sampler = native::GpuBusySampler::start_nvml(static_cast<unsigned>(gpu_device_));
+    if (sampler) gpu_busy_ = std::move(*sampler);
+    else gpu_busy_note_ = sampler.error().message;
+  }
 }
 
 void Profiler::stop() {
   stop_ = Clock::now();
   stop_cpu_ms_ = process_cpu_ms();
   stop_busy_ms_ = cores_busy_ms();
+  if (gpu_busy_) {
+    auto summary = gpu_busy_->stop();
+    std::lock_guard<std::mutex> lock(mutex_);
+    gpu_busy_final_ = summary;
+    if (!gpu_busy_->error().empty()) gpu_busy_note_ = gpu_busy_->error();
+  }
+}
+
+double Profiler::live_gpu_busy() const {
+  if (!gpu_busy_) return -1;
+  auto s = gpu_busy_->so_far();
+  return s ? s->busy_ratio : -1;
 }
 
 ProfileReport Profiler::report() const {
@@ -245,6 +262,14 @@ ProfileReport Profiler::report() const {
     r.stages.push_back(s);
   }
   if (r.wall_ms > 0) r.e2e_fps = static_cast<double>(r.frames) * 1000.0 / r.wall_ms;
+  const std::optional<native::GpuBusySummary> busy = gpu_busy_final_ ? gpu_busy_final_ : gpu_busy_ ? gpu_busy_->so_far() : std::nullopt;
+  if (busy) {
+    r.gpu_busy = busy->busy_ratio;
+    r.gpu_memory_busy = busy->memory_busy_ratio;
+    r.gpu_memory_used_mb = static_cast<double>(busy->memory_used_max_bytes) / (1 << 20);
+    r.gpu_busy_samples = busy->samples;
+  }
+  r.gpu_busy_note = gpu_busy_note_;
   r.verdict = bottleneck_verdict(r);
   return r;
 }
@@ -314,7 +339,15 @@ std::string outages_said(const ProfileReport& r) {
 
 }  // namespace
 
-std::string bottleneck_verdict(const ProfileReport& r) { return verdict_of_the_stages(r) + outages_said(r); }
+// "; GPU busy 0.43 of the run: the host side is the bottleneck (...)" where it was measured.
+static std::string gpu_busy_said(const ProfileReport& r) {
+  if (r.gpu_busy < 0 || r.frames == 0) return "";
+  native::GpuBusySummary s;
+  s.busy_ratio = r.gpu_busy;
+  return "; " + native::gpu_busy_sentence(s);
+}
+
+std::string bottleneck_verdict(const ProfileReport& r) { return verdict_of_the_stages(r) + gpu_busy_said(r) + outages_said(r); }
 
 namespace {
 
@@ -505,6 +538,13 @@ std::string format_profile(const ProfileReport& r) {
     }
   }
   out += format_counting(r.counting);
+  if (r.gpu_busy >= 0) {
+    std::snprintf(line, sizeof line, "gpu: busy %.2f of the run (%d samples), memory busy %.2f, memory used at most %.0f MiB\n", r.gpu_busy,
+                  r.gpu_busy_samples, r.gpu_memory_busy, r.gpu_memory_used_mb);
+    out += line;
+  } else if (!r.gpu_busy_note.empty()) {
+    out += "gpu: busy share not measured: " + r.gpu_busy_note + "\n";
+  }
   out += r.verdict + "\n";
   return out;
 }
@@ -524,6 +564,14 @@ nlohmann::json profile_to_json(const ProfileReport& r) {
   j["run_queue_ms"] = r.run_queue_ms;
   j["outputs"] = r.outputs;
   j["verdict"] = r.verdict;
+  // The GPU's busy share (0..1, NVML), null where not measured (with the reason where a GPU ran).
+  j["gpu_busy"] = r.gpu_busy >= 0 ? nlohmann::json(r.gpu_busy) : nlohmann::json(nullptr);
+  if (r.gpu_busy >= 0) {
+    j["gpu_memory_busy"] = r.gpu_memory_busy;
+    j["gpu_memory_used_mb"] = r.gpu_memory_used_mb;
+    j["gpu_busy_samples"] = r.gpu_busy_samples;
+  }
+  if (!r.gpu_busy_note.empty()) j["gpu_busy_note"] = r.gpu_busy_note;
   if (!r.counting.empty()) j["counting"] = counting_to_json(r.counting);
   nlohmann::json drops = nlohmann::json::object();
   for (int i = 0; i < kDropReasonCount; ++i) drops[drop_reason_name(static_cast<DropReason>(i))] = r.drops[static_cast<size_t>(i)];

@@ -19,6 +19,7 @@
 
 #include "analytics/counting.h"
 #include "core/frame.h"
+#include "engine/native/gpu_busy.h"
 #include "runtime/latency_histogram.h"
 #include "runtime/live_metrics.h"
 #include "runtime/nvtx.h"
@@ -197,6 +198,11 @@ struct ProfileReport {
   double run_queue_ms = -1;    // the stage threads' time runnable but waiting for a core, summed; -1: unknown
   std::vector<std::string> outputs;  // the sinks, by kind ("video", "jsonl", ...), for the verdict
   std::string verdict;         // one line: which stage limits throughput, and who waits on whom
+  // The GPU's busy share over the run (NVML, engine/native/gpu_busy.h), where the engine ran on a
+  // GPU: -1 where it was not measured, and gpu_busy_note says why ("" on the CPU).
+  double gpu_busy = -1, gpu_memory_busy = -1, gpu_memory_used_mb = -1;
+  int gpu_busy_samples = 0;
+  std::string gpu_busy_note;
   CountingReport counting;     // --line / --zone counts (filled by the pipeline at the end)
 };
 
@@ -226,6 +232,13 @@ class Profiler {
   // Frames decoded from damaged data (processed, not dropped), told by the source at the end.
   void count_damaged(int source, int64_t n);
   void set_workers(int n) { workers_ = n; }
+  // The engine runs on GPU `device` (CUDA's index): its busy share is sampled from start() to
+  // stop() through NVML; where NVML is missing the report says why (and the caller, once).
+  void watch_gpu(int device) { gpu_device_ = device; }
+  // Set by start() when watch_gpu was asked for and NVML cannot be used; "" otherwise.
+  std::string gpu_busy_problem() const { return gpu_busy_note_; }
+  // The busy share so far (0..1), -1 without a sampler: for /metrics.
+  double live_gpu_busy() const;
   // A tracked source's tracker after each frame (its output thread): tracks live, ids issued.
   void set_tracks(int source, int64_t live, int64_t ids_issued) {
     SourceCounters& c = source_counters_[static_cast<size_t>(source)];
@@ -263,6 +276,10 @@ class Profiler {
   double start_busy_ms_ = -1, stop_busy_ms_ = -1;  // our cores' busy time, everyone's (/proc/stat)
   std::atomic<int64_t> frames_{0};
   int workers_ = 1;
+  int gpu_device_ = -1;
+  std::shared_ptr<native::GpuBusySampler> gpu_busy_;
+  std::string gpu_busy_note_;
+  std::optional<native::GpuBusySummary> gpu_busy_final_;
   std::vector<std::string> outputs_;
   const HealthBoard* health_ = nullptr;
   std::vector<SourceReport> source_reports() const;

@@ -176,6 +176,10 @@ std::string prometheus_text(const LiveStats& stats) {
   cpu.sample("", stats.cpu_ms / 1000.0);
   Family workers(out, "streamdet_workers", "gauge", "Inference workers.");
   workers.sample("", static_cast<int64_t>(stats.workers));
+  if (stats.gpu_busy >= 0) {
+    Family gpu(out, "streamdet_gpu_busy_ratio", "gauge", "Share of the run so far in which the GPU ran a kernel (NVML, 0..1).");
+    gpu.sample("", stats.gpu_busy);
+  }
   Family uptime(out, "streamdet_uptime_seconds", "gauge", "Time since the web server started.");
   uptime.sample("", stats.uptime_s);
   return out;
