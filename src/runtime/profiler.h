@@ -156,6 +156,9 @@ struct StageReport {
   // the stage waits on something else (a disk, a device, a lock, a core). Work the stage hands to
   // other threads (an engine's thread pool beyond the worker's own thread) is not in it.
   double cpu_ms = -1;
+  // preprocess and postprocess: where their work ran ("cpu", or the GPU with --preprocess-on gpu,
+  // whose upload and letterbox kernel are timed in the inference stage); "" for the other stages.
+  std::string ran_on;
 };
 
 struct SourceReport {
@@ -226,6 +229,8 @@ class Profiler {
   // Frames decoded from damaged data (processed, not dropped), told by the source at the end.
   void count_damaged(int source, int64_t n);
   void set_workers(int n) { workers_ = n; }
+  // Where frames are letterboxed (runtime/preprocess_on.h); set before the run.
+  void set_preprocess_place(std::string where) { preprocess_on_ = std::move(where); }
   // A tracked source's tracker after each frame (its output thread): tracks live, ids issued.
   void set_tracks(int source, int64_t live, int64_t ids_issued) {
     SourceCounters& c = source_counters_[static_cast<size_t>(source)];
@@ -263,6 +268,7 @@ class Profiler {
   double start_busy_ms_ = -1, stop_busy_ms_ = -1;  // our cores' busy time, everyone's (/proc/stat)
   std::atomic<int64_t> frames_{0};
   int workers_ = 1;
+  std::string preprocess_on_ = "cpu";
   std::vector<std::string> outputs_;
   const HealthBoard* health_ = nullptr;
   std::vector<SourceReport> source_reports() const;

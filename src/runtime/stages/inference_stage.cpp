@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "postprocess/postprocessor.h"
+#include "preprocess/gpu_placement.h"
 #include "runtime/nvtx.h"
 
 namespace sd {
@@ -14,6 +15,26 @@ void scale_to_original(const Frame& frame, Detections& detections) {
   if (frame.original_size.empty() || frame.original_size == decoded || decoded.empty()) return;
   scale_boxes(detections, static_cast<float>(frame.original_size.width) / static_cast<float>(decoded.width),
               static_cast<float>(frame.original_size.height) / static_cast<float>(decoded.height));
+}
+
+// --preprocess-on gpu: the batch's frames, as they are, letterboxed on the context's GPU into its
+// input, then the model run on them.
+Status infer_on_gpu_frames(GpuFrameInput& frames, const std::vector<PacketPtr>& batch, const PreprocessSpec& spec,
+                           std::vector<Tensor>& outputs) {
+  const int n = static_cast<int>(batch.size());
+  for (int i = 0; i < n; ++i) {
+    const FramePacket& p = *batch[static_cast<size_t>(i)];
+    const GpuInputPlacement placement = gpu_input_placement(p.transform, spec);
+    const Frame& f = p.frame;
+    if (f.format == PixelFormat::kI420) {
+      const cv::Size size = f.size();
+      SD_TRY(frames.put_i420(i, n, f.yuv.ptr<uint8_t>(), size.width, size.height, placement));
+    } else {
+      SD_TRY(frames.put_bgr(i, n, f.image.ptr<uint8_t>(), f.image.cols, f.image.rows, static_cast<int64_t>(f.image.step[0]),
+                            placement));
+    }
+  }
+  return frames.infer_put(outputs);
 }
 
 }  // namespace
@@ -42,7 +63,9 @@ void InferenceStage::run() {
     const int n = static_cast<int>(batch.size());
     rec.add_items_in(Stage::kInference, n);
     TensorView input;
-    if (n == 1) {
+    if (run_.frames_on_gpu) {
+      // The frames go to the GPU as they are (infer_on_gpu_frames): no input tensor on the host.
+    } else if (n == 1) {
       input = batch[0]->input.view();
     } else {
       // Micro-batch: the frames' planes side by side in one NCHW tensor.
@@ -57,7 +80,8 @@ void InferenceStage::run() {
     {
       ScopedStage s(rec, Stage::kInference, n, batch[0]->frame.source_id, n == 1 ? batch[0]->frame.index : -1);
       for (auto& p : batch) p->entered[static_cast<size_t>(Stage::kInference)] = Clock::now();
-      st = context_->infer(input, outputs);
+      st = run_.frames_on_gpu ? infer_on_gpu_frames(*context_->gpu_frame_input(), batch, det.preprocess, outputs)
+                              : context_->infer(input, outputs);
       const Clock::time_point done = Clock::now();
       for (auto& p : batch) p->left[static_cast<size_t>(Stage::kInference)] = done;
     }
