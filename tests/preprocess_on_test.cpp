@@ -9,6 +9,9 @@
 #include <opencv2/imgproc.hpp>
 
 #include "cli_util.h"
+#include "fake_engine.h"
+#include "runtime/interrupt.h"
+#include "runtime/pipeline.h"
 #include "engine/engine_registry.h"
 #include "gpu_frames_vectors.h"
 #include "model/model_info.h"
@@ -121,6 +124,95 @@ TEST(PreprocessOn, CommandRefusesGpuOnTheCpuAndProfileSaysWhere) {
     }
   }
   EXPECT_EQ(seen, 2);
+}
+
+// ---- The pipeline's wiring, on the host: the fake engine's contexts take frames as a GPU context
+// does (letterboxed by the kernels' reference, fake_engine.h). Its box follows the input's mean,
+// so the detections say whether the frames reached the model letterboxed as the CPU does.
+class PreprocessOnPipeline : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    clear_interrupt();
+    test::write_minimal_onnx(dir.file("fake.onnx"));
+    test::write_numbered_avi(dir.file("a.avi"), 12);  // decoded as I420
+  }
+  RunOptions options(const std::string& engine, const std::string& source, const std::string& place, const std::string& out) {
+    RunOptions o;
+    o.model.model = dir.file("fake.onnx");
+    o.model.engine = engine;
+    o.model.preprocess_on = place;
+    o.quiet = true;
+    o.sources = {source};
+    o.detections = dir.file(out);
+    o.track = TrackMode::kOff;
+    return o;
+  }
+  // The boxes of every frame, in frame order.
+  std::vector<std::vector<float>> boxes(const std::string& out) {
+    std::vector<std::vector<float>> all;
+    std::ifstream in(dir.file(out));
+    for (std::string line; std::getline(in, line);) {
+      const nlohmann::json j = nlohmann::json::parse(line);
+      std::vector<float> b;
+      for (const auto& d : j.at("detections"))
+        for (const auto& v : d.at("box")) b.push_back(v.get<float>());
+      all.push_back(b);
+    }
+    return all;
+  }
+  void expect_same_boxes(const std::string& a, const std::string& b) {
+    const auto want = boxes(a), got = boxes(b);
+    ASSERT_EQ(want.size(), got.size());
+    ASSERT_FALSE(want.empty());
+    for (size_t f = 0; f < want.size(); ++f) {
+      ASSERT_EQ(want[f].size(), got[f].size()) << "frame " << f;
+      for (size_t i = 0; i < want[f].size(); ++i) EXPECT_NEAR(want[f][i], got[f][i], 1.0) << "frame " << f;
+    }
+  }
+  static std::string ran_on(const ProfileReport& r, const std::string& stage) {
+    for (const auto& s : r.stages)
+      if (s.name == stage) return s.ran_on;
+    return "?";
+  }
+  test::TempDir dir;
+};
+
+TEST_F(PreprocessOnPipeline, FramesTakenByTheContextFindWhatTheCpuLetterboxFinds) {
+  for (const std::string source : {std::string("synth:w=320,h=192,frames=12"), dir.file("a.avi")}) {
+    test::FakeEngineConfig cfg;
+    cfg.gpu_frames = true;
+    test::register_fake_engine("gpu-frames", cfg);
+    RunOptions cpu = options("gpu-frames", source, "cpu", "cpu.jsonl");
+    RunOutcome c = run_detection(cpu);
+    ASSERT_TRUE(c.status) << c.status.error().message;
+    EXPECT_EQ(cfg.frames_put->load(), 0) << "cpu letterboxes on the CPU";
+    EXPECT_EQ(ran_on(c.profile, "preprocess"), "cpu");
+    RunOptions gpu = options("gpu-frames", source, "auto", "gpu.jsonl");
+    gpu.batch = 3;
+    gpu.workers = 2;
+    RunOutcome g = run_detection(gpu);
+    ASSERT_TRUE(g.status) << g.status.error().message;
+    EXPECT_EQ(cfg.frames_put->load(), 12) << source;
+    EXPECT_EQ(ran_on(g.profile, "preprocess"), "cuda:0 (fake)");
+    EXPECT_EQ(ran_on(g.profile, "postprocess"), "cpu");
+    expect_same_boxes("cpu.jsonl", "gpu.jsonl");
+  }
+}
+
+TEST_F(PreprocessOnPipeline, AFailingGpuLetterboxFallsBackUnderAutoAndFailsTheRunUnderGpu) {
+  test::FakeEngineConfig cfg;
+  cfg.gpu_frames = true;
+  cfg.gpu_frames_fail = true;
+  test::register_fake_engine("gpu-frames-fail", cfg);
+  const std::string source = "synth:w=320,h=192,frames=8";
+  RunOutcome c = run_detection(options("gpu-frames-fail", source, "cpu", "cpu.jsonl"));
+  ASSERT_TRUE(c.status) << c.status.error().message;
+  RunOutcome a = run_detection(options("gpu-frames-fail", source, "auto", "auto.jsonl"));
+  ASSERT_TRUE(a.status) << a.status.error().message;
+  expect_same_boxes("cpu.jsonl", "auto.jsonl");
+  RunOutcome g = run_detection(options("gpu-frames-fail", source, "gpu", "gpu.jsonl"));
+  ASSERT_FALSE(g.status);
+  EXPECT_NE(g.status.error().message.find("fake GPU letterbox failed"), std::string::npos) << g.status.error().message;
 }
 
 #ifdef STREAMDET_HAVE_CUDA
