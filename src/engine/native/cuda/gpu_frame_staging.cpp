@@ -89,8 +89,18 @@ class CudaFrameInput final : public GpuFrameInput {
       put_count_ = 0;
       SD_ASSIGN_OR_RETURN(void* host, session_.input_staging(0, static_cast<size_t>(shape.numel()) * sizeof(float)));
       if (!host) return fail(ErrorCode::kUnsupported, device_ + ": the session has no page-locked input staging for the GPU letterbox");
+      // cudaHostAlloc'd memory is mapped under unified addressing (every 64-bit Linux GPU since
+      // Fermi): the device pointer is the host's. Where the runtime will not say so, take the host
+      // pointer when the device reports unified addressing, and fail otherwise.
       void* dev = nullptr;
-      SD_CUDA_TRY(cudaHostGetDevicePointer(&dev, host, 0));
+      if (cudaHostGetDevicePointer(&dev, host, 0) != cudaSuccess) {
+        cudaGetLastError();  // not sticky: clear it
+        int unified = 0;
+        SD_CUDA_TRY(cudaDeviceGetAttribute(&unified, cudaDevAttrUnifiedAddressing, index_));
+        if (!unified)
+          return fail(ErrorCode::kUnsupported, device_ + ": the input staging is not addressable from the GPU (no unified addressing)");
+        dev = host;
+      }
       staged_ = static_cast<float*>(host);
       staged_device_ = static_cast<float*>(dev);
     }
