@@ -7,13 +7,50 @@
 #include <onnx/onnx_pb.h>
 
 #include "engine/engine_registry.h"
+#include "gpu_frames_vectors.h"
 
 namespace sd::test {
 namespace {
 
+// FakeEngineConfig::gpu_frames: frames letterboxed by the kernels' reference into a host batch.
+class HostFrameInput final : public GpuFrameInput {
+ public:
+  HostFrameInput(InferenceContext& context, const FakeEngineConfig& config) : context_(context), config_(config) {}
+  Status put_bgr(int slot, int batch, const uint8_t* bgr, int width, int height, int64_t pitch,
+                 const GpuInputPlacement& p) override {
+    std::vector<uint8_t> packed(static_cast<size_t>(width) * height * 3);
+    for (int y = 0; y < height; ++y)
+      std::copy_n(bgr + y * pitch, width * 3, packed.data() + static_cast<size_t>(y) * width * 3);
+    return put(slot, batch, p, gpu_frames::reference_letterbox_bgr(packed.data(), width, height, p));
+  }
+  Status put_i420(int slot, int batch, const uint8_t* i420, int width, int height, const GpuInputPlacement& p) override {
+    const size_t y_bytes = static_cast<size_t>(width) * height, c = y_bytes / 4;
+    std::vector<uint8_t> nv12(i420, i420 + y_bytes);
+    for (size_t i = 0; i < c; ++i) nv12.push_back(i420[y_bytes + i]), nv12.push_back(i420[y_bytes + c + i]);
+    return put(slot, batch, p, gpu_frames::reference_letterbox_nv12(nv12.data(), width, height, p));
+  }
+  Status infer_put(std::vector<Tensor>& outputs) override { return context_.infer(input_.view(), outputs); }
+  std::string where() const override { return "cuda:0 (fake)"; }
+
+ private:
+  Status put(int slot, int batch, const GpuInputPlacement& p, const std::vector<float>& planes) {
+    if (config_.gpu_frames_fail) return fail(ErrorCode::kInternal, "fake GPU letterbox failed on purpose");
+    config_.frames_put->fetch_add(1);
+    if (slot == 0) input_.resize(Shape{batch, 3, p.dst_height, p.dst_width});
+    std::copy(planes.begin(), planes.end(), input_.data() + static_cast<int64_t>(slot) * static_cast<int64_t>(planes.size()));
+    return ok();
+  }
+  InferenceContext& context_;
+  const FakeEngineConfig& config_;
+  Tensor input_;
+};
+
 class FakeContext final : public InferenceContext {
  public:
-  explicit FakeContext(FakeEngineConfig c) : config_(std::move(c)), rng_(std::random_device{}()) {}
+  explicit FakeContext(FakeEngineConfig c) : config_(std::move(c)), rng_(std::random_device{}()) {
+    if (config_.gpu_frames) frames_ = std::make_unique<HostFrameInput>(*this, config_);
+  }
+  GpuFrameInput* gpu_frame_input() override { return frames_.get(); }
   Status infer(const TensorView& input, std::vector<Tensor>& outputs) override {
     int64_t call = config_.calls->fetch_add(1);
     int delay = config_.fixed_delay_ms;
@@ -49,6 +86,7 @@ class FakeContext final : public InferenceContext {
  private:
   FakeEngineConfig config_;
   std::mt19937 rng_;
+  std::unique_ptr<HostFrameInput> frames_;
 };
 
 class FakeEngine final : public Engine {
@@ -61,6 +99,7 @@ class FakeEngine final : public Engine {
     EngineCapabilities caps;
     caps.dynamic_input_size = true;
     caps.dynamic_batch = true;
+    if (config_.gpu_frames) caps.device = "cuda:0";
     return caps;
   }
   Result<std::unique_ptr<InferenceContext>> create_context(const ContextOptions&) override {

@@ -19,6 +19,13 @@ struct FakeEngineConfig {
   int64_t fail_at_call = -1;         // the call (0-based, over all contexts) that fails; -1: never
   std::shared_ptr<std::atomic<int64_t>> calls = std::make_shared<std::atomic<int64_t>>(0);
   std::shared_ptr<std::atomic<int64_t>> max_batch_seen = std::make_shared<std::atomic<int64_t>>(0);
+  // The engine says it runs on "cuda:0" and its contexts take frames as a GPU context does
+  // (GpuFrameInput), letterboxed on the host by the GPU kernels' plain reference
+  // (gpu_frames_vectors.h): the pipeline's --preprocess-on wiring without a GPU. gpu_frames_fail:
+  // every put fails. frames_put counts the frames put.
+  bool gpu_frames = false;
+  bool gpu_frames_fail = false;
+  std::shared_ptr<std::atomic<int64_t>> frames_put = std::make_shared<std::atomic<int64_t>>(0);
 };
 
 // Registers engine `name` (replacing an earlier one) with this behaviour.

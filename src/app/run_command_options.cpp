@@ -37,6 +37,11 @@ void add_model_options(CLI::App& cmd, ModelOptions& m, std::string& layout) {
                  "(where no CPU step sits between the GPU's), off launches every kernel")
       ->default_str("on")
       ->check(CLI::IsMember({"on", "off"}));
+  cmd.add_option("--preprocess-on", m.preprocess_on,
+                 "where frames are letterboxed into the network input: auto (on the GPU when the model runs on a CUDA "
+                 "GPU, else the CPU), cpu, gpu (the frame uploaded as it is and letterboxed by a CUDA kernel)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "cpu", "gpu"}));
   cmd.add_option("--threads", m.threads, "inference threads in all, divided among the workers (0: every core)")->check(integer_in(0, kMaxThreads));
   cmd.add_option("--input-size", m.input_size,
                  "network input: auto (dynamic models: the frame size rounded up to the stride, e.g. 1280x720 -> "

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/tensor.h"
+#include "engine/gpu_frame_input.h"
 
 namespace sd {
 
@@ -47,6 +48,9 @@ class InferenceContext {
   // input: NCHW float32, N >= 1. outputs are resized to the model's outputs, in output_info order.
   // Outputs keep their buffers between calls (no allocation in steady state).
   virtual Status infer(const TensorView& input, std::vector<Tensor>& outputs) = 0;
+  // Frames letterboxed on the context's GPU into its input (gpu_frame_input.h); nullptr where the
+  // context cannot (the CPU, the OpenCV engine, a build without CUDA). Owned by the context.
+  virtual GpuFrameInput* gpu_frame_input() { return nullptr; }
 };
 
 class Engine {

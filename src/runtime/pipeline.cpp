@@ -30,6 +30,7 @@
 #include "core/uri_redaction.h"
 #include "runtime/drain_deadline.h"
 #include "runtime/interrupt.h"
+#include "runtime/preprocess_on.h"
 #include "runtime/live_stats.h"
 #include "runtime/progress.h"
 #include "runtime/run_context.h"
@@ -333,6 +334,13 @@ Status Pipeline::setup() {
     SD_ASSIGN_OR_RETURN(auto ctx, det.engine->create_context(context_options(model)));
     contexts_.push_back(std::move(ctx));
   }
+  // Every worker's context is made alike: the first one says whether frames can go to its GPU.
+  SD_ASSIGN_OR_RETURN(PreprocessPlace place,
+                      choose_preprocess_place(model.preprocess_on, det.engine->capabilities().device, det.engine->name(),
+                                              contexts_[0]->gpu_frame_input()));
+  run_.frames_on_gpu = place.gpu;
+  run_.profiler.set_preprocess_place(place.where);
+  if (place.gpu) log_info("preprocess: frames letterboxed on %s", place.where.c_str());
 
   if (!options_.profile_json.empty()) {
     SD_ASSIGN_OR_RETURN(profile_file_, AtomicFile::create(options_.profile_json, "profile"));

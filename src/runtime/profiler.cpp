@@ -236,6 +236,8 @@ ProfileReport Profiler::report() const {
     LatencyHistogram merged;
     StageReport s;
     s.name = stage_name(stage);
+    if (stage == Stage::kPreprocess) s.ran_on = preprocess_on_;
+    if (stage == Stage::kPostprocess) s.ran_on = "cpu";
     double cpu = 0;
     for (const auto& rec : recorders_) {
       const auto& d = rec->stage(stage);
@@ -511,6 +513,8 @@ std::string format_profile(const ProfileReport& r) {
       }
     out += "\n";
   }
+  for (const auto& s : r.stages)
+    if (!s.ran_on.empty() && s.ran_on != "cpu") out += s.name + ": on " + s.ran_on + " (its upload and kernel timed in inference)\n";
   for (const auto& s : r.sources) {
     // The decoder in the table when it is the GPU's (the JSON names it for every video source).
     if (s.decoder.rfind("nvdec", 0) == 0) out += "source " + s.uri + ": decoded by " + s.decoder + "\n";
@@ -594,6 +598,7 @@ nlohmann::json profile_to_json(const ProfileReport& r) {
                            {"blocked_ms", s.blocked_ms},
                            {"utilization", s.utilization},
                            {"cpu_ms", s.cpu_ms}});
+    if (!s.ran_on.empty()) j["stages"].back()["ran_on"] = s.ran_on;
   }
   j["sources"] = nlohmann::json::array();
   for (const auto& s : r.sources) {

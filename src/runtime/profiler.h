@@ -157,6 +157,9 @@ struct StageReport {
   // the stage waits on something else (a disk, a device, a lock, a core). Work the stage hands to
   // other threads (an engine's thread pool beyond the worker's own thread) is not in it.
   double cpu_ms = -1;
+  // preprocess and postprocess: where their work ran ("cpu", or the GPU with --preprocess-on gpu,
+  // whose upload and letterbox kernel are timed in the inference stage); "" for the other stages.
+  std::string ran_on;
 };
 
 struct SourceReport {
@@ -239,6 +242,8 @@ class Profiler {
   std::string gpu_busy_problem() const { return gpu_busy_note_; }
   // The busy share so far (0..1), -1 without a sampler: for /metrics.
   double live_gpu_busy() const;
+  // Where frames are letterboxed (runtime/preprocess_on.h); set before the run.
+  void set_preprocess_place(std::string where) { preprocess_on_ = std::move(where); }
   // A tracked source's tracker after each frame (its output thread): tracks live, ids issued.
   void set_tracks(int source, int64_t live, int64_t ids_issued) {
     SourceCounters& c = source_counters_[static_cast<size_t>(source)];
@@ -280,6 +285,7 @@ class Profiler {
   std::shared_ptr<native::GpuBusySampler> gpu_busy_;
   std::string gpu_busy_note_;
   std::optional<native::GpuBusySummary> gpu_busy_final_;
+  std::string preprocess_on_ = "cpu";
   std::vector<std::string> outputs_;
   const HealthBoard* health_ = nullptr;
   std::vector<SourceReport> source_reports() const;

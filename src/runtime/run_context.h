@@ -62,6 +62,7 @@ class RunContext {
   std::unique_ptr<FrameScheduler> scheduler;
   std::unique_ptr<LiveView> view;
   int batch = 1;
+  bool frames_on_gpu = false;  // --preprocess-on: the workers letterbox on their GPU (runtime/preprocess_on.h)
   int workers = 1;
   std::atomic<int64_t> frames_done{0};
 

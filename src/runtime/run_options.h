@@ -20,6 +20,7 @@ struct ModelOptions {
   std::string device = "auto";  // auto (CUDA when usable), cpu, cuda, cuda:N (native engine)
   std::string precision = "auto";  // auto | fp32 | fp16 | bf16: the native engine's arithmetic (fp16: on the GPU)
   bool cuda_graphs = true;     // --cuda-graphs on|off: the native engine's GPU runs replayed as CUDA graphs
+  std::string preprocess_on = "auto";  // --preprocess-on auto|cpu|gpu: where frames are letterboxed (runtime/preprocess_on.h)
   int threads = 0;             // inference threads in all, divided among the workers (0: every core)
   std::string input_size = "auto";  // auto | W,H | N
   Layout layout = Layout::kAuto;

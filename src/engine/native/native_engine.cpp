@@ -9,6 +9,7 @@
 #include "engine/native/backend.h"
 #include "engine/native/cpu/bf16_support.h"
 #include "engine/native/cuda/cuda_backend.h"
+#include "engine/native/cuda/gpu_frame_staging.h"
 #include "engine/native/device.h"
 #include "engine/native/session.h"
 
@@ -17,7 +18,12 @@ namespace {
 
 class NativeContext final : public InferenceContext {
  public:
-  explicit NativeContext(std::unique_ptr<native::NativeSession> s) : session_(std::move(s)) {}
+  // `device`: the session's device (nullptr: the CPU alone); on a CUDA GPU frames can be letterboxed there.
+  NativeContext(std::unique_ptr<native::NativeSession> s, const native::Backend* device) : session_(std::move(s)) {
+    if (device && device->device().kind == native::DeviceKind::kCuda)
+      frames_ = native::make_cuda_frame_input(*session_, device->device().index, device->name());
+  }
+  GpuFrameInput* gpu_frame_input() override { return frames_.get(); }
   Status infer(const TensorView& input, std::vector<Tensor>& outputs) override {
     native::TensorRef in{native::DType::kFloat32, input.shape, const_cast<float*>(input.data)};
     SD_TRY(session_->run(std::span<const native::TensorRef>(&in, 1), results_));
@@ -34,6 +40,7 @@ class NativeContext final : public InferenceContext {
  private:
   std::unique_ptr<native::NativeSession> session_;
   std::vector<native::HostTensor> results_;
+  std::unique_ptr<GpuFrameInput> frames_;  // declared after the session it writes into: goes first
 };
 
 class NativeEngine final : public Engine {
@@ -63,7 +70,7 @@ class NativeEngine final : public Engine {
     if (device_) so.backends = {device_};  // the CPU runs what the device does not
     so.device_fp16 = device_fp16_;
     SD_ASSIGN_OR_RETURN(auto session, native::NativeSession::create(model_, so));
-    return std::unique_ptr<InferenceContext>(new NativeContext(std::move(session)));
+    return std::unique_ptr<InferenceContext>(new NativeContext(std::move(session), device_.get()));
   }
 
  private:

@@ -3,6 +3,9 @@
 #include <algorithm>
 
 #include "postprocess/postprocessor.h"
+#include "preprocess/gpu_placement.h"
+#include "core/log.h"
+#include "preprocess/letterbox.h"
 #include "runtime/nvtx.h"
 
 namespace sd {
@@ -16,6 +19,26 @@ void scale_to_original(const Frame& frame, Detections& detections) {
               static_cast<float>(frame.original_size.height) / static_cast<float>(decoded.height));
 }
 
+// --preprocess-on gpu: the batch's frames, as they are, letterboxed on the context's GPU into its
+// input, then the model run on them.
+Status infer_on_gpu_frames(GpuFrameInput& frames, const std::vector<PacketPtr>& batch, const PreprocessSpec& spec,
+                           std::vector<Tensor>& outputs) {
+  const int n = static_cast<int>(batch.size());
+  for (int i = 0; i < n; ++i) {
+    const FramePacket& p = *batch[static_cast<size_t>(i)];
+    const GpuInputPlacement placement = gpu_input_placement(p.transform, spec);
+    const Frame& f = p.frame;
+    if (f.format == PixelFormat::kI420) {
+      const cv::Size size = f.size();
+      SD_TRY(frames.put_i420(i, n, f.yuv.ptr<uint8_t>(), size.width, size.height, placement));
+    } else {
+      SD_TRY(frames.put_bgr(i, n, f.image.ptr<uint8_t>(), f.image.cols, f.image.rows, static_cast<int64_t>(f.image.step[0]),
+                            placement));
+    }
+  }
+  return frames.infer_put(outputs);
+}
+
 }  // namespace
 
 void InferenceStage::run() {
@@ -27,6 +50,8 @@ void InferenceStage::run() {
   std::vector<PacketPtr> batch, expired;
   batch.reserve(static_cast<size_t>(run_.batch));
   Tensor batch_input;
+  bool gpu_frames = run_.frames_on_gpu;  // false after a failure under --preprocess-on auto
+  PreprocessScratch fallback_scratch;    // the CPU letterbox after such a failure
   std::vector<Tensor> outputs;
   std::vector<TensorView> views;
   const auto batch_wait = std::chrono::microseconds(static_cast<int64_t>(run_.options.batch_wait_ms * 1000));
@@ -41,23 +66,36 @@ void InferenceStage::run() {
     if (batch.empty()) continue;
     const int n = static_cast<int>(batch.size());
     rec.add_items_in(Stage::kInference, n);
-    TensorView input;
-    if (n == 1) {
-      input = batch[0]->input.view();
-    } else {
-      // Micro-batch: the frames' planes side by side in one NCHW tensor.
+    // The CPU's way: the packets' input planes (letterboxed here when the preprocess stage left
+    // that to the GPU and the GPU failed), batched side by side in one NCHW tensor.
+    auto infer_on_host = [&]() -> Status {
+      if (run_.frames_on_gpu)
+        for (auto& p : batch) {
+          p->input.resize(Shape{1, 3, det.input_size.height, det.input_size.width});
+          preprocess_frame(p->frame, det.input_size, det.preprocess, p->input.data(), fallback_scratch);
+        }
+      if (n == 1) return context_->infer(batch[0]->input.view(), outputs);
       const Shape& one = batch[0]->input.shape();
       batch_input.resize(Shape{n, one[1], one[2], one[3]});
       const int64_t per = one.numel();
       for (int i = 0; i < n; ++i)
         std::copy_n(batch[static_cast<size_t>(i)]->input.data(), per, batch_input.data() + i * per);
-      input = batch_input.view();
-    }
+      return context_->infer(batch_input.view(), outputs);
+    };
     Status st;
     {
       ScopedStage s(rec, Stage::kInference, n, batch[0]->frame.source_id, n == 1 ? batch[0]->frame.index : -1);
       for (auto& p : batch) p->entered[static_cast<size_t>(Stage::kInference)] = Clock::now();
-      st = context_->infer(input, outputs);
+      if (gpu_frames) {
+        st = infer_on_gpu_frames(*context_->gpu_frame_input(), batch, det.preprocess, outputs);
+        if (!st && run_.options.model.preprocess_on == "auto") {
+          // auto chose the GPU for speed: its failure costs the speed, not the run.
+          log_warn("worker %d: --preprocess-on auto: the GPU letterbox failed (%s); this worker letterboxes on the CPU from now on",
+                   w_, st.error().message.c_str());
+          gpu_frames = false;
+        }
+      }
+      if (!gpu_frames) st = infer_on_host();
       const Clock::time_point done = Clock::now();
       for (auto& p : batch) p->left[static_cast<size_t>(Stage::kInference)] = done;
     }

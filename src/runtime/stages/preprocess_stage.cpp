@@ -24,8 +24,14 @@ void PreprocessStage::run() {
     {
       ScopedStage st(rec, Stage::kPreprocess, 1, s_, p->frame.index);
       p->entered[static_cast<size_t>(Stage::kPreprocess)] = Clock::now();
-      p->input.resize(input_shape);
-      p->transform = preprocess_frame(p->frame, det.input_size, det.preprocess, p->input.data(), scratch);
+      if (run_.frames_on_gpu) {
+        // The worker letterboxes the frame on its GPU (inference_stage.cpp); the transform that maps
+        // the boxes back is the host's, as preprocess_frame computes it.
+        p->transform = LetterboxTransform::compute(p->frame.size(), det.input_size, det.preprocess.resize, det.preprocess.pad);
+      } else {
+        p->input.resize(input_shape);
+        p->transform = preprocess_frame(p->frame, det.input_size, det.preprocess, p->input.data(), scratch);
+      }
       p->left[static_cast<size_t>(Stage::kPreprocess)] = Clock::now();
     }
     if (!draining && run_.stop_requested()) {

@@ -16,3 +16,10 @@ CudaInfo cuda_info() {
 Status cuda_device_status(int) { return ok(); }
 
 }  // namespace sd::native
+
+// gpu_frame_staging.h without CUDA: no context letterboxes on a GPU.
+#include "engine/native/cuda/gpu_frame_staging.h"
+
+namespace sd::native {
+std::unique_ptr<GpuFrameInput> make_cuda_frame_input(NativeSession&, int, const std::string&) { return nullptr; }
+}  // namespace sd::native

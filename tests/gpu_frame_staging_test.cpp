@@ -1,0 +1,113 @@
+// The native engine's GpuFrameInput on CUDA (engine/native/cuda/gpu_frame_staging.h), with no
+// OpenCV so that the GPU check's streamdet_native_tests runs it: the bundled tiny model on a
+// synthetic scene it finds objects in, the input letterboxed by the plain C++ reference on the
+// host (gpu_frames_vectors.h, itself checked against preprocess_frame) and by the GPU into the
+// session's staging; the same detections. Without a GPU: what a put says.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "conformance/synthetic_scene.h"
+#include "engine/native/cuda/cuda_backend.h"
+#include "engine/native/cuda/gpu_frame_staging.h"
+#include "engine/native/session.h"
+#include "gpu_frames_vectors.h"
+#include "postprocess/detection_parity.h"
+
+namespace sd::native {
+namespace {
+
+using test::gpu_frames::placement_for;
+
+// The conformance scene at the frame's size as packed BGR bytes.
+std::vector<uint8_t> scene_bgr(int w, int h) {
+  HostTensor x(DType::kFloat32, Shape{1, 3, h, w});
+  conformance::fill_scene(x);
+  std::vector<uint8_t> bgr(static_cast<size_t>(w) * h * 3);
+  const size_t plane = static_cast<size_t>(w) * h;
+  for (size_t i = 0; i < plane; ++i)
+    for (int c = 0; c < 3; ++c)  // RGB planes to B, G, R bytes
+      bgr[i * 3 + static_cast<size_t>(c)] =
+          static_cast<uint8_t>(std::lround(std::clamp(x.as<float>()[static_cast<size_t>(2 - c) * plane + i], 0.f, 1.f) * 255.f));
+  return bgr;
+}
+
+Detections detect(const HostTensor& out, int image, float conf) {
+  const int64_t channels = out.shape()[1], anchors = out.shape()[2];
+  return decode_yolov8_plain(out.as<float>() + image * channels * anchors, channels, anchors, conf, 0.45f);
+}
+
+TEST(GpuFrameStaging, WithoutAGpuAPutSaysWhyInOneLine) {
+  if (cuda_backend(0)) GTEST_SKIP() << "a GPU is usable here";
+  auto m = NativeModel::load(std::string(STREAMDET_SOURCE_DIR) + "/models/tiny_synth_v8.onnx");
+  ASSERT_TRUE(m) << m.error().message;
+  auto session = NativeSession::create(*m, SessionOptions{1});
+  ASSERT_TRUE(session);
+  auto frames = make_cuda_frame_input(**session, 0, "cuda:0");
+#ifndef STREAMDET_HAVE_CUDA
+  EXPECT_TRUE(frames == nullptr);
+#else
+  ASSERT_NE(frames, nullptr);
+  const std::vector<uint8_t> bgr = scene_bgr(64, 48);
+  const auto p = placement_for(64, 48, 64, 64, PreprocessSpec{});
+  Status st = frames->put_bgr(0, 1, bgr.data(), 64, 48, 64 * 3, p);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().message.find('\n'), std::string::npos) << st.error().message;
+  std::vector<Tensor> out;
+  EXPECT_FALSE(frames->infer_put(out));  // nothing was put
+#endif
+}
+
+// One context, two ways in: the reference letterbox on the host into run(), and the frame put on
+// the GPU; the same objects (classes equal, corners within 1 px). Batch 2 on the dynamic model.
+void expect_same_detections(const std::string& model, int batch) {
+  auto cuda = cuda_backend(0);
+  if (!cuda) GTEST_SKIP() << cuda.error().message;
+  auto m = NativeModel::load(std::string(STREAMDET_SOURCE_DIR) + "/models/" + model);
+  ASSERT_TRUE(m) << m.error().message;
+  SessionOptions so{2};
+  so.backends = {*cuda};
+  so.device_fp16 = true;  // as `run` on a GPU: the converting copy takes the staging's fp32
+  auto session = NativeSession::create(*m, so);
+  ASSERT_TRUE(session) << session.error().message;
+  auto frames = make_cuda_frame_input(**session, 0, (*cuda)->name());
+  ASSERT_NE(frames, nullptr);
+  const int sizes[][2] = {{320, 192}, {256, 256}, {200, 310}};
+  const PreprocessSpec spec;  // the tiny model's: rgb, letterbox, pad 114, 1/255
+  int matched = 0;
+  for (const auto& sz : sizes) {
+    const int w = sz[0], h = sz[1];
+    const std::vector<uint8_t> bgr = scene_bgr(w, h);
+    const auto p = placement_for(w, h, 256, 256, spec);
+    HostTensor x(DType::kFloat32, Shape{batch, 3, 256, 256});
+    const std::vector<float> one = test::gpu_frames::reference_letterbox_bgr(bgr.data(), w, h, p);
+    for (int b = 0; b < batch; ++b) std::copy(one.begin(), one.end(), x.as<float>() + b * static_cast<int64_t>(one.size()));
+    TensorRef ref = x.ref();
+    std::vector<HostTensor> host_out;
+    ASSERT_TRUE((*session)->run(std::span<const TensorRef>(&ref, 1), host_out));
+    const HostTensor want_out = std::move(host_out[0]);
+    for (int b = 0; b < batch; ++b) {
+      Status st = frames->put_bgr(b, batch, bgr.data(), w, h, static_cast<int64_t>(w) * 3, p);
+      ASSERT_TRUE(st) << st.error().message;
+    }
+    std::vector<Tensor> gpu_out;
+    Status st = frames->infer_put(gpu_out);
+    ASSERT_TRUE(st) << st.error().message;
+    for (int b = 0; b < batch; ++b) {
+      const Detections want = detect(want_out, b, 0.25f);
+      const int64_t per = gpu_out[0].numel() / batch;
+      const Detections got = decode_yolov8_plain(gpu_out[0].data() + b * per, gpu_out[0].shape()[1], gpu_out[0].shape()[2], 0.25f, 0.45f);
+      const DetectionParity parity = compare_detections(want, got, 0.25f, 0.02f, 1.0f);
+      EXPECT_TRUE(parity.same()) << w << "x" << h << " image " << b << ": missing " << parity.missing << ", extra " << parity.extra;
+      EXPECT_LE(parity.max_corner_px, 1.0) << w << "x" << h;
+      matched += parity.matched;
+    }
+  }
+  EXPECT_GT(matched, 3) << "the scene's objects are found";
+}
+
+TEST(GpuFrameStaging, FramesPutOnTheGpuFindWhatTheHostLetterboxFinds) { expect_same_detections("tiny_synth_v8.onnx", 1); }
+TEST(GpuFrameStaging, ABatchPutOnTheGpuFindsWhatTheHostLetterboxFinds) { expect_same_detections("tiny_synth_v8_dynamic.onnx", 2); }
+
+}  // namespace
+}  // namespace sd::native
