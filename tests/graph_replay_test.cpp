@@ -13,6 +13,7 @@
 #include <random>
 
 #include "engine/native/backend.h"
+#include "engine/native/half.h"
 #include "engine/native/session.h"
 #include "fake_device_backend.h"
 #include "onnx_builder.h"
@@ -226,6 +227,74 @@ TEST(GraphReplay, AnInputWrittenIntoTheStagingIsUploadedFromThere) {
   auto none = cpu->input_staging(0, bytes);
   ASSERT_TRUE(none);
   EXPECT_EQ(*none, nullptr);
+}
+
+// A postprocess on the device reads an output where the device computed it (device_output):
+// after every run, plain or replayed, its bytes there are the host copy's, in the device's memory.
+TEST(DeviceOutput, AfterEveryRunTheDevicesOutputEqualsTheHostCopy) {
+  auto model = chain_model();
+  ASSERT_TRUE(model);
+  for (const bool graphs : {true, false}) {
+    SCOPED_TRACE(graphs ? "graphs" : "plain launches");
+    auto device = std::make_shared<FakeDeviceBackend>(kAllOps);
+    auto s = session_on(model, device, graphs);
+    EXPECT_EQ(s->device_output(0).error().code, ErrorCode::kUsage) << "before any run";
+    for (uint32_t run = 0; run < 4; ++run) {
+      const HostTensor x = random_tensor(Shape{2, 4, 7, 5}, 1300 + run);
+      TensorRef in = x.ref();
+      std::vector<HostTensor> got;
+      ASSERT_TRUE(s->run(std::span<const TensorRef>(&in, 1), got));
+      auto out = s->device_output(0);
+      ASSERT_TRUE(out) << out.error().message;
+      ASSERT_NE(out->data, nullptr);
+      EXPECT_EQ(out->dtype, DType::kFloat32);
+      EXPECT_EQ(out->shape, got[0].shape());
+      EXPECT_EQ(out->backend, "test");
+      EXPECT_TRUE(device->owns(out->data, got[0].bytes())) << "not in the device's memory";
+      ASSERT_EQ(std::memcmp(out->data, got[0].data(), got[0].bytes()), 0) << "run " << run;
+    }
+    EXPECT_EQ(device->fake_counters().captures, graphs ? 1 : 0);
+    EXPECT_EQ(s->device_output(1).error().code, ErrorCode::kUsage);
+  }
+}
+
+// Stored fp16 on the device (--precision fp16): the device's output is fp16, the host copy its
+// exact widening.
+TEST(DeviceOutput, AnFp16PlanHandsOutTheFp16TensorTheHostCopyWidens) {
+  auto model = chain_model();
+  ASSERT_TRUE(model);
+  auto device = std::make_shared<FakeDeviceBackend>(kAllOps, Layout::kNhwc, DType::kFloat16);
+  SessionOptions so;
+  so.backends = {device};
+  so.device_fp16 = true;
+  auto s = NativeSession::create(model, so);
+  ASSERT_TRUE(s);
+  const HostTensor x = random_tensor(Shape{1, 4, 6, 6}, 1400);
+  TensorRef in = x.ref();
+  std::vector<HostTensor> got;
+  ASSERT_TRUE((*s)->run(std::span<const TensorRef>(&in, 1), got));
+  auto out = (*s)->device_output(0);
+  ASSERT_TRUE(out) << out.error().message;
+  ASSERT_NE(out->data, nullptr);
+  ASSERT_EQ(out->dtype, DType::kFloat16);
+  const auto* h = static_cast<const uint16_t*>(out->data);
+  for (int64_t i = 0; i < got[0].numel(); ++i) ASSERT_EQ(half_to_float(h[i]), got[0].as<float>()[i]) << i;
+}
+
+// Computed on the host (no device, or the last node on the CPU): no device output.
+TEST(DeviceOutput, AnOutputComputedOnTheHostHasNone) {
+  auto model = chain_model();
+  ASSERT_TRUE(model);
+  const HostTensor x = random_tensor(Shape{1, 4, 6, 6}, 1500);
+  TensorRef in = x.ref();
+  for (auto device : {std::shared_ptr<FakeDeviceBackend>{}, std::make_shared<FakeDeviceBackend>(std::set<std::string>{"Conv", "Relu", "Add"})}) {
+    auto s = session_on(model, device);
+    std::vector<HostTensor> got;
+    ASSERT_TRUE(s->run(std::span<const TensorRef>(&in, 1), got));
+    auto out = s->device_output(0);
+    ASSERT_TRUE(out) << out.error().message;
+    EXPECT_EQ(out->data, nullptr) << (device ? "Sigmoid on the CPU" : "the CPU alone");
+  }
 }
 
 TEST(GraphReplay, TheEngineProfileTimesStepsOneByOne) {

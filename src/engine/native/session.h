@@ -109,6 +109,20 @@ class NativeSession {
   // another call with more bytes; pass it as that input's data to run().
   virtual Result<void*> input_staging(size_t i, size_t bytes) = 0;
 
+  // Where output `i` of the last run lies in a device's memory (the source of the copy that
+  // brought it to the host), for a postprocess that reads it there (docs/gpu.md, "Frames on the
+  // GPU"). Valid until the next run; the device's work for it is done (run() waits). nullptr data
+  // when the output was computed on the host (no device, or its last step ran on the CPU). dtype:
+  // what the plan stores there, float16 where it stores fp16 (SessionOptions::device_fp16). The
+  // host copy is still made (the plan and its recording stay as they are).
+  struct DeviceOutput {
+    const void* data = nullptr;
+    DType dtype = DType::kUndefined;
+    Shape shape;
+    std::string backend;  // the device backend's name ("cuda:0")
+  };
+  virtual Result<DeviceOutput> device_output(size_t i) const = 0;
+
   struct MemoryStats {
     size_t arena_bytes = 0;         // the shared arena of the last plan run
     size_t intermediate_bytes = 0;  // what its intermediate tensors would take unshared

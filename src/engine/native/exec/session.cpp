@@ -329,6 +329,31 @@ class Session final : public NativeSession {
     return input_staging_[i].data();
   }
 
+  Result<DeviceOutput> device_output(size_t i) const override {
+    if (!last_) return fail(ErrorCode::kUsage, "device_output: the session has not run");
+    if (i >= last_->output_bufs.size()) return fail(ErrorCode::kUsage, "the model has no output " + std::to_string(i));
+    const exec::BufferRef& host = last_->output_bufs[i];
+    DeviceOutput out;
+    out.shape = last_->output_types[i].shape;
+    // The last step writing the output's host buffer (arena memory is shared: only the last
+    // counts) must be a copy from a device backend's arena.
+    const auto same = [&](const exec::BufferRef& o) {
+      return o.kind == host.kind && o.backend == host.backend && o.offset == host.offset && o.input == host.input;
+    };
+    for (auto st = last_->steps.rbegin(); st != last_->steps.rend(); ++st) {
+      if (std::none_of(st->out_bufs.begin(), st->out_bufs.end(), same)) continue;
+      if (!st->copy || st->in_bufs.size() != 1 || st->in_bufs[0].kind != exec::BufferRef::Kind::kArena) break;
+      const exec::BufferRef& src = st->in_bufs[0];
+      const auto b = static_cast<size_t>(src.backend);
+      if (backends_[b]->device().is_host() || st->in_refs[0].shape != out.shape) break;
+      out.data = resolve(src);
+      out.dtype = st->in_refs[0].dtype;
+      out.backend = backends_[b]->name();
+      return out;
+    }
+    return out;
+  }
+
   MemoryStats memory_stats() const override {
     MemoryStats m;
     if (last_) m.arena_bytes = last_->arena_bytes, m.intermediate_bytes = last_->total_intermediate_bytes;
