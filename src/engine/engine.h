@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/tensor.h"
+#include "engine/gpu_detect_output.h"
 #include "engine/gpu_frame_input.h"
 
 namespace sd {
@@ -51,6 +52,9 @@ class InferenceContext {
   // Frames letterboxed on the context's GPU into its input (gpu_frame_input.h); nullptr where the
   // context cannot (the CPU, the OpenCV engine, a build without CUDA). Owned by the context.
   virtual GpuFrameInput* gpu_frame_input() { return nullptr; }
+  // The last run's detection head decoded and NMS'd on the context's GPU (gpu_detect_output.h);
+  // nullptr where the context cannot. Owned by the context.
+  virtual GpuDetectOutput* gpu_detect_output() { return nullptr; }
 };
 
 class Engine {

@@ -9,6 +9,7 @@
 #include "engine/native/backend.h"
 #include "engine/native/cpu/bf16_support.h"
 #include "engine/native/cuda/cuda_backend.h"
+#include "engine/native/cuda/gpu_detect_output.h"
 #include "engine/native/cuda/gpu_frame_staging.h"
 #include "engine/native/device.h"
 #include "engine/native/session.h"
@@ -20,10 +21,13 @@ class NativeContext final : public InferenceContext {
  public:
   // `device`: the session's device (nullptr: the CPU alone); on a CUDA GPU frames can be letterboxed there.
   NativeContext(std::unique_ptr<native::NativeSession> s, const native::Backend* device) : session_(std::move(s)) {
-    if (device && device->device().kind == native::DeviceKind::kCuda)
+    if (device && device->device().kind == native::DeviceKind::kCuda) {
       frames_ = native::make_cuda_frame_input(*session_, device->device().index, device->name());
+      detect_ = native::make_cuda_detect_output(*session_, device->device().index, device->name());
+    }
   }
   GpuFrameInput* gpu_frame_input() override { return frames_.get(); }
+  GpuDetectOutput* gpu_detect_output() override { return detect_.get(); }
   Status infer(const TensorView& input, std::vector<Tensor>& outputs) override {
     native::TensorRef in{native::DType::kFloat32, input.shape, const_cast<float*>(input.data)};
     SD_TRY(session_->run(std::span<const native::TensorRef>(&in, 1), results_));
@@ -41,6 +45,7 @@ class NativeContext final : public InferenceContext {
   std::unique_ptr<native::NativeSession> session_;
   std::vector<native::HostTensor> results_;
   std::unique_ptr<GpuFrameInput> frames_;  // declared after the session it writes into: goes first
+  std::unique_ptr<GpuDetectOutput> detect_;  // reads the session's output: goes first too
 };
 
 class NativeEngine final : public Engine {

@@ -23,3 +23,10 @@ Status cuda_device_status(int) { return ok(); }
 namespace sd::native {
 std::unique_ptr<GpuFrameInput> make_cuda_frame_input(NativeSession&, int, const std::string&) { return nullptr; }
 }  // namespace sd::native
+
+// gpu_detect_output.h without CUDA: no context decodes on a GPU.
+#include "engine/native/cuda/gpu_detect_output.h"
+
+namespace sd::native {
+std::unique_ptr<GpuDetectOutput> make_cuda_detect_output(NativeSession&, int, const std::string&) { return nullptr; }
+}  // namespace sd::native
