@@ -42,6 +42,12 @@ void add_model_options(CLI::App& cmd, ModelOptions& m, std::string& layout) {
                  "GPU, else the CPU), cpu, gpu (the frame uploaded as it is and letterboxed by a CUDA kernel)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}));
+  cmd.add_option("--postprocess-on", m.postprocess_on,
+                 "where the detection head is decoded and NMS'd: auto (on the GPU when the model runs on a CUDA GPU "
+                 "and the head is YOLOv8, YOLOv5 or YOLOX, else the CPU), cpu, gpu (CUDA kernels on the model's output, "
+                 "only the kept boxes copied back)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "cpu", "gpu"}));
   cmd.add_option("--threads", m.threads, "inference threads in all, divided among the workers (0: every core)")->check(integer_in(0, kMaxThreads));
   cmd.add_option("--input-size", m.input_size,
                  "network input: auto (dynamic models: the frame size rounded up to the stride, e.g. 1280x720 -> "

@@ -19,6 +19,7 @@ class YoloV5Decoder final : public Decoder {
   explicit YoloV5Decoder(YoloV5Head head) : head_(head) {}
   Layout layout() const override { return Layout::kYoloV5; }
   int num_classes() const override { return head_.num_classes; }
+  const YoloV5Head& head() const { return head_; }
   void decode(std::span<const TensorView> outputs, int batch_index, const DecodeOptions& options,
               Detections& out) const override;
 

@@ -18,6 +18,7 @@ class YoloV8Decoder final : public Decoder {
   explicit YoloV8Decoder(YoloV8Head head) : head_(head) {}
   Layout layout() const override { return Layout::kYoloV8; }
   int num_classes() const override { return head_.num_classes; }
+  const YoloV8Head& head() const { return head_; }
   void decode(std::span<const TensorView> outputs, int batch_index, const DecodeOptions& options,
               Detections& out) const override;
   // The same decode written plainly (per anchor, loop over classes): the tests' oracle.

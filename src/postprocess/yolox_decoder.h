@@ -28,6 +28,7 @@ class YoloXDecoder final : public Decoder {
   explicit YoloXDecoder(YoloXHead head) : head_(std::move(head)) {}
   Layout layout() const override { return Layout::kYoloX; }
   int num_classes() const override { return head_.num_classes; }
+  const YoloXHead& head() const { return head_; }
   void decode(std::span<const TensorView> outputs, int batch_index, const DecodeOptions& options,
               Detections& out) const override;
 

@@ -30,6 +30,7 @@
 #include "core/uri_redaction.h"
 #include "runtime/drain_deadline.h"
 #include "runtime/interrupt.h"
+#include "runtime/postprocess_on.h"
 #include "runtime/preprocess_on.h"
 #include "runtime/live_stats.h"
 #include "runtime/progress.h"
@@ -341,6 +342,12 @@ Status Pipeline::setup() {
   run_.frames_on_gpu = place.gpu;
   run_.profiler.set_preprocess_place(place.where);
   if (place.gpu) log_info("preprocess: frames letterboxed on %s", place.where.c_str());
+  SD_ASSIGN_OR_RETURN(run_.postprocess,
+                      choose_postprocess_place(model.postprocess_on, det.engine->capabilities().device, det.engine->name(),
+                                               contexts_[0]->gpu_detect_output(), *det.decoder, det.decode));
+  run_.profiler.set_postprocess_place(run_.postprocess.where);
+  if (run_.postprocess.gpu) log_info("postprocess: decode and NMS on %s", run_.postprocess.where.c_str());
+  if (!run_.postprocess.why_cpu.empty()) log_info("postprocess: on the CPU: %s", run_.postprocess.why_cpu.c_str());
 
   if (!options_.profile_json.empty()) {
     SD_ASSIGN_OR_RETURN(profile_file_, AtomicFile::create(options_.profile_json, "profile"));

@@ -237,7 +237,10 @@ ProfileReport Profiler::report() const {
     StageReport s;
     s.name = stage_name(stage);
     if (stage == Stage::kPreprocess) s.ran_on = preprocess_on_;
-    if (stage == Stage::kPostprocess) s.ran_on = "cpu";
+    if (stage == Stage::kPostprocess)
+      s.ran_on = postprocess_left_gpu_.load(std::memory_order_relaxed) && postprocess_on_ != "cpu"
+                     ? "cpu (after the decode on " + postprocess_on_ + " failed)"
+                     : postprocess_on_;
     double cpu = 0;
     for (const auto& rec : recorders_) {
       const auto& d = rec->stage(stage);
@@ -514,7 +517,8 @@ std::string format_profile(const ProfileReport& r) {
     out += "\n";
   }
   for (const auto& s : r.stages)
-    if (!s.ran_on.empty() && s.ran_on != "cpu") out += s.name + ": on " + s.ran_on + " (its upload and kernel timed in inference)\n";
+    if (!s.ran_on.empty() && s.ran_on != "cpu")
+      out += s.name + ": on " + s.ran_on + (s.name == "postprocess" ? "\n" : " (its upload and kernel timed in inference)\n");
   for (const auto& s : r.sources) {
     // The decoder in the table when it is the GPU's (the JSON names it for every video source).
     if (s.decoder.rfind("nvdec", 0) == 0) out += "source " + s.uri + ": decoded by " + s.decoder + "\n";

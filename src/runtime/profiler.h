@@ -244,6 +244,11 @@ class Profiler {
   double live_gpu_busy() const;
   // Where frames are letterboxed (runtime/preprocess_on.h); set before the run.
   void set_preprocess_place(std::string where) { preprocess_on_ = std::move(where); }
+  // Where the head is decoded and NMS'd (runtime/postprocess_on.h); set before the run. A worker
+  // whose GPU decode failed under --postprocess-on auto says so (any thread): the profile then
+  // names the CPU, with the GPU it started on.
+  void set_postprocess_place(std::string where) { postprocess_on_ = std::move(where); }
+  void postprocess_left_gpu() { postprocess_left_gpu_.store(true, std::memory_order_relaxed); }
   // A tracked source's tracker after each frame (its output thread): tracks live, ids issued.
   void set_tracks(int source, int64_t live, int64_t ids_issued) {
     SourceCounters& c = source_counters_[static_cast<size_t>(source)];
@@ -286,6 +291,8 @@ class Profiler {
   std::string gpu_busy_note_;
   std::optional<native::GpuBusySummary> gpu_busy_final_;
   std::string preprocess_on_ = "cpu";
+  std::string postprocess_on_ = "cpu";
+  std::atomic<bool> postprocess_left_gpu_{false};
   std::vector<std::string> outputs_;
   const HealthBoard* health_ = nullptr;
   std::vector<SourceReport> source_reports() const;

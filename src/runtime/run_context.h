@@ -19,6 +19,7 @@
 #include "runtime/frame_packet.h"
 #include "runtime/frame_scheduler.h"
 #include "runtime/live_view.h"
+#include "runtime/postprocess_on.h"
 #include "runtime/profiler.h"
 #include "runtime/run_options.h"
 #include "runtime/source_health.h"
@@ -63,6 +64,7 @@ class RunContext {
   std::unique_ptr<LiveView> view;
   int batch = 1;
   bool frames_on_gpu = false;  // --preprocess-on: the workers letterbox on their GPU (runtime/preprocess_on.h)
+  PostprocessPlace postprocess;  // --postprocess-on: where the workers decode (runtime/postprocess_on.h)
   int workers = 1;
   std::atomic<int64_t> frames_done{0};
 

@@ -21,6 +21,7 @@ struct ModelOptions {
   std::string precision = "auto";  // auto | fp32 | fp16 | bf16: the native engine's arithmetic (fp16: on the GPU)
   bool cuda_graphs = true;     // --cuda-graphs on|off: the native engine's GPU runs replayed as CUDA graphs
   std::string preprocess_on = "auto";  // --preprocess-on auto|cpu|gpu: where frames are letterboxed (runtime/preprocess_on.h)
+  std::string postprocess_on = "auto";  // --postprocess-on auto|cpu|gpu: where the head is decoded and NMS'd (runtime/postprocess_on.h)
   int threads = 0;             // inference threads in all, divided among the workers (0: every core)
   std::string input_size = "auto";  // auto | W,H | N
   Layout layout = Layout::kAuto;

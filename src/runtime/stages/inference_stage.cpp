@@ -52,6 +52,9 @@ void InferenceStage::run() {
   Tensor batch_input;
   bool gpu_frames = run_.frames_on_gpu;  // false after a failure under --preprocess-on auto
   PreprocessScratch fallback_scratch;    // the CPU letterbox after such a failure
+  // --postprocess-on: decode + NMS on the context's GPU, false after a failure under auto.
+  GpuDetectOutput* gpu_detect = run_.postprocess.gpu ? context_->gpu_detect_output() : nullptr;
+  const GpuDetectParams gpu_params{det.decode.conf_threshold, det.nms.iou_threshold, det.nms.agnostic, det.nms.max_det};
   std::vector<Tensor> outputs;
   std::vector<TensorView> views;
   const auto batch_wait = std::chrono::microseconds(static_cast<int64_t>(run_.options.batch_wait_ms * 1000));
@@ -110,10 +113,29 @@ void InferenceStage::run() {
       FramePacket& p = *batch[static_cast<size_t>(i)];
       ScopedStage s(rec, Stage::kPostprocess, 1, p.frame.source_id, p.frame.index);
       p.entered[static_cast<size_t>(Stage::kPostprocess)] = Clock::now();
-      post.run(views, i, p.detections);
+      if (gpu_detect) {
+        Status on_gpu = gpu_detect->detect(run_.postprocess.head, gpu_params, i, p.detections);
+        if (!on_gpu) {
+          if (run_.options.model.postprocess_on != "auto") {
+            st = fail(on_gpu.error().code, "--postprocess-on gpu: " + on_gpu.error().message);
+            break;
+          }
+          // auto chose the GPU for speed: its failure costs the speed, not the run.
+          log_warn("worker %d: --postprocess-on auto: the decode on the GPU failed (%s); this worker decodes on the CPU from now on",
+                   w_, on_gpu.error().message.c_str());
+          run_.profiler.postprocess_left_gpu();
+          gpu_detect = nullptr;
+        }
+      }
+      if (!gpu_detect) post.run(views, i, p.detections);
       for (Detection& d : p.detections) p.transform.map_back(d);
       scale_to_original(p.frame, p.detections);
       p.left[static_cast<size_t>(Stage::kPostprocess)] = Clock::now();
+    }
+    if (!st) {  // --postprocess-on gpu failed: as a failed inference
+      for (auto& p : batch) run_.drop(std::move(p), DropReason::kAborted);
+      run_.fail_run(st.error());
+      break;
     }
     for (auto& p : batch) {
       const auto s = static_cast<size_t>(p->frame.source_id);
