@@ -8,6 +8,7 @@
 
 #include "engine/engine_registry.h"
 #include "gpu_frames_vectors.h"
+#include "postprocess/detection_parity.h"
 
 namespace sd::test {
 namespace {
@@ -45,12 +46,35 @@ class HostFrameInput final : public GpuFrameInput {
   Tensor input_;
 };
 
+// FakeEngineConfig::gpu_detect: the context's last outputs decoded by the plain CPU reference.
+class HostDetectOutput final : public GpuDetectOutput {
+ public:
+  HostDetectOutput(const std::vector<Tensor>& last, const FakeEngineConfig& config) : last_(last), config_(config) {}
+  Status detect(const GpuDetectHead& head, const GpuDetectParams& params, int image, Detections& out) override {
+    out.clear();
+    if (config_.gpu_detect_fail) return fail(ErrorCode::kInternal, "fake GPU decode failed on purpose");
+    if (head.kind != GpuDetectHead::Kind::kYoloV8 || head.transposed || last_.empty()) return fail(ErrorCode::kInternal, "fake GPU decode: not the fake head");
+    const Shape& s = last_[0].shape();
+    config_.images_detected->fetch_add(1);
+    out = decode_yolov8_plain(last_[0].data() + image * s[1] * s[2], s[1], s[2], params.conf_threshold, params.iou_threshold);
+    if (params.max_det > 0 && out.size() > static_cast<size_t>(params.max_det)) out.resize(static_cast<size_t>(params.max_det));
+    return ok();
+  }
+  std::string where() const override { return "cuda:0 (fake decode)"; }
+
+ private:
+  const std::vector<Tensor>& last_;
+  const FakeEngineConfig& config_;
+};
+
 class FakeContext final : public InferenceContext {
  public:
   explicit FakeContext(FakeEngineConfig c) : config_(std::move(c)), rng_(std::random_device{}()) {
     if (config_.gpu_frames) frames_ = std::make_unique<HostFrameInput>(*this, config_);
+    if (config_.gpu_detect) detect_ = std::make_unique<HostDetectOutput>(last_, config_);
   }
   GpuFrameInput* gpu_frame_input() override { return frames_.get(); }
+  GpuDetectOutput* gpu_detect_output() override { return detect_.get(); }
   Status infer(const TensorView& input, std::vector<Tensor>& outputs) override {
     int64_t call = config_.calls->fetch_add(1);
     int delay = config_.fixed_delay_ms;
@@ -80,6 +104,11 @@ class FakeContext final : public InferenceContext {
         out[4 * 8 + a] = a == 0 ? 0.9f : 0.01f;
       }
     }
+    if (config_.gpu_detect) {  // what the "device" decodes
+      last_.resize(1);
+      last_[0].resize(outputs[0].shape());
+      std::copy_n(outputs[0].data(), outputs[0].shape().numel(), last_[0].data());
+    }
     return ok();
   }
 
@@ -87,6 +116,8 @@ class FakeContext final : public InferenceContext {
   FakeEngineConfig config_;
   std::mt19937 rng_;
   std::unique_ptr<HostFrameInput> frames_;
+  std::vector<Tensor> last_;
+  std::unique_ptr<HostDetectOutput> detect_;
 };
 
 class FakeEngine final : public Engine {
@@ -99,7 +130,7 @@ class FakeEngine final : public Engine {
     EngineCapabilities caps;
     caps.dynamic_input_size = true;
     caps.dynamic_batch = true;
-    if (config_.gpu_frames) caps.device = "cuda:0";
+    if (config_.gpu_frames || config_.gpu_detect) caps.device = "cuda:0";
     return caps;
   }
   Result<std::unique_ptr<InferenceContext>> create_context(const ContextOptions&) override {

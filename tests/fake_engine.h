@@ -26,6 +26,13 @@ struct FakeEngineConfig {
   bool gpu_frames = false;
   bool gpu_frames_fail = false;
   std::shared_ptr<std::atomic<int64_t>> frames_put = std::make_shared<std::atomic<int64_t>>(0);
+  // The engine says it runs on "cuda:0" and its contexts decode their last run's head as a GPU
+  // context does (GpuDetectOutput), by the plain CPU decode + NMS (detection_parity.h): the
+  // pipeline's --postprocess-on wiring without a GPU. gpu_detect_fail: every decode fails.
+  // images_detected counts the images decoded that way.
+  bool gpu_detect = false;
+  bool gpu_detect_fail = false;
+  std::shared_ptr<std::atomic<int64_t>> images_detected = std::make_shared<std::atomic<int64_t>>(0);
 };
 
 // Registers engine `name` (replacing an earlier one) with this behaviour.

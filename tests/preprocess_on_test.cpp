@@ -215,6 +215,51 @@ TEST_F(PreprocessOnPipeline, AFailingGpuLetterboxFallsBackUnderAutoAndFailsTheRu
   EXPECT_NE(g.status.error().message.find("fake GPU letterbox failed"), std::string::npos) << g.status.error().message;
 }
 
+// --postprocess-on: the fake engine's contexts decode their last run "on the GPU" (the plain CPU
+// reference, fake_engine.h): auto takes it, the same boxes as the CPU decoder, every image decoded
+// there, the profile says where; a failing decode falls back under auto and fails the run under gpu.
+TEST_F(PreprocessOnPipeline, PostprocessOnTheContextFindsWhatTheCpuDecoderFinds) {
+  test::FakeEngineConfig cfg;
+  cfg.gpu_detect = true;
+  test::register_fake_engine("gpu-detect", cfg);
+  const std::string source = "synth:w=320,h=192,frames=12";
+  RunOptions cpu = options("gpu-detect", source, "cpu", "cpu.jsonl");
+  cpu.model.postprocess_on = "cpu";
+  RunOutcome c = run_detection(cpu);
+  ASSERT_TRUE(c.status) << c.status.error().message;
+  EXPECT_EQ(cfg.images_detected->load(), 0) << "cpu decodes on the CPU";
+  EXPECT_EQ(ran_on(c.profile, "postprocess"), "cpu");
+  RunOptions gpu = options("gpu-detect", source, "cpu", "gpu.jsonl");
+  gpu.batch = 3;
+  gpu.workers = 2;
+  RunOutcome g = run_detection(gpu);
+  ASSERT_TRUE(g.status) << g.status.error().message;
+  EXPECT_EQ(cfg.images_detected->load(), 12);
+  EXPECT_EQ(ran_on(g.profile, "postprocess"), "cuda:0 (fake decode)");
+  expect_same_boxes("cpu.jsonl", "gpu.jsonl");
+}
+
+TEST_F(PreprocessOnPipeline, AFailingGpuDecodeFallsBackUnderAutoAndFailsTheRunUnderGpu) {
+  test::FakeEngineConfig cfg;
+  cfg.gpu_detect = true;
+  cfg.gpu_detect_fail = true;
+  test::register_fake_engine("gpu-detect-fail", cfg);
+  const std::string source = "synth:w=320,h=192,frames=8";
+  RunOptions cpu = options("gpu-detect-fail", source, "cpu", "cpu.jsonl");
+  cpu.model.postprocess_on = "cpu";
+  RunOutcome c = run_detection(cpu);
+  ASSERT_TRUE(c.status) << c.status.error().message;
+  RunOutcome a = run_detection(options("gpu-detect-fail", source, "cpu", "auto.jsonl"));
+  ASSERT_TRUE(a.status) << a.status.error().message;
+  expect_same_boxes("cpu.jsonl", "auto.jsonl");
+  EXPECT_EQ(ran_on(a.profile, "postprocess"), "cpu (after the decode on cuda:0 (fake decode) failed)");
+  RunOptions gpu = options("gpu-detect-fail", source, "cpu", "gpu.jsonl");
+  gpu.model.postprocess_on = "gpu";
+  RunOutcome g = run_detection(gpu);
+  ASSERT_FALSE(g.status);
+  EXPECT_NE(g.status.error().message.find("fake GPU decode failed"), std::string::npos) << g.status.error().message;
+}
+
 #ifdef STREAMDET_HAVE_CUDA
 }  // namespace
 }  // namespace sd
