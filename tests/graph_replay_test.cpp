@@ -15,6 +15,7 @@
 #include "engine/native/backend.h"
 #include "engine/native/half.h"
 #include "engine/native/session.h"
+#include "device_chain_model.h"
 #include "fake_device_backend.h"
 #include "onnx_builder.h"
 
@@ -22,36 +23,9 @@ namespace sd::native {
 namespace {
 
 using test::FakeDeviceBackend;
-using test::OnnxBuilder;
 
-HostTensor random_tensor(const Shape& shape, uint32_t seed) {
-  HostTensor t(DType::kFloat32, shape);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  for (int64_t i = 0; i < t.numel(); ++i) t.as<float>()[i] = u(rng);
-  return t;
-}
-
-// x [N, 4, H, W] -> Conv -> Relu -> Add(const) -> Sigmoid -> y; N, H and W dynamic.
-std::shared_ptr<const NativeModel> chain_model() {
-  OnnxBuilder b;
-  b.input("x", {-1, 4, -1, -1});
-  b.random_initializer("w", {8, 4, 3, 3}, -0.5f, 0.5f);
-  b.random_initializer("bias", {8}, -0.1f, 0.1f);
-  b.random_initializer("k", {1, 8, 1, 1}, -1.f, 1.f);
-  auto* c = b.node("Conv", {"x", "w", "bias"}, {"c"});
-  OnnxBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
-  b.node("Relu", {"c"}, {"r"});
-  b.node("Add", {"r", "k"}, {"a"});
-  b.node("Sigmoid", {"a"}, {"y"});
-  b.output("y");
-  const std::string bytes = b.bytes();
-  LoadOptions lo;
-  lo.optimize = false;
-  auto m = NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".", lo);
-  EXPECT_TRUE(m) << (m ? "" : m.error().message);
-  return m ? *m : nullptr;
-}
+using test::chain_model;
+using test::random_tensor;
 
 const std::set<std::string> kAllOps{"Conv", "Relu", "Add", "Sigmoid", "Transpose"};
 

@@ -15,6 +15,7 @@
 
 #include "engine/native/backend.h"
 #include "engine/native/session.h"
+#include "device_chain_model.h"
 #include "fake_device_backend.h"
 #include "onnx_builder.h"
 
@@ -22,36 +23,9 @@ namespace sd::native {
 namespace {
 
 using test::FakeDeviceBackend;
-using test::OnnxBuilder;
 
-HostTensor random_image(int64_t batch, uint32_t seed) {
-  HostTensor t(DType::kFloat32, Shape{batch, 4, 12, 10});
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  for (int64_t i = 0; i < t.numel(); ++i) t.as<float>()[i] = u(rng);
-  return t;
-}
-
-// x [N, 4, H, W] -> Conv -> Relu -> Add(const) -> Sigmoid -> y; N dynamic (micro-batches).
-std::shared_ptr<const NativeModel> model() {
-  OnnxBuilder b;
-  b.input("x", {-1, 4, -1, -1});
-  b.random_initializer("w", {8, 4, 3, 3}, -0.5f, 0.5f);
-  b.random_initializer("bias", {8}, -0.1f, 0.1f);
-  b.random_initializer("k", {1, 8, 1, 1}, -1.f, 1.f);
-  auto* c = b.node("Conv", {"x", "w", "bias"}, {"c"});
-  OnnxBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
-  b.node("Relu", {"c"}, {"r"});
-  b.node("Add", {"r", "k"}, {"a"});
-  b.node("Sigmoid", {"a"}, {"y"});
-  b.output("y");
-  const std::string bytes = b.bytes();
-  LoadOptions lo;
-  lo.optimize = false;
-  auto m = NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".", lo);
-  EXPECT_TRUE(m) << (m ? "" : m.error().message);
-  return m ? *m : nullptr;
-}
+// Batches of the images the tests deal out: [batch, 4, 12, 10].
+HostTensor random_image(int64_t batch, uint32_t seed) { return test::random_tensor(Shape{batch, 4, 12, 10}, seed); }
 
 std::unique_ptr<NativeSession> session_on(const std::shared_ptr<const NativeModel>& m, std::shared_ptr<const Backend> device) {
   SessionOptions so;
@@ -71,7 +45,7 @@ std::vector<float> answer_alone(const std::shared_ptr<const NativeModel>& m, con
 }
 
 TEST(ManyStreamsOnOneDevice, EachWorkersSessionHasItsOwnStreamAndItsOwnAnswers) {
-  const auto m = model();
+  const auto m = test::chain_model();
   ASSERT_TRUE(m);
   auto device = std::make_shared<FakeDeviceBackend>(std::set<std::string>{"Conv", "Relu", "Add", "Sigmoid", "Transpose"});
   constexpr int kWorkers = 4, kRuns = 12;
@@ -117,7 +91,7 @@ TEST(ManyStreamsOnOneDevice, EachWorkersSessionHasItsOwnStreamAndItsOwnAnswers) 
 }
 
 TEST(ManyStreamsOnOneDevice, AMicroBatchOfSeveralStreamsFramesGivesEachFrameItsAnswerAlone) {
-  const auto m = model();
+  const auto m = test::chain_model();
   ASSERT_TRUE(m);
   auto device = std::make_shared<FakeDeviceBackend>(std::set<std::string>{"Conv", "Relu", "Add", "Sigmoid", "Transpose"});
   auto session = session_on(m, device);
