@@ -30,6 +30,15 @@ class HostFrameInput final : public GpuFrameInput {
     for (size_t i = 0; i < c; ++i) nv12.push_back(i420[y_bytes + i]), nv12.push_back(i420[y_bytes + c + i]);
     return put(slot, batch, p, gpu_frames::reference_letterbox_nv12(nv12.data(), width, height, p));
   }
+  // The fake device frames of the tests lie in host memory: read as they are.
+  Status put_nv12_device(int slot, int batch, const DeviceNv12& f, const GpuInputPlacement& p) override {
+    std::vector<uint8_t> nv12(static_cast<size_t>(f.width) * f.height * 3 / 2);
+    for (int y = 0; y < f.height; ++y) std::copy_n(f.luma + y * f.pitch, f.width, nv12.data() + static_cast<size_t>(y) * f.width);
+    uint8_t* uv = nv12.data() + static_cast<size_t>(f.width) * f.height;
+    for (int y = 0; y < f.height / 2; ++y) std::copy_n(f.chroma + y * f.pitch, f.width, uv + static_cast<size_t>(y) * f.width);
+    config_.device_frames_put->fetch_add(1);
+    return put(slot, batch, p, gpu_frames::reference_letterbox_nv12(nv12.data(), f.width, f.height, p));
+  }
   Status infer_put(std::vector<Tensor>& outputs) override { return context_.infer(input_.view(), outputs); }
   std::string where() const override { return "cuda:0 (fake)"; }
 

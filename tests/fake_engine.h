@@ -26,6 +26,9 @@ struct FakeEngineConfig {
   bool gpu_frames = false;
   bool gpu_frames_fail = false;
   std::shared_ptr<std::atomic<int64_t>> frames_put = std::make_shared<std::atomic<int64_t>>(0);
+  // Of those, the frames put as NV12 in "device" memory (put_nv12_device; a test's fake device
+  // frames lie in host memory), and the PTS of each, in the order put.
+  std::shared_ptr<std::atomic<int64_t>> device_frames_put = std::make_shared<std::atomic<int64_t>>(0);
   // The engine says it runs on "cuda:0" and its contexts decode their last run's head as a GPU
   // context does (GpuDetectOutput), by the plain CPU decode + NMS (detection_parity.h): the
   // pipeline's --postprocess-on wiring without a GPU. gpu_detect_fail: every decode fails.

@@ -7,6 +7,10 @@
 
 #include <cmath>
 
+#ifdef STREAMDET_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 #include "conformance/synthetic_scene.h"
 #include "engine/native/cuda/cuda_backend.h"
 #include "engine/native/cuda/gpu_frame_staging.h"
@@ -55,8 +59,59 @@ TEST(GpuFrameStaging, WithoutAGpuAPutSaysWhyInOneLine) {
   EXPECT_EQ(st.error().message.find('\n'), std::string::npos) << st.error().message;
   std::vector<Tensor> out;
   EXPECT_FALSE(frames->infer_put(out));  // nothing was put
+  DeviceNv12 elsewhere;
+  elsewhere.device = 1, elsewhere.width = 64, elsewhere.height = 48;
+  Status other = frames->put_nv12_device(0, 1, elsewhere, p);
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.error().message.find("cuda:1"), std::string::npos) << other.error().message;
 #endif
 }
+
+#ifdef STREAMDET_HAVE_CUDA
+// An NVDEC frame kept on the GPU (pitched NV12 in device memory, as the decoder's pool holds it)
+// put as it is, against the same pixels downloaded as I420 and put from the host: the same network
+// input, so the same outputs, bit for bit (one kernel, the same pixels).
+TEST(GpuFrameStaging, ADeviceNv12FrameGivesWhatItsHostCopyGives) {
+  auto cuda = cuda_backend(0);
+  if (!cuda) GTEST_SKIP() << cuda.error().message;
+  auto m = NativeModel::load(std::string(STREAMDET_SOURCE_DIR) + "/models/tiny_synth_v8.onnx");
+  ASSERT_TRUE(m) << m.error().message;
+  SessionOptions so{2};
+  so.backends = {*cuda};
+  so.device_fp16 = true;
+  auto session = NativeSession::create(*m, so);
+  ASSERT_TRUE(session) << session.error().message;
+  auto frames = make_cuda_frame_input(**session, 0, (*cuda)->name());
+  ASSERT_NE(frames, nullptr);
+  const int w = 320, h = 192;
+  const int64_t pitch = w + 128;
+  const std::vector<uint8_t> nv12 = test::gpu_frames::random_nv12(w, h, 1234);
+  std::vector<uint8_t> i420(nv12.begin(), nv12.begin() + w * h);
+  const size_t c = static_cast<size_t>(w) * h / 4;
+  for (size_t i = 0; i < c; ++i) i420.push_back(nv12[static_cast<size_t>(w) * h + 2 * i]);
+  for (size_t i = 0; i < c; ++i) i420.push_back(nv12[static_cast<size_t>(w) * h + 2 * i + 1]);
+  void* dev = nullptr;
+  size_t dev_pitch = 0;
+  ASSERT_EQ(cudaMallocPitch(&dev, &dev_pitch, pitch, static_cast<size_t>(h) * 3 / 2), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy2D(dev, dev_pitch, nv12.data(), w, w, static_cast<size_t>(h) * 3 / 2, cudaMemcpyHostToDevice), cudaSuccess);
+  const auto* base = static_cast<const uint8_t*>(dev);
+  const DeviceNv12 frame{base, base + dev_pitch * h, static_cast<int64_t>(dev_pitch), w, h, 0};
+  const auto p = placement_for(w, h, 256, 256, PreprocessSpec{});
+  std::vector<Tensor> from_device, from_host;
+  Status st = frames->put_nv12_device(0, 1, frame, p);
+  ASSERT_TRUE(st) << st.error().message;
+  ASSERT_TRUE(frames->infer_put(from_device));
+  st = frames->put_i420(0, 1, i420.data(), w, h, p);
+  ASSERT_TRUE(st) << st.error().message;
+  ASSERT_TRUE(frames->infer_put(from_host));
+  cudaFree(dev);
+  ASSERT_EQ(from_device.size(), from_host.size());
+  for (size_t i = 0; i < from_device.size(); ++i) {
+    ASSERT_EQ(from_device[i].numel(), from_host[i].numel());
+    for (int64_t k = 0; k < from_device[i].numel(); ++k) ASSERT_EQ(from_device[i].data()[k], from_host[i].data()[k]) << "output " << i << " value " << k;
+  }
+}
+#endif
 
 // One context, two ways in: the reference letterbox on the host into run(), and the frame put on
 // the GPU; the same objects (classes equal, corners within 1 px). Batch 2 on the dynamic model.

@@ -17,6 +17,7 @@
 #include "engine/native/cuda/device_buffer.h"
 #include "engine/native/cuda/gpu_preprocess.h"
 #include "engine/native/cuda/nvdec_library.h"
+#include "gpu_frames_vectors.h"
 #include "nvdec_clip.h"
 #endif
 
@@ -86,7 +87,8 @@ Result<NvdecClip> clip_beside_this_program() {
 TEST(NvdecDecoder, AConsumerHoldingEveryFrameIsStoppedAtThePoolsLimit) {
   auto clip = clip_beside_this_program();
   if (!clip) GTEST_SKIP() << clip.error().message;
-  auto d = NvdecDecoder::create(NvdecCodec::kH264);
+  // The decoder waits for a buffer to come back; this consumer never gives one back.
+  auto d = NvdecDecoder::create(NvdecCodec::kH264, 0, NvdecPoolOptions{32, 300});
   ASSERT_TRUE(d) << d.error().message;
   std::vector<NvdecFrame> held;
   Status last = ok();
@@ -97,7 +99,7 @@ TEST(NvdecDecoder, AConsumerHoldingEveryFrameIsStoppedAtThePoolsLimit) {
   }
   if (last) last = (*d)->flush();
   ASSERT_FALSE(last) << "48 frames held: more than the pool's 32";
-  EXPECT_NE(last.error().message.find("32 decoded frames held and none released"), std::string::npos) << last.error().message;
+  EXPECT_NE(last.error().message.find("all 32 decoded frames on the GPU held"), std::string::npos) << last.error().message;
   EXPECT_LE(held.size(), 32u);
 }
 
@@ -169,6 +171,43 @@ TEST(NvdecDecoder, TheDeviceFrameGoesToTheLetterboxAsItIs) {
   ASSERT_EQ(cudaMemcpy(a.data(), from_nvdec.get(), out_bytes, cudaMemcpyDeviceToHost), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(b.data(), from_reference.get(), out_bytes, cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_EQ(a, b);
+}
+
+// The pipeline's two ways for an NVDEC frame (docs/gpu.md, "NVDEC"): kept on the GPU, its handle's
+// NV12 (what the pipeline's Frame::device carries) letterboxed where it lies, as the GPU frame
+// input does (put_nv12_device); or downloaded (the handle's download, as Frame::to_host) and
+// letterboxed by the CPU reference. Every frame of the clip, within the NV12 kernel's tolerance
+// of tests/gpu_frames_test.cpp.
+TEST(NvdecDecoder, TheDeviceFramesNetworkInputIsTheDownloadedFramesCpuLetterbox) {
+  auto clip = clip_beside_this_program();
+  if (!clip) GTEST_SKIP() << clip.error().message;
+  auto d = NvdecDecoder::create(NvdecCodec::kH264);
+  ASSERT_TRUE(d) << d.error().message;
+  const InputPlacement place = test::gpu_frames::placement_for(clip->width, clip->height, 320, 320, PreprocessSpec{});
+  const size_t out_floats = size_t{3} * 320 * 320;
+  DeviceBuffer dst;
+  ASSERT_TRUE(dst.reserve(out_floats * sizeof(float)));
+  std::vector<float> from_device(out_floats);
+  std::vector<uint8_t> host(clip->frame_bytes());
+  size_t compared = 0;
+  auto compare = [&](const NvdecFrame& f) {
+    const DeviceFrameRef& handle = f.handle();
+    const DeviceNv12& nv12 = handle.nv12();
+    const Nv12Image img{nv12.luma, nv12.chroma, nv12.width, nv12.height, nv12.pitch, nv12.pitch};
+    ASSERT_TRUE(letterbox_nv12_gpu(img, place, InputLayout::kNchwF32, dst.get(), nullptr));
+    ASSERT_EQ(cudaMemcpy(from_device.data(), dst.get(), out_floats * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_TRUE(handle.download_nv12(host.data(), nv12.width));
+    const std::vector<float> from_host = test::gpu_frames::reference_letterbox_nv12(host.data(), nv12.width, nv12.height, place);
+    EXPECT_LE(test::gpu_frames::max_level_diff(from_device, from_host, place), 3.2f * 1.001f) << "frame pts " << f.pts();
+    ++compared;
+  };
+  for (const auto& p : clip->packets) {
+    ASSERT_TRUE((*d)->decode(clip->stream.data() + p.offset, p.size, p.pts));
+    while (auto f = (*d)->next()) compare(*f);
+  }
+  ASSERT_TRUE((*d)->flush());
+  while (auto f = (*d)->next()) compare(*f);
+  EXPECT_EQ(compared, clip->frames());
 }
 #endif
 

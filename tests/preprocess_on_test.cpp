@@ -32,6 +32,7 @@ class NamedFrameInput final : public GpuFrameInput {
  public:
   Status put_bgr(int, int, const uint8_t*, int, int, int64_t, const GpuInputPlacement&) override { return ok(); }
   Status put_i420(int, int, const uint8_t*, int, int, const GpuInputPlacement&) override { return ok(); }
+  Status put_nv12_device(int, int, const DeviceNv12&, const GpuInputPlacement&) override { return ok(); }
   Status infer_put(std::vector<Tensor>&) override { return ok(); }
   std::string where() const override { return "cuda:0 (test)"; }
 };

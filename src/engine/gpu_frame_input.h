@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/device_frame.h"
 #include "core/error.h"
 #include "core/tensor.h"
 #include "engine/native/cuda/frame_kernels.h"
@@ -29,6 +30,10 @@ class GpuFrameInput {
   // interleaved into NV12 on the way and the NV12 kernel converts.
   virtual Status put_i420(int slot, int batch, const uint8_t* i420, int width, int height,
                           const GpuInputPlacement& placement) = 0;
+  // The same from NV12 already in the device's memory (a frame NVDEC decoded there: no copy). The
+  // frame must be complete (the decoder waits for its copy-out before it hands a frame out), on
+  // this context's device, and stay alive until infer_put() returns (the kernel reads it until then).
+  virtual Status put_nv12_device(int slot, int batch, const DeviceNv12& frame, const GpuInputPlacement& placement) = 0;
   // Runs the model on the images put since the last run; outputs as InferenceContext::infer.
   virtual Status infer_put(std::vector<Tensor>& outputs) = 0;
   // Where the letterbox writes, for the log and the profile: "cuda:0, into the input's page-locked staging".

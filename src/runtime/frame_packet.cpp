@@ -19,6 +19,9 @@ PacketPtr PacketPool::acquire() {
 
 void PacketPool::release(PacketPtr packet) {
   if (!packet) return;
+  // A frame kept on the GPU gives its buffer back to the decoder now, not when the packet is reused.
+  if (packet->frame.format == PixelFormat::kDeviceNv12) packet->frame.format = PixelFormat::kBgr;
+  packet->frame.device.reset();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     free_.push_back(std::move(packet));

@@ -20,6 +20,7 @@
 #include <numeric>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -269,6 +270,7 @@ Status Pipeline::open_sinks() {
   }
   if (embedding_.make_sink) run_.sinks.push_back(embedding_.make_sink(context));
   for (const auto& sink : run_.sinks) run_.keep_undrawn = run_.keep_undrawn || sink->wants_undrawn_frame();
+  run_.sinks_need_pixels = run_.draw || run_.keep_undrawn;
   std::vector<std::string> names;
   for (const auto& sink : run_.sinks) names.push_back(sink->name());
   run_.profiler.set_outputs(std::move(names));
@@ -342,6 +344,15 @@ Status Pipeline::setup() {
   run_.frames_on_gpu = place.gpu;
   run_.profiler.set_preprocess_place(place.where);
   if (place.gpu) log_info("preprocess: frames letterboxed on %s", place.where.c_str());
+  bool said_download = false;
+  for (size_t s = 0; s < run_.lanes.size(); ++s) {
+    SourceLane& lane = run_.lanes[s];
+    const std::string path = nvdec_frame_path(place, det.engine->capabilities().device, lane.info, *lane.source);
+    if (path.empty()) continue;
+    run_.profiler.set_frame_path(static_cast<int>(s), path);
+    if (path.find("downloaded") != std::string::npos && !std::exchange(said_download, true))
+      log_info("--decode: NVDEC's frames are %s", path.substr(std::string("nvdec -> ").size()).c_str());
+  }
   SD_ASSIGN_OR_RETURN(run_.postprocess,
                       choose_postprocess_place(model.postprocess_on, det.engine->capabilities().device, det.engine->name(),
                                                contexts_[0]->gpu_detect_output(), *det.decoder, det.decode));

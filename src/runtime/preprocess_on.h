@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "engine/gpu_frame_input.h"
+#include "sources/source.h"
 
 namespace sd {
 
@@ -22,5 +23,12 @@ struct PreprocessPlace {
 // one), kUnsupported (exit 6) when it does but the engine cannot take frames there.
 Result<PreprocessPlace> choose_preprocess_place(const std::string& option, const std::string& engine_device,
                                                 const std::string& engine_name, GpuFrameInput* frames);
+
+// Where a source's NVDEC frames go once the preprocess place is chosen: with the GPU letterbox on
+// the device NVDEC decodes on, the source hands them over in device memory (no host copy);
+// otherwise they are downloaded as before. Returns the profile's line ("nvdec -> gpu preprocess
+// (no host copy)", or "nvdec -> downloaded to the host: <why>"), "" for a source NVDEC does not
+// decode. `engine_device`: "cuda:0", "cpu".
+std::string nvdec_frame_path(const PreprocessPlace& place, const std::string& engine_device, const SourceInfo& info, Source& source);
 
 }  // namespace sd

@@ -57,6 +57,11 @@ void StageRecorder::finish_thread() {
   if (now >= 0 && rec->run_queue_start_ms_ >= 0) rec->run_queue_ms_ = now - rec->run_queue_start_ms_;
 }
 
+void Profiler::set_frame_path(int source, std::string path) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (source >= 0 && static_cast<size_t>(source) < source_counters_.size()) source_counters_[static_cast<size_t>(source)].frame_path = std::move(path);
+}
+
 int Profiler::add_source(const std::string& uri, bool live, const std::string& decoder) {
   std::lock_guard<std::mutex> lock(mutex_);
   source_counters_.emplace_back();
@@ -92,6 +97,7 @@ std::vector<SourceReport> Profiler::source_reports() const {
     SourceReport s;
     s.uri = c.uri;
     s.decoder = c.decoder;
+    s.frame_path = c.frame_path;
     s.frames_read = c.read;
     s.frames_done = c.done;
     s.live = c.live;
@@ -521,7 +527,8 @@ std::string format_profile(const ProfileReport& r) {
       out += s.name + ": on " + s.ran_on + (s.name == "postprocess" ? "\n" : " (its upload and kernel timed in inference)\n");
   for (const auto& s : r.sources) {
     // The decoder in the table when it is the GPU's (the JSON names it for every video source).
-    if (s.decoder.rfind("nvdec", 0) == 0) out += "source " + s.uri + ": decoded by " + s.decoder + "\n";
+    if (s.decoder.rfind("nvdec", 0) == 0)
+      out += "source " + s.uri + ": decoded by " + s.decoder + (s.frame_path.empty() ? "" : "; " + s.frame_path) + "\n";
     if (r.sources.size() > 1) {
       std::snprintf(line, sizeof line, "source %s: read %lld, done %lld\n", s.uri.c_str(),
                     static_cast<long long>(s.frames_read), static_cast<long long>(s.frames_done));
@@ -616,6 +623,7 @@ nlohmann::json profile_to_json(const ProfileReport& r) {
                              {"corrupt_frames", s.drops[static_cast<size_t>(DropReason::kCorrupt)] + s.damaged},
                              {"damaged_frames", s.damaged}};
     if (!s.decoder.empty()) source["decoder"] = s.decoder;
+    if (!s.frame_path.empty()) source["frame_path"] = s.frame_path;
     if (s.outages > 0) {
       source["outages"] = s.outages;
       source["reconnects"] = s.reconnects;

@@ -179,6 +179,9 @@ struct SourceReport {
   int64_t live_tracks = 0;
   int64_t track_ids_issued = 0;
   std::string decoder;  // what decoded a video's frames (SourceInfo::decoder); "" for other sources
+  // Where NVDEC's frames went: "nvdec -> gpu preprocess (no host copy)", or downloaded and why;
+  // "" for sources not decoded by NVDEC (runtime/preprocess_on.h, nvdec_frame_path).
+  std::string frame_path;
 };
 
 struct ProfileReport {
@@ -223,6 +226,7 @@ class Profiler {
   // Sources are registered before the run; counters are atomic (written from several threads).
   int add_source(const std::string& uri, bool live = false, const std::string& decoder = "");
   void set_outputs(std::vector<std::string> names) { outputs_ = std::move(names); }
+  void set_frame_path(int source, std::string path);  // SourceReport::frame_path
   // The run's health board: the report's sources get their outages from it (set before the run).
   void set_health(const HealthBoard* board) { health_ = board; }
   void count_read(int source) { source_counters_[static_cast<size_t>(source)].read++; }
@@ -271,6 +275,7 @@ class Profiler {
   struct SourceCounters {
     std::string uri;
     std::string decoder;
+    std::string frame_path;
     bool live = false;
     std::atomic<int64_t> read{0}, done{0}, damaged{0};
     std::atomic<int64_t> live_tracks{-1}, track_ids{-1};  // -1: not tracked

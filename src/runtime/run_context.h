@@ -59,6 +59,9 @@ class RunContext {
   std::vector<std::unique_ptr<Sink>> sinks;
   bool draw = false;  // a sink wants the detections drawn on the frame
   bool keep_undrawn = false;  // and another wants the frame as decoded (Sink::wants_undrawn_frame)
+  // A sink needs every frame's pixels on the host (drawn or not): a frame kept on the GPU
+  // (Frame::device) is downloaded for it in the output stage; without such a sink it never is.
+  bool sinks_need_pixels = false;
   std::unique_ptr<PacketPool> pool;
   std::unique_ptr<FrameScheduler> scheduler;
   std::unique_ptr<LiveView> view;

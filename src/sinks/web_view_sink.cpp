@@ -8,7 +8,8 @@ Status WebViewSink::write(const FrameResult& result) {
   const Frame& frame = result.frame;
   if (!board_->wants(frame.source_id, Clock::now())) return ok();
   cv::Mat scratch;
-  const cv::Mat& bgr = frame.bgr(scratch);
+  const cv::Mat& bgr = frame.bgr(scratch);  // a frame left on the GPU is downloaded for this copy alone
+  if (bgr.empty()) return ok();             // its download failed (said once): nothing to show
   cv::Mat copy = &bgr == &scratch ? scratch : bgr.clone();  // a converted frame is already our own
   if (!frames_drawn_) {
     const CountingReport counts = result.counter ? result.counter->counts() : CountingReport{};

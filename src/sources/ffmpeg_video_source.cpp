@@ -391,6 +391,19 @@ Status FfmpegVideoSource::choose_decoder(const AVCodecParameters& par, VideoDeco
   return ok();
 }
 
+bool FfmpegVideoSource::keep_frames_on_device(int cuda_device, std::string& why_not) {
+  if (!av_->nvdec) {
+    why_not = "decoded on the CPU";
+    return false;
+  }
+  if (av_->nvdec->device() != cuda_device) {
+    why_not = "NVDEC decodes on cuda:" + std::to_string(av_->nvdec->device()) + ", the model runs on cuda:" + std::to_string(cuda_device);
+    return false;
+  }
+  av_->nvdec->keep_on_device();
+  return true;
+}
+
 // NVDEC failed on a packet: a packet it (or the Annex-B filter) refused is one frame lost, as
 // the CPU decoder's would be; anything else (the GPU or driver) ends the source.
 Result<bool> FfmpegVideoSource::nvdec_failed(Frame& frame, const Error& e) {

@@ -26,6 +26,7 @@ class FfmpegVideoSource final : public Source {
   Result<bool> read(Frame& frame) override;
   std::optional<std::string> damage() const override;
   int64_t damaged_frames() const override { return stream_ ? 0 : corrupt_packets_; }  // a file's, as damage() says
+  bool keep_frames_on_device(int cuda_device, std::string& why_not) override;
 
  private:
   FfmpegVideoSource();

@@ -96,7 +96,7 @@ Result<const AVPacket*> AnnexBFilter::take() {
 Result<std::unique_ptr<NvdecPacketDecoder>> NvdecPacketDecoder::open(const AVCodecParameters& par, int device) {
   SD_ASSIGN_OR_RETURN(const NvdecCodec codec, nvdec_codec_for(par));
   SD_ASSIGN_OR_RETURN(AnnexBFilter filter, AnnexBFilter::open(par));
-  std::unique_ptr<NvdecPacketDecoder> d(new NvdecPacketDecoder(std::move(filter)));
+  std::unique_ptr<NvdecPacketDecoder> d(new NvdecPacketDecoder(std::move(filter), device));
   SD_ASSIGN_OR_RETURN(d->decoder_, native::cuda::NvdecDecoder::create(codec, device));
   return d;
 }
@@ -118,30 +118,19 @@ Status NvdecPacketDecoder::decode_filtered() {
 Result<bool> NvdecPacketDecoder::receive(Frame& frame, int64_t& pts) {
   std::optional<native::cuda::NvdecFrame> f = decoder_->next();
   if (!f) return false;
+  pts = f->pts();
+  if (on_device_) {
+    frame.device = f->handle();  // shared: the buffer goes back when the pipeline lets go of the frame
+    frame.format = PixelFormat::kDeviceNv12;
+    return true;
+  }
+  frame.device.reset();
   const int w = f->width(), h = f->height();
   nv12_.resize(static_cast<size_t>(w) * h * 3 / 2);
   SD_TRY(f->download_nv12(nv12_.data(), w));
   nv12_to_i420(nv12_.data(), w, w, h, frame.yuv);
   frame.format = PixelFormat::kI420;
-  pts = f->pts();
   return true;
-}
-
-void nv12_to_i420(const uint8_t* nv12, int64_t pitch, int width, int height, cv::Mat& yuv) {
-  yuv.create(height * 3 / 2, width, CV_8UC1);
-  uint8_t* y = yuv.ptr<uint8_t>();
-  for (int r = 0; r < height; ++r) std::memcpy(y + static_cast<size_t>(r) * width, nv12 + r * pitch, static_cast<size_t>(width));
-  const int cw = width / 2, ch = height / 2;
-  uint8_t* u = y + static_cast<size_t>(width) * height;
-  uint8_t* v = u + static_cast<size_t>(cw) * ch;
-  const uint8_t* uv = nv12 + pitch * height;
-  for (int r = 0; r < ch; ++r) {
-    const uint8_t* row = uv + r * pitch;
-    for (int c = 0; c < cw; ++c) {
-      u[static_cast<size_t>(r) * cw + c] = row[2 * c];
-      v[static_cast<size_t>(r) * cw + c] = row[2 * c + 1];
-    }
-  }
 }
 
 }  // namespace sd

@@ -3,9 +3,10 @@
 // h264_mp4toannexb / hevc_mp4toannexb bitstream filter turns MP4/MKV packets (length-prefixed NAL
 // units, parameter sets in the extradata) into the Annex-B stream NVDEC's parser reads (a stream
 // that is Annex-B already, MPEG-TS or RTSP, passes through unchanged), and the frames come back
-// as NV12 in device memory. Until the GPU preprocess is wired into the pipeline, receive() downloads
-// each frame and hands it over as I420 like the CPU decoder's (next_device_frame() is the copy-free
-// way for that wiring). docs/gpu.md, "NVDEC".
+// as NV12 in device memory. receive() downloads each frame and hands it over as I420 like the CPU
+// decoder's, unless keep_on_device() was called (the run letterboxes on the same GPU): then the
+// frame is handed over as it is, in device memory (Frame::device, kDeviceNv12), and nothing is
+// copied to the host unless a stage asks (Frame::to_host). docs/gpu.md, "NVDEC".
 #pragma once
 
 #include <memory>
@@ -64,9 +65,13 @@ class NvdecPacketDecoder {
 
   // One demuxed packet (its pts in the stream's time base); null: the end of the stream.
   Status send(const AVPacket* packet);
-  // The next frame in display order into `frame` (as I420, its pts in `pts`); false when none is
-  // ready yet.
+  // The next frame in display order into `frame` (as I420, or kDeviceNv12 after keep_on_device();
+  // its pts in `pts`); false when none is ready yet.
   Result<bool> receive(Frame& frame, int64_t& pts);
+  // From now on receive() hands frames over in device memory.
+  void keep_on_device() { on_device_ = true; }
+  bool on_device() const { return on_device_; }
+  int device() const { return device_; }
   // The same without leaving the GPU: the NV12 device frame itself.
   std::optional<native::cuda::NvdecFrame> next_device_frame() { return decoder_->next(); }
 
@@ -74,16 +79,16 @@ class NvdecPacketDecoder {
   int64_t damaged_pictures() const { return decoder_->damaged_pictures(); }
 
  private:
-  explicit NvdecPacketDecoder(AnnexBFilter filter) : filter_(std::move(filter)) {}
+  NvdecPacketDecoder(AnnexBFilter filter, int device) : filter_(std::move(filter)), device_(device) {}
   Status decode_filtered();
 
   AnnexBFilter filter_;
   std::unique_ptr<native::cuda::NvdecDecoder> decoder_;
   std::vector<uint8_t> nv12_;  // the downloaded frame, reused
+  int device_ = 0;
+  bool on_device_ = false;
 };
 
-// NV12 (Y plane, then interleaved U, V; `pitch` bytes a row) into I420 in `yuv` (height * 3 / 2
-// rows of `width` bytes: Y, then U, then V), as the CPU decoder's frames are.
-void nv12_to_i420(const uint8_t* nv12, int64_t pitch, int width, int height, cv::Mat& yuv);
+// nv12_to_i420: core/frame.h.
 
 }  // namespace sd

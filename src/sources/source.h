@@ -64,6 +64,14 @@ class Source {
   // The network input's size, told once the model is loaded: a source that can decode at a
   // reduced scale (JPEG over the wire) decodes no more pixels than that needs.
   virtual void prefer_size(cv::Size network_input) {}
+  // The run letterboxes on CUDA device `cuda_device` (--preprocess-on gpu): a source that decodes
+  // there (NVDEC) may hand its frames over in the device's memory from now on (Frame::device,
+  // PixelFormat::kDeviceNv12), and says so by returning true; false, with `why_not` (for the
+  // profile), when its frames come to the host as before.
+  virtual bool keep_frames_on_device(int cuda_device, std::string& why_not) {
+    why_not = "not decoded on a GPU";
+    return false;
+  }
   // Frames the source took in and dropped itself, by the pipeline's drop reason names (a Redis
   // source: entries too old for --max-age, acknowledged unread), added to the profile at the end.
   virtual int64_t dropped_too_old() const { return 0; }

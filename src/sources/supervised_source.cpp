@@ -50,6 +50,11 @@ void SupervisedSource::prefer_size(cv::Size network_input) {
   if (inner_) inner_->prefer_size(network_input);
 }
 
+bool SupervisedSource::keep_frames_on_device(int cuda_device, std::string& why_not) {
+  device_ = cuda_device;  // asked again of each reopened source
+  return inner_ && inner_->keep_frames_on_device(cuda_device, why_not);
+}
+
 std::optional<std::string> SupervisedSource::damage() const { return inner_ ? inner_->damage() : std::nullopt; }
 
 void SupervisedSource::went_down(SourceState state, const std::string& why) {
@@ -132,6 +137,7 @@ Result<bool> SupervisedSource::reconnect() {
     // a source that opens and drops at once again and again is down, however often it opens.
     inner_ = std::move(*reopened);
     if (network_input_) inner_->prefer_size(*network_input_);
+    if (std::string why_not; device_) inner_->keep_frames_on_device(*device_, why_not);
     if (health_) health_->count_reconnect();
     return true;
   }

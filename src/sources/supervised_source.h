@@ -46,6 +46,7 @@ class SupervisedSource final : public Source {
   Result<bool> read(Frame& frame) override;
   std::optional<std::string> damage() const override;
   void prefer_size(cv::Size network_input) override;
+  bool keep_frames_on_device(int cuda_device, std::string& why_not) override;
   // The time the last read spent down (the read that stalled or broke, the back-off, reopening):
   // waiting for the source, not the reader's work. settle() and close() are not passed on: the
   // live sources it wraps acknowledge nothing, and their source may be replaced while a frame is
@@ -70,6 +71,7 @@ class SupervisedSource final : public Source {
   transport::Backoff backoff_;
   std::mt19937 rng_;
   std::optional<cv::Size> network_input_;
+  std::optional<int> device_;  // keep_frames_on_device() was asked for this CUDA device
   int64_t index_offset_ = 0;  // added to the inner source's frame index (it counts from 0 on each open)
   int64_t next_index_ = 0;    // one past the last index handed out
   Clock::time_point opened_{};         // when the source was first opened: frames' timestamps count from it

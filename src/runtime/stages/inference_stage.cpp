@@ -28,7 +28,9 @@ Status infer_on_gpu_frames(GpuFrameInput& frames, const std::vector<PacketPtr>& 
     const FramePacket& p = *batch[static_cast<size_t>(i)];
     const GpuInputPlacement placement = gpu_input_placement(p.transform, spec);
     const Frame& f = p.frame;
-    if (f.format == PixelFormat::kI420) {
+    if (f.device) {  // decoded on this GPU (NVDEC): read where it is, downloaded or not
+      SD_TRY(frames.put_nv12_device(i, n, f.device.nv12(), placement));
+    } else if (f.format == PixelFormat::kI420) {
       const cv::Size size = f.size();
       SD_TRY(frames.put_i420(i, n, f.yuv.ptr<uint8_t>(), size.width, size.height, placement));
     } else {
@@ -74,6 +76,7 @@ void InferenceStage::run() {
     auto infer_on_host = [&]() -> Status {
       if (run_.frames_on_gpu)
         for (auto& p : batch) {
+          SD_TRY(p->frame.to_host());  // a frame NVDEC left on the GPU comes down for the CPU's letterbox
           p->input.resize(Shape{1, 3, det.input_size.height, det.input_size.width});
           preprocess_frame(p->frame, det.input_size, det.preprocess, p->input.data(), fallback_scratch);
         }

@@ -26,6 +26,12 @@ Status OutputStage::write(FramePacket& p, StageRecorder& rec) {
   SourceLane& lane = run_.lanes[static_cast<size_t>(s_)];
   std::vector<CountEvent> events;
   auto& tracker = lane.tracker;
+  // A frame NVDEC left on the GPU comes down here, once, only when something below needs its
+  // pixels (drawing, a sink that takes the frame, the tracker's appearance cue); the GPU is done
+  // with it either way, and its buffer goes back to the decoder as soon as it is on the host.
+  if (p.frame.format == PixelFormat::kDeviceNv12 && (run_.sinks_need_pixels || (tracker && tracker->options().appearance)))
+    SD_TRY(p.frame.to_host());
+  if (p.frame.format != PixelFormat::kDeviceNv12) p.frame.device.reset();
   if (tracker) {
     ScopedStage st(rec, Stage::kTrack, 1, s_, p.frame.index);
     track_frame(*tracker, p.detections, p.frame, conf);

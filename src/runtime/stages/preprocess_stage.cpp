@@ -29,6 +29,13 @@ void PreprocessStage::run() {
         // the boxes back is the host's, as preprocess_frame computes it.
         p->transform = LetterboxTransform::compute(p->frame.size(), det.input_size, det.preprocess.resize, det.preprocess.pad);
       } else {
+        // Frames stay on the GPU only where the GPU letterboxes (Source::keep_frames_on_device);
+        // should one come here all the same, it comes down first.
+        if (Status host = p->frame.to_host(); !host) {
+          run_.drop(std::move(p), DropReason::kAborted);
+          run_.fail_run(host.error());
+          break;
+        }
         p->input.resize(input_shape);
         p->transform = preprocess_frame(p->frame, det.input_size, det.preprocess, p->input.data(), scratch);
       }

@@ -54,6 +54,15 @@ class CudaFrameInput final : public GpuFrameInput {
     return cuda::letterbox_nv12_gpu(img, placement, cuda::InputLayout::kNchwF32, dst, stream_);
   }
 
+  Status put_nv12_device(int slot, int batch, const DeviceNv12& f, const GpuInputPlacement& placement) override {
+    if (f.device != index_)
+      return fail(ErrorCode::kInternal, "put_nv12_device: a frame in the memory of cuda:" + std::to_string(f.device) + " given to " + device_);
+    SD_ASSIGN_OR_RETURN(float* dst, slot_address(slot, batch, placement));
+    // Read where the decoder left it, on this stream: its copy-out was complete before it was handed out.
+    const cuda::Nv12Image img{f.luma, f.chroma, f.width, f.height, f.pitch, f.pitch};
+    return cuda::letterbox_nv12_gpu(img, placement, cuda::InputLayout::kNchwF32, dst, stream_);
+  }
+
   Status infer_put(std::vector<Tensor>& outputs) override {
     if (!staged_ || put_count_ != batch_)
       return fail(ErrorCode::kInternal, "infer_put: " + std::to_string(put_count_) + " of " + std::to_string(batch_) + " images put");

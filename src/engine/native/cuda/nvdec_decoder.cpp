@@ -18,9 +18,6 @@ const char* nvdec_codec_name(NvdecCodec codec) { return codec == NvdecCodec::kH2
 
 namespace {
 
-// Frames decoded and not yet released by their consumer, at most: a consumer holding more is a bug
-// (a leak), not a reason to fill the GPU's memory.
-constexpr int kMaxFramesHeld = 32;
 // Pictures the parser holds back before display (FFmpeg's cuviddec uses 4): lets NVDEC decode
 // ahead of the copy-out. Each is a frame of latency on a live stream.
 constexpr unsigned kDisplayDelay = 2;
@@ -74,69 +71,39 @@ Status check_caps(const NvcuvidLibrary& lib, NvdecCodec codec, int device) {
 
 }  // namespace
 
-// The decoder's own device buffers, one NV12 frame each, allocated when first needed and reused.
-struct NvdecFramePool {
-  const NvcuvidLibrary* lib = nullptr;
-  CUcontext ctx = nullptr;
-  int width = 0, height = 0;
-  std::mutex mutex;
-  struct Buffer {
-    uint8_t* data = nullptr;
-    size_t pitch = 0;
-  };
-  std::vector<Buffer> buffers;
-  std::vector<int> free;
-
-  ~NvdecFramePool() {
-    ContextScope scope(*lib, ctx);
-    for (auto& b : buffers) cudaFree(b.data);  // nothing to do about a failure while letting go
-  }
-  Result<int> acquire() {
-    std::lock_guard lock(mutex);
-    if (!free.empty()) {
-      const int slot = free.back();
-      free.pop_back();
-      return slot;
-    }
-    if (static_cast<int>(buffers.size()) >= kMaxFramesHeld)
-      return fail(ErrorCode::kInternal, "NVDEC: " + std::to_string(kMaxFramesHeld) + " decoded frames held and none released");
-    Buffer b;
+// The decoder's buffers (DeviceFramePool): device memory of the runtime's primary context, in
+// which the CUDA backend's kernels run too.
+class CudaFrameMemory final : public DeviceFrameMemory {
+ public:
+  CudaFrameMemory(const NvcuvidLibrary& lib, CUcontext ctx, int device) : lib_(lib), ctx_(ctx), device_(device) {}
+  Result<Buffer> allocate(int width, int height) override {
+    ContextScope scope(lib_, ctx_);
+    SD_TRY(scope.status());
     void* p = nullptr;
-    SD_CUDA_TRY(cudaMallocPitch(&p, &b.pitch, static_cast<size_t>(width), static_cast<size_t>(height) * 3 / 2));
-    b.data = static_cast<uint8_t*>(p);
-    buffers.push_back(b);
-    return static_cast<int>(buffers.size()) - 1;
+    size_t pitch = 0;
+    SD_CUDA_TRY(cudaMallocPitch(&p, &pitch, static_cast<size_t>(width), static_cast<size_t>(height) * 3 / 2));
+    return Buffer{static_cast<uint8_t*>(p), static_cast<int64_t>(pitch)};
   }
-  void release(int slot) {
-    std::lock_guard lock(mutex);
-    free.push_back(slot);
+  void free(Buffer b) override {
+    ContextScope scope(lib_, ctx_);
+    cudaFree(b.data);  // nothing to do about a failure while letting go
   }
+  Status download(const DeviceNv12& f, uint8_t* dst, int64_t dst_pitch) override {
+    ContextScope scope(lib_, ctx_);
+    SD_TRY(scope.status());
+    SD_CUDA_TRY(cudaMemcpy2D(dst, static_cast<size_t>(dst_pitch), f.luma, static_cast<size_t>(f.pitch), static_cast<size_t>(f.width),
+                             static_cast<size_t>(f.height), cudaMemcpyDeviceToHost));
+    SD_CUDA_TRY(cudaMemcpy2D(dst + dst_pitch * f.height, static_cast<size_t>(dst_pitch), f.chroma, static_cast<size_t>(f.pitch),
+                             static_cast<size_t>(f.width), static_cast<size_t>(f.height / 2), cudaMemcpyDeviceToHost));
+    return ok();
+  }
+  int device() const override { return device_; }
+
+ private:
+  const NvcuvidLibrary& lib_;
+  CUcontext ctx_;
+  int device_;
 };
-
-NvdecFrame::NvdecFrame() = default;
-NvdecFrame::~NvdecFrame() {
-  if (pool_ && slot_ >= 0) pool_->release(slot_);
-}
-NvdecFrame::NvdecFrame(NvdecFrame&& o) noexcept { *this = std::move(o); }
-NvdecFrame& NvdecFrame::operator=(NvdecFrame&& o) noexcept {
-  if (this == &o) return *this;
-  if (pool_ && slot_ >= 0) pool_->release(slot_);
-  pool_ = std::move(o.pool_);
-  slot_ = std::exchange(o.slot_, -1);
-  luma_ = o.luma_, chroma_ = o.chroma_, pitch_ = o.pitch_, width_ = o.width_, height_ = o.height_, pts_ = o.pts_;
-  return *this;
-}
-
-Status NvdecFrame::download_nv12(uint8_t* dst, int64_t dst_pitch) const {
-  if (!pool_) return fail(ErrorCode::kInternal, "NVDEC: download of an empty frame");
-  ContextScope scope(*pool_->lib, pool_->ctx);
-  SD_TRY(scope.status());
-  SD_CUDA_TRY(cudaMemcpy2D(dst, static_cast<size_t>(dst_pitch), luma_, static_cast<size_t>(pitch_), static_cast<size_t>(width_),
-                           static_cast<size_t>(height_), cudaMemcpyDeviceToHost));
-  SD_CUDA_TRY(cudaMemcpy2D(dst + dst_pitch * height_, static_cast<size_t>(dst_pitch), chroma_, static_cast<size_t>(pitch_),
-                           static_cast<size_t>(width_), static_cast<size_t>(height_ / 2), cudaMemcpyDeviceToHost));
-  return ok();
-}
 
 struct NvdecDecoder::State {
   const NvcuvidLibrary* lib = nullptr;
@@ -150,7 +117,8 @@ struct NvdecDecoder::State {
   // cut to even sizes), the surfaces.
   unsigned coded_width = 0, coded_height = 0, surfaces = 0;
   int width = 0, height = 0;
-  std::shared_ptr<NvdecFramePool> pool;
+  NvdecPoolOptions pool_options;
+  std::shared_ptr<DeviceFramePool> pool;
   std::deque<NvdecFrame> ready;
   Status error = ok();  // the first error met inside a parser callback
   int64_t damaged = 0;
@@ -220,10 +188,8 @@ struct NvdecDecoder::State {
     ci.ulNumOutputSurfaces = 2;
     if (Status s = lib->check(lib->api().CreateDecoder(&decoder, &ci), "cuvidCreateDecoder"); !s) return failed(s);
     coded_width = f->coded_width, coded_height = f->coded_height, this->surfaces = surfaces;
-    if (!pool || pool->width != w || pool->height != h) {
-      pool = std::make_shared<NvdecFramePool>();
-      pool->lib = lib, pool->ctx = ctx, pool->width = w, pool->height = h;
-    }
+    if (!pool || pool->width() != w || pool->height() != h)  // frames of the old size keep their pool
+      pool = DeviceFramePool::create(std::make_unique<CudaFrameMemory>(*lib, ctx, device), w, h, pool_options.frames);
     width = w, height = h;
     return static_cast<int>(surfaces);  // > 1: the parser's decode surfaces follow ours
   }
@@ -258,25 +224,22 @@ struct NvdecDecoder::State {
   }
 
   // The mapped surface into a buffer of our pool (luma, then the chroma plane, which NVDEC puts
-  // after the output height's luma rows), waited for, so the surface can be unmapped at once.
+  // after the output height's luma rows), waited for, so the surface can be unmapped at once and
+  // the frame is complete when it is handed out: whoever reads it later (the letterbox kernel on a
+  // worker's stream, a download) needs no event of ours. When the consumer holds every buffer of
+  // the pool this waits for one (back-pressure on the reader).
   Status copy_out(unsigned long long src, unsigned src_pitch, int64_t pts) {
-    SD_ASSIGN_OR_RETURN(const int slot, pool->acquire());
-    NvdecFrame frame;
-    frame.pool_ = pool;
-    frame.slot_ = slot;
-    const NvdecFramePool::Buffer& b = pool->buffers[static_cast<size_t>(slot)];
-    frame.luma_ = b.data;
-    frame.chroma_ = b.data + b.pitch * static_cast<size_t>(height);
-    frame.pitch_ = static_cast<int64_t>(b.pitch);
-    frame.width_ = width, frame.height_ = height, frame.pts_ = pts;
+    SD_ASSIGN_OR_RETURN(DeviceFrameRef ref, pool->acquire(pts, pool_options.stall_ms));
+    const DeviceNv12& b = ref.nv12();
+    auto* dst = const_cast<uint8_t*>(b.luma);  // the pool's buffer: ours to write until handed out
     const auto* luma = reinterpret_cast<const uint8_t*>(static_cast<uintptr_t>(src));
     const uint8_t* chroma = luma + static_cast<size_t>(src_pitch) * static_cast<size_t>((height + 1) & ~1);
-    SD_CUDA_TRY(cudaMemcpy2DAsync(b.data, b.pitch, luma, src_pitch, static_cast<size_t>(width), static_cast<size_t>(height),
+    SD_CUDA_TRY(cudaMemcpy2DAsync(dst, static_cast<size_t>(b.pitch), luma, src_pitch, static_cast<size_t>(width), static_cast<size_t>(height),
                                   cudaMemcpyDeviceToDevice, stream));
-    SD_CUDA_TRY(cudaMemcpy2DAsync(b.data + b.pitch * static_cast<size_t>(height), b.pitch, chroma, src_pitch, static_cast<size_t>(width),
+    SD_CUDA_TRY(cudaMemcpy2DAsync(const_cast<uint8_t*>(b.chroma), static_cast<size_t>(b.pitch), chroma, src_pitch, static_cast<size_t>(width),
                                   static_cast<size_t>(height / 2), cudaMemcpyDeviceToDevice, stream));
     SD_CUDA_TRY(cudaStreamSynchronize(stream));
-    ready.push_back(std::move(frame));
+    ready.emplace_back(std::move(ref));
     return ok();
   }
 
@@ -296,12 +259,13 @@ struct NvdecDecoder::State {
 NvdecDecoder::NvdecDecoder(std::unique_ptr<State> state) : s_(std::move(state)) {}
 NvdecDecoder::~NvdecDecoder() = default;
 
-Result<std::unique_ptr<NvdecDecoder>> NvdecDecoder::create(NvdecCodec codec, int device) {
+Result<std::unique_ptr<NvdecDecoder>> NvdecDecoder::create(NvdecCodec codec, int device, NvdecPoolOptions pool) {
   const NvcuvidLibrary* lib = NvcuvidLibrary::shared();
   if (!lib) return fail(ErrorCode::kUnsupported, NvcuvidLibrary::shared_problem());
   auto s = std::make_unique<State>();
   s->codec = codec;
   s->device = device;
+  s->pool_options = pool;
   SD_ASSIGN_OR_RETURN(s->ctx, primary_context(*lib, device));
   s->lib = lib;  // from here on ~State releases what was made
   ContextScope scope(*lib, s->ctx);

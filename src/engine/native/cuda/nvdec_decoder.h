@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "core/device_frame.h"
 #include "core/error.h"
 
 namespace sd::native::cuda {
@@ -22,38 +23,40 @@ namespace sd::native::cuda {
 enum class NvdecCodec { kH264, kHevc };
 const char* nvdec_codec_name(NvdecCodec codec);  // "H.264", "HEVC"
 
-struct NvdecFramePool;  // the decoder's device buffers (nvdec_decoder.cpp)
-
 // One decoded frame in device memory, NV12: `height` rows of luma, then height / 2 rows of
 // interleaved U, V, both `pitch` bytes apart. Even width and height. Move-only; its buffer goes back
-// to the decoder's pool when it is destroyed (from any thread; it may outlive the decoder).
+// to the decoder's pool when it is destroyed (from any thread; it may outlive the decoder), or when
+// the last copy of handle() lets go, where the frame was handed on (Frame::device).
 class NvdecFrame {
  public:
-  NvdecFrame();
-  ~NvdecFrame();
-  NvdecFrame(NvdecFrame&&) noexcept;
-  NvdecFrame& operator=(NvdecFrame&&) noexcept;
+  NvdecFrame() = default;
+  explicit NvdecFrame(DeviceFrameRef ref) : ref_(std::move(ref)) {}
+  NvdecFrame(NvdecFrame&&) noexcept = default;
+  NvdecFrame& operator=(NvdecFrame&&) noexcept = default;
   NvdecFrame(const NvdecFrame&) = delete;
   NvdecFrame& operator=(const NvdecFrame&) = delete;
 
-  const uint8_t* luma() const { return luma_; }      // device pointer
-  const uint8_t* chroma() const { return chroma_; }  // device pointer: interleaved U, V
-  int64_t pitch() const { return pitch_; }
-  int width() const { return width_; }
-  int height() const { return height_; }
-  int64_t pts() const { return pts_; }  // as given to decode() with the frame's packet
+  const uint8_t* luma() const { return ref_.nv12().luma; }      // device pointer
+  const uint8_t* chroma() const { return ref_.nv12().chroma; }  // device pointer: interleaved U, V
+  int64_t pitch() const { return ref_.nv12().pitch; }
+  int width() const { return ref_.nv12().width; }
+  int height() const { return ref_.nv12().height; }
+  int64_t pts() const { return ref_.pts(); }  // as given to decode() with the frame's packet
   // The frame into host memory as NV12: `dst` holds height * 3 / 2 rows of `dst_pitch` bytes.
-  Status download_nv12(uint8_t* dst, int64_t dst_pitch) const;
+  Status download_nv12(uint8_t* dst, int64_t dst_pitch) const { return ref_.download_nv12(dst, dst_pitch); }
+  // The buffer's handle, to share the frame without a copy of its pixels.
+  const DeviceFrameRef& handle() const { return ref_; }
 
  private:
-  friend class NvdecDecoder;
-  std::shared_ptr<NvdecFramePool> pool_;
-  int slot_ = -1;
-  const uint8_t* luma_ = nullptr;
-  const uint8_t* chroma_ = nullptr;
-  int64_t pitch_ = 0;
-  int width_ = 0, height_ = 0;
-  int64_t pts_ = 0;
+  DeviceFrameRef ref_;
+};
+
+// The decoder's frame buffers: at most `frames` held by consumers (the decoder then waits for one
+// to come back: back-pressure, never more GPU memory), and how long it waits before it calls the
+// consumer stuck (an error).
+struct NvdecPoolOptions {
+  int frames = 32;
+  double stall_ms = 60'000;
 };
 
 class NvdecDecoder {
@@ -61,7 +64,7 @@ class NvdecDecoder {
   // A decoder for `codec` on CUDA device `device`. Errors, one line each: the library or the
   // driver is missing, no such device (kUnsupported), this GPU's NVDEC does not decode the codec
   // (kUnsupported), or a call failed (named, with its CUDA error).
-  static Result<std::unique_ptr<NvdecDecoder>> create(NvdecCodec codec, int device = 0);
+  static Result<std::unique_ptr<NvdecDecoder>> create(NvdecCodec codec, int device = 0, NvdecPoolOptions pool = {});
   ~NvdecDecoder();
   NvdecDecoder(const NvdecDecoder&) = delete;
   NvdecDecoder& operator=(const NvdecDecoder&) = delete;

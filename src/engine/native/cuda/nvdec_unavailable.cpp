@@ -7,20 +7,14 @@ namespace {
 const char* const kNoCuda = "NVDEC not available: this streamdet was built without CUDA";
 }
 
-struct NvdecFramePool {};
 struct NvdecDecoder::State {};
 
 const char* nvdec_codec_name(NvdecCodec codec) { return codec == NvdecCodec::kH264 ? "H.264" : "HEVC"; }
 
-NvdecFrame::NvdecFrame() = default;
-NvdecFrame::~NvdecFrame() = default;
-NvdecFrame::NvdecFrame(NvdecFrame&&) noexcept = default;
-NvdecFrame& NvdecFrame::operator=(NvdecFrame&&) noexcept = default;
-Status NvdecFrame::download_nv12(uint8_t*, int64_t) const { return fail(ErrorCode::kUnsupported, kNoCuda); }
 
 NvdecDecoder::NvdecDecoder(std::unique_ptr<State> state) : s_(std::move(state)) {}
 NvdecDecoder::~NvdecDecoder() = default;
-Result<std::unique_ptr<NvdecDecoder>> NvdecDecoder::create(NvdecCodec, int) { return fail(ErrorCode::kUnsupported, kNoCuda); }
+Result<std::unique_ptr<NvdecDecoder>> NvdecDecoder::create(NvdecCodec, int, NvdecPoolOptions) { return fail(ErrorCode::kUnsupported, kNoCuda); }
 Status NvdecDecoder::decode(const uint8_t*, size_t, int64_t) { return fail(ErrorCode::kUnsupported, kNoCuda); }
 Status NvdecDecoder::flush() { return fail(ErrorCode::kUnsupported, kNoCuda); }
 std::optional<NvdecFrame> NvdecDecoder::next() { return std::nullopt; }
