@@ -10,9 +10,12 @@
 #include <optional>
 #include <thread>
 
+#include "engine/native/cuda/gpu_detect_output.h"
+#include "engine/native/cuda/gpu_frame_staging.h"
 #include "engine/native/gpu_busy.h"
 #include "engine/native/session.h"
 #include "gpu_frames_vectors.h"  // the plain reference letterbox the fast one is held to
+#include "postprocess/detection_parity.h"
 #include "postprocess/nms.h"
 
 namespace sd::gpu_check {
@@ -114,6 +117,12 @@ struct Worker {
   std::vector<HostTensor> outputs;
   Nms nms;
   Detections dets;
+  // The GPU rows' way (a GPU only): the frame uploaded and letterboxed by the kernel
+  // (--preprocess-on gpu's GpuFrameInput), the head decoded + NMS'd on the device
+  // (--postprocess-on gpu's GpuDetectOutput), only the kept boxes back.
+  std::unique_ptr<GpuFrameInput> gpu_input;
+  std::unique_ptr<GpuDetectOutput> gpu_detect;
+  std::vector<Tensor> gpu_outputs;
   std::vector<double> ms;
   int64_t frames = 0, boxes = 0;
   std::string error;
@@ -151,6 +160,10 @@ Result<std::vector<Worker>> make_workers(const StreamsOptions& o, const Setup& s
     w.input = TensorRef(DType::kFloat32, s.input, w.staged);
     for (int i = 0; i < 3; ++i)
       if (auto st = w.session->run(std::span<const TensorRef>(&w.input, 1), w.outputs); !st) return tl::unexpected(st.error());
+    if (s.gpu) {
+      w.gpu_input = make_cuda_frame_input(*w.session, o.device, s.gpu->name());
+      w.gpu_detect = make_cuda_detect_output(*w.session, o.device, s.gpu->name());
+    }
   }
   streams_created = counted.counters().streams - before;
   return workers;
@@ -177,8 +190,136 @@ double run_workers(std::vector<Worker>& workers, double seconds, Frame frame) {
   return ms_since(t0);
 }
 
-json skipped(const StreamsOptions& o, int n, const std::string& why) {
-  return json{{"streams", n}, {"workers", o.workers}, {"pass", false}, {"error", why}, {"skipped", true}};
+GpuDetectHead gpu_head(const Shape& head) {
+  GpuDetectHead h;
+  h.kind = GpuDetectHead::Kind::kYoloV8;
+  h.output = 0;
+  h.num_classes = static_cast<int>(head[1] - 4);
+  return h;
+}
+
+GpuDetectParams gpu_params(const StreamsOptions& o) {
+  GpuDetectParams p;
+  p.conf_threshold = o.conf;
+  p.iou_threshold = o.iou;
+  return p;
+}
+
+// What a row's frames go through around the engine, as its "preprocess" and "postprocess" say.
+struct FrameWay {
+  std::string preprocess, postprocess;
+};
+const FrameWay kHostWay{"host letterbox into the session's input staging", "cpu decode + nms"};
+
+json skipped(const StreamsOptions& o, int n, const std::string& why, const FrameWay& way = kHostWay) {
+  return json{{"streams", n}, {"workers", o.workers}, {"pass", false}, {"error", why}, {"skipped", true},
+              {"preprocess", way.preprocess}, {"postprocess", way.postprocess}};
+}
+
+// One row's measurement: `n` streams for row_seconds on the workers, `frame(worker, bgr)` doing one
+// frame's work (false: it failed, the worker's error says why); the figures into `row`, its
+// "error" set where it failed.
+template <class FrameWork>
+void measure_row(json& row, const StreamsOptions& o, int n, bool gpu, std::vector<Worker>& workers, uint64_t streams_created,
+                 double engine_fps, const std::vector<std::vector<uint8_t>>& frames, FrameWork frame) {
+  for (Worker& w : workers) w.ms.clear(), w.frames = 0, w.boxes = 0;
+  row["backend_streams_created"] = streams_created;  // one per worker's session on a GPU
+  // One CUDA stream per worker: each session makes its own (the CPU backend counts none).
+  row["stream_per_worker"] = gpu ? json(streams_created >= workers.size()) : json(nullptr);
+  // Frames are dealt out by one counter: ticket t is stream t % n's (t / n)-th frame, which
+  // shows that stream's distinct frames in turn (the producers, with no thread of their own).
+  std::atomic<int64_t> ticket{0};
+  std::unique_ptr<GpuBusySampler> sampler;
+  std::string busy_note;
+  if (gpu) {
+    auto s = GpuBusySampler::start_nvml(static_cast<unsigned>(o.device));
+    if (s) sampler = std::move(*s);
+    else busy_note = s.error().message;
+  } else {
+    busy_note = "no GPU (the CPU path)";
+  }
+  const int64_t distinct = static_cast<int64_t>(frames.size());
+  const double wall = run_workers(workers, o.row_seconds, [&](Worker& w) {
+    const int64_t t = ticket.fetch_add(1);
+    const int64_t stream = t % n, k = t / n;
+    const uint8_t* bgr = frames[static_cast<size_t>((k + stream) % distinct)].data();
+    const auto t0 = Clock::now();
+    if (!frame(w, bgr)) return;
+    w.ms.push_back(ms_since(t0));
+    ++w.frames;
+    w.boxes += static_cast<int64_t>(w.dets.size());
+  });
+  std::optional<GpuBusySummary> busy;
+  if (sampler) {
+    busy = sampler->stop();
+    if (!sampler->error().empty()) busy_note = sampler->error();
+  }
+  std::vector<double> ms;
+  int64_t total = 0, boxes = 0;
+  std::string error;
+  for (const Worker& w : workers) {
+    ms.insert(ms.end(), w.ms.begin(), w.ms.end());
+    total += w.frames;
+    boxes += w.boxes;
+    if (!w.error.empty()) error = w.error;
+  }
+  const double fps = wall > 0 ? total * 1000.0 / wall : 0.0;
+  const double per_stream = fps / n;
+  row["frames"] = total;
+  row["fps"] = fps;
+  row["per_stream_fps"] = per_stream;
+  row["realtime"] = per_stream >= o.stream_fps;
+  row["engine_fps"] = engine_fps;
+  row["e2e_over_engine"] = engine_fps > 0 ? fps / engine_fps : 0.0;
+  row["boxes_per_frame"] = total > 0 ? static_cast<double>(boxes) / static_cast<double>(total) : 0.0;
+  if (!ms.empty()) row["latency_ms"] = {{"median", quantile(ms, 0.5)}, {"p99", quantile(ms, 0.99)}};
+  else row["latency_ms"] = {{"median", nullptr}, {"p99", nullptr}};
+  row["gpu_busy"] = busy ? json(busy->busy_ratio) : json(nullptr);
+  if (busy) {
+    row["gpu_memory_busy"] = busy->memory_busy_ratio;
+    row["gpu_memory_used_mb"] = static_cast<double>(busy->memory_used_max_bytes) / (1 << 20);
+    row["gpu_busy_samples"] = busy->samples;
+    row["verdict"] = gpu_busy_sentence(*busy);
+  } else {
+    row["gpu_busy_note"] = busy_note;
+  }
+  // Pass: it ran, and its answer is right (the letterbox is the reference's); the realtime
+  // and e2e figures are measurements, their targets (issue 22) judged by the reader.
+  if (!error.empty()) row["error"] = error;
+  else if (gpu && streams_created < workers.size())
+    row["error"] = std::to_string(workers.size()) + " workers' sessions made " + std::to_string(streams_created) + " CUDA streams";
+  else if (total == 0) row["error"] = "no frame finished";
+  std::printf("streams %3d workers %d%s: %.0f fps, %.1f per stream (%s), e2e/engine %.2f, p99 %.1f ms, gpu busy %s\n", n, o.workers, row["postprocess"] == kHostWay.postprocess ? "" : " (GPU letterbox + decode)", fps,
+              per_stream, per_stream >= o.stream_fps ? "realtime" : "NOT realtime", row["e2e_over_engine"].get<double>(),
+              ms.empty() ? 0.0 : quantile(ms, 0.99), busy ? std::to_string(busy->busy_ratio).c_str() : "n/a");
+}
+
+// The GPU way's answer against the host way's on the first frame, worker by worker (each runs
+// it once here: its first GPU letterbox and decode are not timed): the same kept boxes within the
+// fp16 tolerance of the check's detections (classes equal, corners within 1 px, scores near the
+// threshold excepted). Empty when they agree; the first difference or failure otherwise.
+std::string check_gpu_way(const StreamsOptions& o, std::vector<Worker>& workers, const std::vector<uint8_t>& bgr, const HostLetterbox& letterbox,
+                          const InputPlacement& placement) {
+  for (size_t i = 0; i < workers.size(); ++i) {
+    Worker& w = workers[i];
+    if (!w.gpu_input || !w.gpu_detect) return "worker " + std::to_string(i) + ": no GPU letterbox or decode on this session";
+    letterbox.run(bgr.data(), w.staged);
+    if (auto st = w.session->run(std::span<const TensorRef>(&w.input, 1), w.outputs); !st) return st.error().message;
+    const Shape& hs = w.outputs.at(0).shape();
+    if (hs.rank != 3 || hs[1] < 5) return "output 0 is " + hs.str() + ", not a YOLOv8 head [1, 4 + classes, anchors]";
+    Detections host;
+    decode_yolov8(w.outputs[0].as<float>(), hs[1], hs[2], o.conf, o.iou, w.nms, host);
+    if (auto st = w.gpu_input->put_bgr(0, 1, bgr.data(), o.frame_width, o.frame_height, 3 * int64_t{o.frame_width}, placement); !st)
+      return "GPU letterbox: " + st.error().message;
+    if (auto st = w.gpu_input->infer_put(w.gpu_outputs); !st) return "GPU letterbox: " + st.error().message;
+    Detections on_gpu;
+    if (auto st = w.gpu_detect->detect(gpu_head(hs), gpu_params(o), 0, on_gpu); !st) return "GPU decode: " + st.error().message;
+    const DetectionParity parity = compare_detections(host, on_gpu, o.conf, 0.02f, 1.0f);
+    if (!parity.same())
+      return "worker " + std::to_string(i) + ": the GPU letterbox + decode kept other boxes than the host's on the first frame (missing " +
+             std::to_string(parity.missing) + ", extra " + std::to_string(parity.extra) + ")";
+  }
+  return {};
 }
 
 }  // namespace
@@ -226,12 +367,50 @@ int run_streams(const StreamsOptions& o, const std::shared_ptr<const Backend>& g
     }
     if (setup_error.empty()) engine_fps = wall > 0 ? total * 1000.0 / wall : 0.0;
   }
+  // On a GPU, each row again with the frame's way on the GPU: checked first against the host's.
+  FrameWay gpu_way{"gpu letterbox", "gpu decode + nms"};
+  std::string gpu_setup_error;
+  if (gpu && workers) {
+    if (!workers->empty() && (*workers)[0].gpu_input && (*workers)[0].gpu_detect)
+      gpu_way = {(*workers)[0].gpu_input->where(), (*workers)[0].gpu_detect->where()};
+    gpu_setup_error = check_gpu_way(o, *workers, frames[0], letterbox, placement);
+  }
+  auto row_base = [&](int n, const FrameWay& way) {
+    return json{{"streams", n}, {"workers", o.workers}, {"pass", false}, {"error", nullptr}, {"model", o.model},
+                {"frame", std::to_string(o.frame_width) + "x" + std::to_string(o.frame_height)},
+                {"input", std::to_string(o.width) + "x" + std::to_string(o.height)}, {"precision", gpu ? "fp16" : "fp32"},
+                {"preprocess", way.preprocess}, {"postprocess", way.postprocess},
+                {"letterbox_matches_reference", letterbox_ok}, {"target_stream_fps", o.stream_fps}};
+  };
+  // The host way: the letterbox on the worker's thread into the staging, the engine, the decode on the CPU.
+  auto host_frame = [&](Worker& w, const uint8_t* bgr) {
+    letterbox.run(bgr, w.staged);
+    if (auto st = w.session->run(std::span<const TensorRef>(&w.input, 1), w.outputs); !st) {
+      w.error = st.error().message;
+      return false;
+    }
+    const HostTensor& head = w.outputs.at(0);
+    const Shape& hs = head.shape();
+    if (hs.rank != 3 || hs[1] < 5) {
+      w.error = "output 0 is " + hs.str() + ", not a YOLOv8 head [1, 4 + classes, anchors]";
+      return false;
+    }
+    decode_yolov8(head.as<float>(), hs[1], hs[2], o.conf, o.iou, w.nms, w.dets);
+    return true;
+  };
+  // The GPU way: the frame uploaded as it is and letterboxed by the kernel, the engine, the head
+  // decoded and suppressed on the device, the kept boxes back.
+  const GpuDetectHead head = gpu && workers && !workers->empty() ? gpu_head(workers->front().outputs.at(0).shape()) : GpuDetectHead{};
+  const GpuDetectParams params = gpu_params(o);
+  auto gpu_frame = [&](Worker& w, const uint8_t* bgr) {
+    Status st = w.gpu_input->put_bgr(0, 1, bgr, o.frame_width, o.frame_height, 3 * int64_t{o.frame_width}, placement);
+    if (st) st = w.gpu_input->infer_put(w.gpu_outputs);
+    if (st) st = w.gpu_detect->detect(head, params, 0, w.dets);
+    if (!st) w.error = st.error().message;
+    return static_cast<bool>(st);
+  };
   for (int n : o.streams) {
-    json row{{"streams", n}, {"workers", o.workers}, {"pass", false}, {"error", nullptr}, {"model", o.model},
-             {"frame", std::to_string(o.frame_width) + "x" + std::to_string(o.frame_height)},
-             {"input", std::to_string(o.width) + "x" + std::to_string(o.height)}, {"precision", gpu ? "fp16" : "fp32"},
-             {"preprocess", "host letterbox into the session's input staging"}, {"postprocess", "cpu decode + nms"},
-             {"letterbox_matches_reference", letterbox_ok}, {"target_stream_fps", o.stream_fps}};
+    json row = row_base(n, kHostWay);
     if (!setup_error.empty()) {
       row["error"] = setup_error;
       ++failed;
@@ -244,91 +423,24 @@ int run_streams(const StreamsOptions& o, const std::shared_ptr<const Backend>& g
       ++failed;
       continue;
     }
-    for (Worker& w : *workers) w.ms.clear(), w.frames = 0, w.boxes = 0;
-    row["backend_streams_created"] = streams_created;  // one per worker's session on a GPU
-    // One CUDA stream per worker: each session makes its own (the CPU backend counts none).
-    row["stream_per_worker"] = gpu ? json(streams_created >= workers->size()) : json(nullptr);
-    // Frames are dealt out by one counter: ticket t is stream t % n's (t / n)-th frame, which
-    // shows that stream's distinct frames in turn (the producers, with no thread of their own).
-    std::atomic<int64_t> ticket{0};
-    std::unique_ptr<GpuBusySampler> sampler;
-    std::string busy_note;
-    if (gpu) {
-      auto s = GpuBusySampler::start_nvml(static_cast<unsigned>(o.device));
-      if (s) sampler = std::move(*s);
-      else busy_note = s.error().message;
-    } else {
-      busy_note = "no GPU (the CPU path)";
-    }
-    const int64_t distinct = static_cast<int64_t>(frames.size());
-    const double wall = run_workers(*workers, o.row_seconds, [&](Worker& w) {
-      const int64_t t = ticket.fetch_add(1);
-      const int64_t stream = t % n, k = t / n;
-      const uint8_t* bgr = frames[static_cast<size_t>((k + stream) % distinct)].data();
-      const auto t0 = Clock::now();
-      letterbox.run(bgr, w.staged);
-      if (auto st = w.session->run(std::span<const TensorRef>(&w.input, 1), w.outputs); !st) {
-        w.error = st.error().message;
-        return;
-      }
-      const HostTensor& head = w.outputs.at(0);
-      const Shape& hs = head.shape();
-      if (hs.rank != 3 || hs[1] < 5) {
-        w.error = "output 0 is " + hs.str() + ", not a YOLOv8 head [1, 4 + classes, anchors]";
-        return;
-      }
-      decode_yolov8(head.as<float>(), hs[1], hs[2], o.conf, o.iou, w.nms, w.dets);
-      w.ms.push_back(ms_since(t0));
-      ++w.frames;
-      w.boxes += static_cast<int64_t>(w.dets.size());
-    });
-    std::optional<GpuBusySummary> busy;
-    if (sampler) {
-      busy = sampler->stop();
-      if (!sampler->error().empty()) busy_note = sampler->error();
-    }
-    std::vector<double> ms;
-    int64_t total = 0, boxes = 0;
-    std::string error;
-    for (const Worker& w : *workers) {
-      ms.insert(ms.end(), w.ms.begin(), w.ms.end());
-      total += w.frames;
-      boxes += w.boxes;
-      if (!w.error.empty()) error = w.error;
-    }
-    const double fps = wall > 0 ? total * 1000.0 / wall : 0.0;
-    const double per_stream = fps / n;
-    row["frames"] = total;
-    row["fps"] = fps;
-    row["per_stream_fps"] = per_stream;
-    row["realtime"] = per_stream >= o.stream_fps;
-    row["engine_fps"] = *engine_fps;
-    row["e2e_over_engine"] = *engine_fps > 0 ? fps / *engine_fps : 0.0;
-    row["boxes_per_frame"] = total > 0 ? static_cast<double>(boxes) / static_cast<double>(total) : 0.0;
-    if (!ms.empty()) row["latency_ms"] = {{"median", quantile(ms, 0.5)}, {"p99", quantile(ms, 0.99)}};
-    else row["latency_ms"] = {{"median", nullptr}, {"p99", nullptr}};
-    row["gpu_busy"] = busy ? json(busy->busy_ratio) : json(nullptr);
-    if (busy) {
-      row["gpu_memory_busy"] = busy->memory_busy_ratio;
-      row["gpu_memory_used_mb"] = static_cast<double>(busy->memory_used_max_bytes) / (1 << 20);
-      row["gpu_busy_samples"] = busy->samples;
-      row["verdict"] = gpu_busy_sentence(*busy);
-    } else {
-      row["gpu_busy_note"] = busy_note;
-    }
-    // Pass: it ran, and its answer is right (the letterbox is the reference's); the realtime
-    // and e2e figures are measurements, their targets (issue 22) judged by the reader.
-    if (!error.empty()) row["error"] = error;
-    else if (gpu && streams_created < workers->size())
-      row["error"] = std::to_string(workers->size()) + " workers' sessions made " + std::to_string(streams_created) + " CUDA streams";
-    else if (total == 0) row["error"] = "no frame finished";
-    else if (!letterbox_ok) row["error"] = "the host letterbox differs from tests/gpu_frames_vectors.h's reference";
+    measure_row(row, o, n, gpu != nullptr, *workers, streams_created, *engine_fps, frames, host_frame);
+    if (row["error"].is_null() && !letterbox_ok) row["error"] = "the host letterbox differs from tests/gpu_frames_vectors.h's reference";
     row["pass"] = row["error"].is_null();
     failed += !row["pass"].get<bool>();
-    std::printf("streams %3d workers %d: %.0f fps, %.1f per stream (%s), e2e/engine %.2f, p99 %.1f ms, gpu busy %s\n", n, o.workers, fps,
-                per_stream, per_stream >= o.stream_fps ? "realtime" : "NOT realtime", row["e2e_over_engine"].get<double>(),
-                ms.empty() ? 0.0 : quantile(ms, 0.99), busy ? std::to_string(busy->busy_ratio).c_str() : "n/a");
     emit(row);
+    if (!gpu) continue;
+    // The same streams with the frame's way on the GPU (--preprocess-on gpu, --postprocess-on gpu).
+    json on_gpu = row_base(n, gpu_way);
+    if (std::chrono::duration<double>(deadline - Clock::now()).count() < o.row_seconds + 0.5) {
+      emit(skipped(o, n, spent, gpu_way));
+      ++failed;
+      continue;
+    }
+    if (!gpu_setup_error.empty()) on_gpu["error"] = gpu_setup_error;
+    else measure_row(on_gpu, o, n, true, *workers, streams_created, *engine_fps, frames, gpu_frame);
+    on_gpu["pass"] = on_gpu["error"].is_null();
+    failed += !on_gpu["pass"].get<bool>();
+    emit(on_gpu);
   }
   return failed;
 }

@@ -2,7 +2,10 @@
 // streams end to end in one process, M worker threads each with its own session (its own CUDA
 // stream; fp16 on a GPU), per frame: the host letterbox written straight into the session's
 // page-locked input staging, the engine (upload, model, download), the YOLOv8 head decoded and
-// suppressed on the CPU, the kept boxes. Against the engine alone (the same M sessions, the input
+// suppressed on the CPU, the kept boxes; on a GPU each count again with the frame's way on the
+// GPU (the kernel's letterbox of the uploaded frame, decode + NMS on the device: `run
+// --preprocess-on gpu --postprocess-on gpu`), checked first against the host way's boxes.
+// Against the engine alone (the same M sessions, the input
 // already staged), so that "e2e_over_engine" says what the frame's way around the engine costs;
 // with the GPU's busy share from NVML over the row ("gpu_busy", null without NVML).
 // Plain C++ on the native engine: no OpenCV or FFmpeg (the GPU machine has neither).
