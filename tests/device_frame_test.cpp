@@ -95,6 +95,7 @@ TEST(DeviceFramePool, AConsumerThatNeverGivesBackIsAnErrorNotAHang) {
   auto b = pool->acquire(1, 20);
   ASSERT_FALSE(b);
   EXPECT_NE(b.error().message.find("all 1 decoded frames on the GPU held"), std::string::npos) << b.error().message;
+  EXPECT_EQ(b.error().code, ErrorCode::kSource) << "ends the source, not one lost frame";
   std::thread closer([&] {
     while (pool->waiting() == 0) std::this_thread::yield();
     pool->close();

@@ -76,8 +76,9 @@ Result<DeviceFrameRef> DeviceFramePool::acquire(int64_t pts, double stall_ms) {
     const bool got = returned_.wait_for(lock, std::chrono::duration<double, std::milli>(stall_ms), [&] { return !free_.empty() || closed_; });
     --waiting_;
     if (closed_) return fail(ErrorCode::kInterrupted, "device frame pool closed");
+    // A consumer that stopped giving frames back ends the source (kSource) rather than hanging it.
     if (!got)
-      return fail(ErrorCode::kInternal, "all " + std::to_string(capacity_) + " decoded frames on the GPU held for " +
+      return fail(ErrorCode::kSource, "all " + std::to_string(capacity_) + " decoded frames on the GPU held for " +
                                             std::to_string(static_cast<int64_t>(stall_ms / 1000)) + " s: their consumer stopped");
     slot = free_.back();
     free_.pop_back();
