@@ -289,8 +289,9 @@ void measure_row(json& row, const StreamsOptions& o, int n, bool gpu, std::vecto
   else if (gpu && streams_created < workers.size())
     row["error"] = std::to_string(workers.size()) + " workers' sessions made " + std::to_string(streams_created) + " CUDA streams";
   else if (total == 0) row["error"] = "no frame finished";
-  std::printf("streams %3d workers %d%s: %.0f fps, %.1f per stream (%s), e2e/engine %.2f, p99 %.1f ms, gpu busy %s\n", n, o.workers, row["postprocess"] == kHostWay.postprocess ? "" : " (GPU letterbox + decode)", fps,
-              per_stream, per_stream >= o.stream_fps ? "realtime" : "NOT realtime", row["e2e_over_engine"].get<double>(),
+  const char* way = row["postprocess"] == kHostWay.postprocess ? "" : " (GPU letterbox + decode)";
+  std::printf("streams %3d workers %d%s: %.0f fps, %.1f per stream (%s), e2e/engine %.2f, p99 %.1f ms, gpu busy %s\n", n, o.workers, way,
+              fps, per_stream, per_stream >= o.stream_fps ? "realtime" : "NOT realtime", row["e2e_over_engine"].get<double>(),
               ms.empty() ? 0.0 : quantile(ms, 0.99), busy ? std::to_string(busy->busy_ratio).c_str() : "n/a");
 }
 
