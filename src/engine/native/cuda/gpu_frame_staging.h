@@ -1,11 +1,11 @@
 // The native engine's GpuFrameInput on a CUDA device (engine/gpu_frame_input.h): each frame is
 // uploaded as it is (uint8 BGR, or I420 interleaved to NV12 on the way) and the letterbox kernel
-// (gpu_preprocess.h) writes the float32 NCHW input straight into the session's page-locked input
-// staging (NativeSession::input_staging, device-accessible under unified addressing); the
-// session's run then uploads it from there (converting to fp16 where the plan stores fp16).
-// Why the staging and not the device input tensor: the planner owns where a graph input lives on
-// the device (and records it into the CUDA graph); binding a caller's device pointer there is a
-// planner change left for later (docs/gpu.md, "Frames on the GPU").
+// (gpu_preprocess.h) writes the network input where the plan's first device step reads it
+// (NativeSession::device_input: float32 or, with --precision fp16, float16 NCHW), on the session's
+// stream; the run then skips its upload (RunOptions::inputs_on_device). Where the session cannot
+// bind the input (its first reader is a CPU step, no device), the kernel writes float32 NCHW into
+// the session's page-locked input staging (NativeSession::input_staging, device-accessible under
+// unified addressing) and the run uploads it from there: said once (docs/gpu.md, "Frames on the GPU").
 #pragma once
 
 #include <memory>
