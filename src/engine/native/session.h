@@ -159,6 +159,10 @@ class NativeSession {
     std::string backend;  // the device backend's name ("cuda:0")
   };
   virtual Result<DeviceOutput> device_output(size_t i) const = 0;
+  // Output `i` of the last run on the host, into `out`: where that run skipped its copy
+  // (RunOptions::outputs_on_device), the copy is made now (the plan's own, converting fp16), for
+  // a caller that needs it after all (a decode on the device that failed). Until the next run.
+  virtual Status output_to_host(size_t i, HostTensor& out) = 0;
 
   struct MemoryStats {
     size_t arena_bytes = 0;         // the shared arena of the last plan run

@@ -440,6 +440,23 @@ class Session final : public NativeSession {
     return out;
   }
 
+  Status output_to_host(size_t i, HostTensor& out) override {
+    if (!last_) return fail(ErrorCode::kUsage, "output_to_host: the session has not run");
+    exec::Plan& plan = *last_;
+    if (i >= plan.output_bufs.size()) return fail(ErrorCode::kUsage, "the model has no output " + std::to_string(i));
+    if (i < 64 && (out_mask_ >> i & 1)) {
+      const Replay& rp = replay_for(plan);
+      const auto step = static_cast<size_t>(rp.download_step[i]);
+      // Only this copy: what it reads (the device's output) lives to the end of the run.
+      SD_TRY(within_run([&] { return run_step(plan, step, false); }));
+      out_mask_ &= ~(uint64_t{1} << i);
+    }
+    const ValueType& t = plan.output_types[i];
+    if (out.empty() || out.dtype() != t.dtype || out.shape() != t.shape || out.data() == nullptr) out = HostTensor(t.dtype, t.shape);
+    if (out.bytes() > 0) std::memcpy(out.data(), resolve(plan.output_bufs[i]), out.bytes());
+    return ok();
+  }
+
   MemoryStats memory_stats() const override {
     MemoryStats m;
     if (last_) m.arena_bytes = last_->arena_bytes, m.intermediate_bytes = last_->total_intermediate_bytes;
