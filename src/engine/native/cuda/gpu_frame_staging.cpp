@@ -16,7 +16,8 @@ using cuda::DeviceBuffer;
 
 class CudaFrameInput final : public GpuFrameInput {
  public:
-  CudaFrameInput(NativeSession& session, int index, std::string device) : session_(session), index_(index), device_(std::move(device)) {}
+  CudaFrameInput(NativeSession& session, int index, std::string device, const uint64_t* keep)
+      : session_(session), index_(index), device_(std::move(device)), keep_(keep) {}
   ~CudaFrameInput() override {
     // The kernels write memory the session owns and read frame_.
     if (work_ && work_ != stream_) cudaStreamSynchronize(work_);
@@ -68,9 +69,11 @@ class CudaFrameInput final : public GpuFrameInput {
     TensorRef in{DType::kFloat32, shape_, bound_ ? nullptr : staged_};
     NativeSession::RunOptions options;
     options.inputs_on_device = bound_ ? 1 : 0;
+    options.outputs_on_device = keep_ ? *keep_ : 0;
     SD_TRY(session_.run(std::span<const TensorRef>(&in, 1), results_, options));
     outputs.resize(results_.size());
     for (size_t i = 0; i < results_.size(); ++i) {
+      if (i < 64 && (options.outputs_on_device >> i & 1)) continue;  // read on the device: stale here
       const HostTensor& r = results_[i];
       if (r.dtype() != DType::kFloat32) return fail(ErrorCode::kModel, "model output " + std::to_string(i) + " is not float32");
       outputs[i].resize(r.shape());
@@ -158,6 +161,7 @@ class CudaFrameInput final : public GpuFrameInput {
 
   NativeSession& session_;
   int index_ = 0;
+  const uint64_t* keep_ = nullptr;  // outputs left on the device (the context's)
   std::string device_;
   cudaStream_t stream_ = nullptr;   // ours, for the staging (created when needed)
   cudaStream_t work_ = nullptr;     // where this batch's uploads and kernels go: the session's or ours
@@ -177,8 +181,9 @@ class CudaFrameInput final : public GpuFrameInput {
 
 }  // namespace
 
-std::unique_ptr<GpuFrameInput> make_cuda_frame_input(NativeSession& session, int cuda_index, const std::string& device_name) {
-  return std::make_unique<CudaFrameInput>(session, cuda_index, device_name);
+std::unique_ptr<GpuFrameInput> make_cuda_frame_input(NativeSession& session, int cuda_index, const std::string& device_name,
+                                                     const uint64_t* keep) {
+  return std::make_unique<CudaFrameInput>(session, cuda_index, device_name, keep);
 }
 
 }  // namespace sd::native

@@ -16,7 +16,10 @@
 namespace sd::native {
 
 // nullptr in a build without CUDA (cuda_unavailable.cpp). `session` outlives the result; the
-// session's device is CUDA device `cuda_index`, named `device_name` ("cuda:0").
-std::unique_ptr<GpuFrameInput> make_cuda_frame_input(NativeSession& session, int cuda_index, const std::string& device_name);
+// session's device is CUDA device `cuda_index`, named `device_name` ("cuda:0"). `keep` (may be
+// null): the outputs its runs leave on the device (NativeSession::RunOptions::outputs_on_device),
+// set by the context's GpuDetectOutput; those outputs of infer_put are left stale.
+std::unique_ptr<GpuFrameInput> make_cuda_frame_input(NativeSession& session, int cuda_index, const std::string& device_name,
+                                                     const uint64_t* keep = nullptr);
 
 }  // namespace sd::native
