@@ -239,6 +239,36 @@ TEST(DeviceInput, AnInputReadOnTheHostCannotBeBoundAndSaysWhy) {
   EXPECT_EQ((*cpu)->device_input(1, {shape}).error().code, ErrorCode::kUsage);
 }
 
+// An input the plan needs as a value (a Reshape's shape) is read while planning: claiming it was
+// written on the device is an error, before anything reads its (null) data.
+TEST(DeviceInput, AnInputNeededWhilePlanningCannotBeClaimedOnTheDevice) {
+  OnnxBuilder b;
+  b.input("x", {2, 6});
+  b.input("s", {2}, onnx::TensorProto::INT64);
+  b.node("Reshape", {"x", "s"}, {"y"});
+  b.output("y");
+  const std::string bytes = b.bytes();
+  LoadOptions lo;
+  lo.optimize = false;
+  auto model = NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".", lo);
+  ASSERT_TRUE(model) << model.error().message;
+  DeviceSession s = make_session(*model, false, true);
+  ASSERT_TRUE(s.session);
+  auto at = s.session->device_input(1, {Shape{2, 6}, Shape{2}});
+  ASSERT_TRUE(at) << at.error().message;
+  EXPECT_EQ(at->data, nullptr);
+  EXPECT_NE(at->why_not.find("must be known when planning"), std::string::npos) << at->why_not;
+  const HostTensor x = random_tensor(Shape{2, 6}, 2600);
+  const TensorRef in[2] = {x.ref(), TensorRef{DType::kInt64, Shape{2}, nullptr}};
+  std::vector<HostTensor> got;
+  NativeSession::RunOptions opt;
+  opt.inputs_on_device = 2;
+  auto st = s.session->run(std::span<const TensorRef>(in, 2), got, opt);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code, ErrorCode::kUsage);
+  EXPECT_NE(st.error().message.find("input 's' must be known when planning"), std::string::npos) << st.error().message;
+}
+
 // Two outputs, each NHWC on the device and turned back to NCHW there before its copy: the second
 // one's layout conversion runs after the first one's copy to the host, and must not reuse the
 // bytes the first one's device_output points at.

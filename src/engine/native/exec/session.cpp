@@ -121,6 +121,11 @@ class Session final : public NativeSession {
       if (!fits) return fail(ErrorCode::kUsage, "input '" + info.name + "' must have shape " + info.shape.str() + ", got " + inputs[i].shape.str());
       shapes.push_back(inputs[i].shape);
     }
+    // A value baked into the plan is read while planning, before the copies to skip are known.
+    if (fixed_mask_.empty()) fixed_mask_ = exec::plan_time_inputs(g);
+    for (size_t i = 0; i < inputs.size() && i < 64; ++i)
+      if (fixed_mask_[i] && (options.inputs_on_device >> i & 1))
+        return fail(ErrorCode::kUsage, "input '" + model_->inputs()[i].name + "' must be known when planning: it cannot be written on a device");
     SD_TRY(within_run([&] { return execute(inputs, shapes, options); }));
     // After every backend's end_run: a device's copy of an output into host memory is done.
     const exec::Plan& plan = *last_;
