@@ -7,6 +7,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "engine/engine_registry.h"
+#include "engine/gpu_head_on_device.h"
 #include "gpu_frames_vectors.h"
 #include "postprocess/detection_parity.h"
 
@@ -56,12 +57,14 @@ class HostFrameInput final : public GpuFrameInput {
 };
 
 // FakeEngineConfig::gpu_detect: the context's last outputs decoded by the plain CPU reference.
-class HostDetectOutput final : public GpuDetectOutput {
+class HostDetectOutput final : public GpuDetectOutput, public GpuHeadOnDevice {
  public:
-  HostDetectOutput(const std::vector<Tensor>& last, const FakeEngineConfig& config) : last_(last), config_(config) {}
+  HostDetectOutput(const std::vector<Tensor>& last, const FakeEngineConfig& config, bool& keep) : last_(last), config_(config), keep_(keep) {}
   Status detect(const GpuDetectHead& head, const GpuDetectParams& params, int image, Detections& out) override {
     out.clear();
-    if (config_.gpu_detect_fail) return fail(ErrorCode::kInternal, "fake GPU decode failed on purpose");
+    const int64_t call = config_.detect_calls->fetch_add(1);
+    if (config_.gpu_detect_fail || (config_.gpu_detect_fail_from >= 0 && call >= config_.gpu_detect_fail_from))
+      return fail(ErrorCode::kInternal, "fake GPU decode failed on purpose");
     if (head.kind != GpuDetectHead::Kind::kYoloV8 || head.transposed || last_.empty()) return fail(ErrorCode::kInternal, "fake GPU decode: not the fake head");
     const Shape& s = last_[0].shape();
     config_.images_detected->fetch_add(1);
@@ -70,17 +73,29 @@ class HostDetectOutput final : public GpuDetectOutput {
     return ok();
   }
   std::string where() const override { return "cuda:0 (fake decode)"; }
+  bool keep_on_device(int output, bool on) override {
+    if (output != 0) return false;
+    keep_ = on;
+    return true;
+  }
+  Status host_output(int output, Tensor& out) override {
+    if (output != 0 || last_.empty()) return fail(ErrorCode::kInternal, "fake host_output: no output " + std::to_string(output));
+    out.resize(last_[0].shape());
+    std::copy_n(last_[0].data(), last_[0].shape().numel(), out.data());
+    return ok();
+  }
 
  private:
   const std::vector<Tensor>& last_;
   const FakeEngineConfig& config_;
+  bool& keep_;
 };
 
 class FakeContext final : public InferenceContext {
  public:
   explicit FakeContext(FakeEngineConfig c) : config_(std::move(c)), rng_(std::random_device{}()) {
     if (config_.gpu_frames) frames_ = std::make_unique<HostFrameInput>(*this, config_);
-    if (config_.gpu_detect) detect_ = std::make_unique<HostDetectOutput>(last_, config_);
+    if (config_.gpu_detect) detect_ = std::make_unique<HostDetectOutput>(last_, config_, keep_);
   }
   GpuFrameInput* gpu_frame_input() override { return frames_.get(); }
   GpuDetectOutput* gpu_detect_output() override { return detect_.get(); }
@@ -117,6 +132,10 @@ class FakeContext final : public InferenceContext {
       last_.resize(1);
       last_[0].resize(outputs[0].shape());
       std::copy_n(outputs[0].data(), outputs[0].shape().numel(), last_[0].data());
+      if (keep_) {  // left on the device: the host's copy is not made
+        std::fill_n(outputs[0].data(), outputs[0].shape().numel(), 0.f);
+        config_.heads_kept->fetch_add(1);
+      }
     }
     return ok();
   }
@@ -126,6 +145,7 @@ class FakeContext final : public InferenceContext {
   std::mt19937 rng_;
   std::unique_ptr<HostFrameInput> frames_;
   std::vector<Tensor> last_;
+  bool keep_ = false;  // the head "left on the device" (keep_on_device)
   std::unique_ptr<HostDetectOutput> detect_;
 };
 

@@ -36,6 +36,13 @@ struct FakeEngineConfig {
   bool gpu_detect = false;
   bool gpu_detect_fail = false;
   std::shared_ptr<std::atomic<int64_t>> images_detected = std::make_shared<std::atomic<int64_t>>(0);
+  // The decodes from this one on (0-based, over all contexts) fail; -1: none.
+  int64_t gpu_detect_fail_from = -1;
+  std::shared_ptr<std::atomic<int64_t>> detect_calls = std::make_shared<std::atomic<int64_t>>(0);
+  // Like the native engine's, the contexts keep the head "on the device" when asked
+  // (GpuDetectOutput::keep_on_device): the host's head is then zeros (what a stale read would
+  // find: no box), the decode and host_output read the real one. heads_kept counts those runs.
+  std::shared_ptr<std::atomic<int64_t>> heads_kept = std::make_shared<std::atomic<int64_t>>(0);
 };
 
 // Registers engine `name` (replacing an earlier one) with this behaviour.

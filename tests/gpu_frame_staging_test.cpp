@@ -14,6 +14,7 @@
 #include "conformance/synthetic_scene.h"
 #include "engine/native/cuda/cuda_backend.h"
 #include "engine/native/cuda/gpu_frame_staging.h"
+#include "engine/native/half.h"
 #include "engine/native/session.h"
 #include "gpu_frames_vectors.h"
 #include "postprocess/detection_parity.h"
@@ -114,15 +115,16 @@ TEST(GpuFrameStaging, ADeviceNv12FrameGivesWhatItsHostCopyGives) {
 #endif
 
 // One context, two ways in: the reference letterbox on the host into run(), and the frame put on
-// the GPU; the same objects (classes equal, corners within 1 px). Batch 2 on the dynamic model.
-void expect_same_detections(const std::string& model, int batch) {
+// the GPU (written straight into the plan's device input: fp16 NCHW with fp16, fp32 without);
+// the same objects (classes equal, corners within 1 px). Batch 2 on the dynamic model.
+void expect_same_detections(const std::string& model, int batch, bool fp16 = true) {
   auto cuda = cuda_backend(0);
   if (!cuda) GTEST_SKIP() << cuda.error().message;
   auto m = NativeModel::load(std::string(STREAMDET_SOURCE_DIR) + "/models/" + model);
   ASSERT_TRUE(m) << m.error().message;
   SessionOptions so{2};
   so.backends = {*cuda};
-  so.device_fp16 = true;  // as `run` on a GPU: the converting copy takes the staging's fp32
+  so.device_fp16 = fp16;  // fp16: as `run` on a GPU
   auto session = NativeSession::create(*m, so);
   ASSERT_TRUE(session) << session.error().message;
   auto frames = make_cuda_frame_input(**session, 0, (*cuda)->name());
@@ -148,6 +150,7 @@ void expect_same_detections(const std::string& model, int batch) {
     std::vector<Tensor> gpu_out;
     Status st = frames->infer_put(gpu_out);
     ASSERT_TRUE(st) << st.error().message;
+    EXPECT_NE(frames->where().find("into the device input"), std::string::npos) << frames->where();
     for (int b = 0; b < batch; ++b) {
       const Detections want = detect(want_out, b, 0.25f);
       const int64_t per = gpu_out[0].numel() / batch;
@@ -161,8 +164,56 @@ void expect_same_detections(const std::string& model, int batch) {
   EXPECT_GT(matched, 3) << "the scene's objects are found";
 }
 
+#ifdef STREAMDET_HAVE_CUDA
+// What the kernel wrote where the plan reads its input, before the run: the reference letterbox
+// in the plan's dtype (fp16 NCHW with --precision fp16, fp32 NCHW without), batch 2.
+TEST(GpuFrameStaging, TheDeviceInputHoldsTheReferenceLetterboxInThePlansDtype) {
+  auto cuda = cuda_backend(0);
+  if (!cuda) GTEST_SKIP() << cuda.error().message;
+  auto m = NativeModel::load(std::string(STREAMDET_SOURCE_DIR) + "/models/tiny_synth_v8_dynamic.onnx");
+  ASSERT_TRUE(m) << m.error().message;
+  for (const bool fp16 : {true, false}) {
+    SCOPED_TRACE(fp16 ? "fp16" : "fp32");
+    SessionOptions so{2};
+    so.backends = {*cuda};
+    so.device_fp16 = fp16;
+    auto session = NativeSession::create(*m, so);
+    ASSERT_TRUE(session) << session.error().message;
+    auto frames = make_cuda_frame_input(**session, 0, (*cuda)->name());
+    ASSERT_NE(frames, nullptr);
+    const int w = 300, h = 200;
+    const std::vector<uint8_t> bgr = scene_bgr(w, h);
+    const auto p = placement_for(w, h, 256, 256, PreprocessSpec{});
+    const std::vector<float> ref = test::gpu_frames::reference_letterbox_bgr(bgr.data(), w, h, p);
+    for (int b = 0; b < 2; ++b) ASSERT_TRUE(frames->put_bgr(b, 2, bgr.data(), w, h, static_cast<int64_t>(w) * 3, p));
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    auto at = (*session)->device_input(0, {Shape{2, 3, 256, 256}});
+    ASSERT_TRUE(at) << at.error().message;
+    ASSERT_NE(at->data, nullptr) << at->why_not;
+    ASSERT_EQ(at->dtype, fp16 ? DType::kFloat16 : DType::kFloat32);
+    const size_t n = ref.size() * 2;
+    std::vector<float> got(n);
+    if (fp16) {
+      std::vector<uint16_t> half(n);
+      ASSERT_EQ(cudaMemcpy(half.data(), at->data, n * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+      halves_to_floats(half.data(), got.data(), n);
+    } else {
+      ASSERT_EQ(cudaMemcpy(got.data(), at->data, n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    }
+    for (int b = 0; b < 2; ++b) {
+      const std::vector<float> image(got.begin() + static_cast<int64_t>(b * ref.size()), got.begin() + static_cast<int64_t>((b + 1) * ref.size()));
+      // One uint8 level (resize arithmetic), plus fp16's rounding of values up to 1 (1/255 per level).
+      EXPECT_LE(test::gpu_frames::max_level_diff(image, ref, p), fp16 ? 1.001f + 255.f / 2048.f : 1.001f) << "image " << b;
+    }
+    std::vector<Tensor> out;
+    ASSERT_TRUE(frames->infer_put(out));
+  }
+}
+#endif
+
 TEST(GpuFrameStaging, FramesPutOnTheGpuFindWhatTheHostLetterboxFinds) { expect_same_detections("tiny_synth_v8.onnx", 1); }
 TEST(GpuFrameStaging, ABatchPutOnTheGpuFindsWhatTheHostLetterboxFinds) { expect_same_detections("tiny_synth_v8_dynamic.onnx", 2); }
+TEST(GpuFrameStaging, Fp32FramesPutOnTheGpuFindWhatTheHostLetterboxFinds) { expect_same_detections("tiny_synth_v8_dynamic.onnx", 2, false); }
 
 }  // namespace
 }  // namespace sd::native

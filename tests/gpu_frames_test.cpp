@@ -63,9 +63,17 @@ std::vector<float> download_input(const DeviceBuffer& d, const InputPlacement& p
   }
   std::vector<__half> h(3 * plane);
   EXPECT_EQ(cudaMemcpy(h.data(), d.get(), h.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  if (layout == InputLayout::kNchwF16) {
+    for (size_t i = 0; i < out.size(); ++i) out[i] = __half2float(h[i]);
+    return out;
+  }
   for (size_t i = 0; i < plane; ++i)
     for (size_t c = 0; c < 3; ++c) out[c * plane + i] = __half2float(h[i * 3 + c]);
   return out;
+}
+
+const char* layout_name(InputLayout layout) {
+  return layout == InputLayout::kNchwF32 ? " NCHW fp32" : layout == InputLayout::kNchwF16 ? " NCHW fp16" : " NHWC fp16";
 }
 
 // fp32: the reference's arithmetic (an FMA or a rounding at .5 apart: one level at most, almost
@@ -78,7 +86,7 @@ float allowed(InputLayout layout, const InputPlacement& p, const std::vector<flo
   return 1.001f + biggest / 1024.f / smallest_mul;
 }
 
-TEST(GpuFrames, LetterboxFromBgrMatchesTheReferenceInBothLayouts) {
+TEST(GpuFrames, LetterboxFromBgrMatchesTheReferenceInEveryLayout) {
   SKIP_WITHOUT_GPU();
   for (const FrameCase& f : bgr_cases()) {
     const std::vector<uint8_t> bytes = random_bytes(f.src_w, f.src_h, 3, static_cast<uint32_t>(f.src_w * 7919 + f.src_h));
@@ -86,18 +94,18 @@ TEST(GpuFrames, LetterboxFromBgrMatchesTheReferenceInBothLayouts) {
     DeviceBuffer src = upload_pitched(bytes.data(), 3 * static_cast<int64_t>(f.src_w), f.src_h, pitch);
     const InputPlacement p = placement_for(f);
     const std::vector<float> ref = reference_letterbox_bgr(bytes.data(), f.src_w, f.src_h, p);
-    for (InputLayout layout : {InputLayout::kNchwF32, InputLayout::kNhwcF16}) {
+    for (InputLayout layout : {InputLayout::kNchwF32, InputLayout::kNhwcF16, InputLayout::kNchwF16}) {
       DeviceBuffer dst;
       ASSERT_TRUE(dst.reserve(ref.size() * 4));
       const auto s = letterbox_bgr_gpu({src.get<uint8_t>(), f.src_w, f.src_h, pitch}, p, layout, dst.get(), nullptr);
       ASSERT_TRUE(s) << s.error().message;
       EXPECT_LE(max_level_diff(download_input(dst, p, layout), ref, p), allowed(layout, p, ref))
-          << name(f) << (layout == InputLayout::kNchwF32 ? " NCHW fp32" : " NHWC fp16");
+          << name(f) << layout_name(layout);
     }
   }
 }
 
-TEST(GpuFrames, LetterboxFromNv12MatchesTheReferenceInBothLayouts) {
+TEST(GpuFrames, LetterboxFromNv12MatchesTheReferenceInEveryLayout) {
   SKIP_WITHOUT_GPU();
   for (const FrameCase& f : nv12_cases()) {
     const std::vector<uint8_t> nv12 = random_nv12(f.src_w, f.src_h, static_cast<uint32_t>(f.src_w * 31 + f.src_h));
@@ -106,7 +114,7 @@ TEST(GpuFrames, LetterboxFromNv12MatchesTheReferenceInBothLayouts) {
     DeviceBuffer uv = upload_pitched(nv12.data() + static_cast<size_t>(f.src_w) * f.src_h, f.src_w, f.src_h / 2, pitch);
     const InputPlacement p = placement_for(f);
     const std::vector<float> ref = reference_letterbox_nv12(nv12.data(), f.src_w, f.src_h, p);
-    for (InputLayout layout : {InputLayout::kNchwF32, InputLayout::kNhwcF16}) {
+    for (InputLayout layout : {InputLayout::kNchwF32, InputLayout::kNhwcF16, InputLayout::kNchwF16}) {
       DeviceBuffer dst;
       ASSERT_TRUE(dst.reserve(ref.size() * 4));
       const Nv12Image img{y.get<uint8_t>(), uv.get<uint8_t>(), f.src_w, f.src_h, pitch, pitch};
@@ -114,7 +122,7 @@ TEST(GpuFrames, LetterboxFromNv12MatchesTheReferenceInBothLayouts) {
       ASSERT_TRUE(s) << s.error().message;
       // One level of Y, U or V (a rounding at .5 apart) moves the output by up to 3.2 levels.
       EXPECT_LE(max_level_diff(download_input(dst, p, layout), ref, p), 3.2f * allowed(layout, p, ref))
-          << name(f) << (layout == InputLayout::kNchwF32 ? " NCHW fp32" : " NHWC fp16");
+          << name(f) << layout_name(layout);
     }
   }
 }

@@ -10,6 +10,7 @@
 
 #include "cli_util.h"
 #include "engine/engine_registry.h"
+#include "engine/gpu_head_on_device.h"
 #include "model/model_info.h"
 #include "postprocess/decoder.h"
 #include "postprocess/detection_parity.h"
@@ -188,7 +189,7 @@ void expect_gpu_decode_matches_cpu(const std::string& model_path, int batch, con
   const PreprocessSpec spec = spec_for_layout(decoder->layout());
   PreprocessScratch scratch;
   int compared = 0;
-  for (int round = 0; round < 4; ++round) {
+  for (int round = 0; round < 5; ++round) {
     Tensor input(Shape{batch, 3, 256, 256});
     const int64_t per = 3 * int64_t{256} * 256;
     for (int b = 0; b < batch; ++b) {
@@ -198,7 +199,14 @@ void expect_gpu_decode_matches_cpu(const std::string& model_path, int batch, con
       preprocess_frame(img, cv::Size(256, 256), spec, input.data() + b * per, scratch);
     }
     std::vector<Tensor> out;
+    // From round 2 on the head stays on the device (its host copy skipped): the CPU decoder's
+    // reference reads the late copy (host_output).
+    const bool keep = round >= 2;
+    auto* keeper = dynamic_cast<GpuHeadOnDevice*>(detect);
+    ASSERT_NE(keeper, nullptr) << "the native context can keep its head on the device";
+    ASSERT_TRUE(keeper->keep_on_device(head->output, keep));
     ASSERT_TRUE((*ctx)->infer(input.view(), out));
+    if (keep) ASSERT_TRUE(keeper->host_output(head->output, out[static_cast<size_t>(head->output)]));
     std::vector<TensorView> views;
     for (auto& t : out) views.push_back(t.view());
     for (int b = 0; b < batch; ++b) {

@@ -237,7 +237,32 @@ TEST_F(PreprocessOnPipeline, PostprocessOnTheContextFindsWhatTheCpuDecoderFinds)
   ASSERT_TRUE(g.status) << g.status.error().message;
   EXPECT_EQ(cfg.images_detected->load(), 12);
   EXPECT_EQ(ran_on(g.profile, "postprocess"), "cuda:0 (fake decode)");
+  // After each worker's first batch the head stays on the device (its host copy is zeros here).
+  EXPECT_GE(cfg.heads_kept->load(), 1);
   expect_same_boxes("cpu.jsonl", "gpu.jsonl");
+}
+
+// A decode that fails under auto after the head was kept on the device: the batch's head is
+// brought to the host (host_output) and decoded there, the same boxes as the CPU's.
+TEST_F(PreprocessOnPipeline, ADecodeFailingWhileTheHeadIsOnTheDeviceDecodesItsHostCopyUnderAuto) {
+  test::FakeEngineConfig cfg;
+  cfg.gpu_detect = true;
+  cfg.gpu_detect_fail_from = 5;
+  test::register_fake_engine("gpu-detect-late-fail", cfg);
+  const std::string source = "synth:w=320,h=192,frames=10";
+  RunOptions cpu = options("gpu-detect-late-fail", source, "cpu", "cpu.jsonl");
+  cpu.model.postprocess_on = "cpu";
+  RunOutcome c = run_detection(cpu);
+  ASSERT_TRUE(c.status) << c.status.error().message;
+  RunOptions a = options("gpu-detect-late-fail", source, "cpu", "auto.jsonl");
+  a.batch = 2;
+  a.workers = 1;
+  RunOutcome r = run_detection(a);
+  ASSERT_TRUE(r.status) << r.status.error().message;
+  EXPECT_EQ(cfg.images_detected->load(), 5);
+  EXPECT_GE(cfg.heads_kept->load(), 1) << "the batches after the first kept their head on the device";
+  EXPECT_EQ(ran_on(r.profile, "postprocess"), "cpu (after the decode on cuda:0 (fake decode) failed)");
+  expect_same_boxes("cpu.jsonl", "auto.jsonl");
 }
 
 TEST_F(PreprocessOnPipeline, AFailingGpuDecodeFallsBackUnderAutoAndFailsTheRunUnderGpu) {

@@ -64,6 +64,11 @@ struct Row {
   double tolerance = 1e-3;
   const char* compared = nullptr;  // the JSON field of the comparison
   int workers = 1;                 // sessions running at once, each on its own thread
+  // The input written on the device before each run (NativeSession::device_input, a device copy
+  // outside the timed run) and every output left there: the run without its upload and
+  // downloads, as with --preprocess-on gpu and --postprocess-on gpu. Where the input cannot be
+  // bound (the CPU) the row runs as the others and says why.
+  bool on_device = false;
 };
 
 // One worker of a row: its session, its input (in the session's staging where it has one), its
@@ -71,10 +76,20 @@ struct Row {
 struct Worker {
   std::unique_ptr<NativeSession> session;
   TensorRef input;
+  NativeSession::RunOptions options;
+  void* device_input = nullptr;  // Row::on_device: where the run reads its input on the device
+  DeviceBuffer device_copy;      // the input in device memory, copied there before each run
   std::vector<HostTensor> outputs;
   std::vector<double> ms;
   std::string error;
 };
+
+// Row::on_device: the input copied where the run reads it (the run's arena reuses those bytes
+// once the input is read, so before every run), synchronously, outside the timed run.
+Status put_input(const Worker& w, const Backend* gpu) {
+  if (!w.device_input) return ok();
+  return gpu->copy(w.device_input, gpu->device(), w.device_copy.data(), gpu->device(), w.device_copy.bytes(), nullptr);
+}
 
 json measure(const TimingOptions& o, const std::shared_ptr<const NativeModel>& model, const std::shared_ptr<const Backend>& gpu,
              const HostTensor& image, const Row& r, Clock::time_point deadline, std::vector<HostTensor>& outputs) {
@@ -104,10 +119,28 @@ json measure(const TimingOptions& o, const std::shared_ptr<const NativeModel>& m
       w.input.data = *staging;
     }
     row["input_staged"] = *staging != nullptr;
+    if (r.on_device) {
+      auto at = w.session->device_input(0, {x.shape()});
+      if (!at) return row.update({{"error", at.error().message}}), row;
+      if (gpu && at->data && at->dtype == DType::kFloat32) {
+        auto buf = gpu->allocate(x.bytes());
+        if (!buf) return row.update({{"error", buf.error().message}}), row;
+        if (auto st = gpu->copy(buf->data(), gpu->device(), x.data(), Device{}, x.bytes(), nullptr); !st)
+          return row.update({{"error", st.error().message}}), row;
+        w.device_copy = std::move(*buf);
+        w.device_input = at->data;
+        w.options.inputs_on_device = 1;
+        w.options.outputs_on_device = ~uint64_t{0};
+      } else {
+        row["on_device_why_not"] = at->data ? std::string("the plan's input is ") + dtype_name(at->dtype) : at->why_not;
+      }
+      row["on_device"] = w.device_input != nullptr;
+    }
     // Warm-up: the first run plans (and probes cuDNN) and launches one by one, the second
     // records the graph, the third replays it.
     for (int i = 0; i < 3; ++i) {
-      if (auto st = w.session->run(std::span<const TensorRef>(&w.input, 1), w.outputs); !st) return row.update({{"error", st.error().message}}), row;
+      if (auto st = put_input(w, gpu.get()); !st) return row.update({{"error", st.error().message}}), row;
+      if (auto st = w.session->run(std::span<const TensorRef>(&w.input, 1), w.outputs, w.options); !st) return row.update({{"error", st.error().message}}), row;
       if (i == 0 && &w == &workers[0]) row["first_run_ms"] = ms_since(t_first);
     }
   }
@@ -121,13 +154,21 @@ json measure(const TimingOptions& o, const std::shared_ptr<const NativeModel>& m
     while (!go.load()) std::this_thread::yield();  // the workers start together
     while (static_cast<int>(w.ms.size()) < std::max(3, o.iters) &&
            (w.ms.size() < 3 || (ms_since(t_rows) < o.row_seconds * 1000 && Clock::now() < deadline))) {
+      if (auto st = put_input(w, gpu.get()); !st) {
+        w.error = st.error().message;
+        return;
+      }
       const auto t0 = Clock::now();
-      if (auto st = w.session->run(std::span<const TensorRef>(&w.input, 1), w.outputs); !st) {
+      if (auto st = w.session->run(std::span<const TensorRef>(&w.input, 1), w.outputs, w.options); !st) {
         w.error = st.error().message;
         return;
       }
       w.ms.push_back(ms_since(t0));
     }
+    // The outputs left on the device, brought to the host for the comparison (the skipped copies, now).
+    if (w.options.outputs_on_device)
+      for (size_t i = 0; i < w.outputs.size() && w.error.empty(); ++i)
+        if (auto st = w.session->output_to_host(i, w.outputs[i]); !st) w.error = st.error().message;
   };
   if (workers.size() == 1) {
     timed_runs(workers[0]);
@@ -214,7 +255,8 @@ int run_timing(const TimingOptions& options, const std::shared_ptr<const Backend
     if (!r.reference) reference_ok = row["pass"].get<bool>();
     if (r.graphs && r.batch == 1 && row.contains("latency_ms")) graph_ms = row["latency_ms"]["median"].get<double>();
     failed += !row["pass"].get<bool>();
-    std::printf("timing %-10s batch %3d graphs %-3s workers %d %s\n", o.name.c_str(), r.batch, r.graphs ? "on" : "off", r.workers,
+    std::printf("timing %-10s batch %3d graphs %-3s workers %d%s %s\n", o.name.c_str(), r.batch, r.graphs ? "on" : "off", r.workers,
+                r.on_device ? " io on device" : "",
                 row.contains("latency_ms") ? (json{{"latency_ms", row["latency_ms"]}, {"images_per_s", row["images_per_s"]}, {"error", row["error"]}}.dump()).c_str()
                                            : row["error"].dump().c_str());
     emit(row);
@@ -225,6 +267,9 @@ int run_timing(const TimingOptions& options, const std::shared_ptr<const Backend
   // The same kernels on the same layout: the replay's outputs are the plain launches' (1e-5: no
   // more than a reordered sum could move them).
   run_row(Row{1, false, ref, 1e-5, "max_rel_diff_vs_graph"});
+  // Batch 1 with its input written on the device and its outputs left there: the same graph's
+  // kernels, without the upload and downloads (what --preprocess-on and --postprocess-on gpu save).
+  run_row(Row{1, true, ref, 1e-5, "max_rel_diff_vs_graph", 1, true});
   for (int b : o.batches)
     if (b != 1) run_row(Row{b, true, ref, 1e-3, "max_rel_diff_vs_batch1"});
   // The same batch on two sessions at once: how much of the copies the other's kernels hide.

@@ -33,8 +33,8 @@ struct TimingOptions {
   int overlap_batch = 0;
 };
 
-// Runs the rows in order (batch 1 with graphs, batch 1 without, then each other batch with graphs,
-// then the two-worker row)
+// Runs the rows in order (batch 1 with graphs, batch 1 without, batch 1 with graphs and its input
+// and outputs on the device, then each other batch with graphs, then the two-worker row)
 // and hands each to `row` as soon as it is measured or skipped. `gpu` nullptr: the CPU alone.
 // Returns the number of rows that failed.
 int run_timing(const TimingOptions& options, const std::shared_ptr<const native::Backend>& gpu,

@@ -22,17 +22,20 @@ class NativeContext final : public InferenceContext {
   // `device`: the session's device (nullptr: the CPU alone); on a CUDA GPU frames can be letterboxed there.
   NativeContext(std::unique_ptr<native::NativeSession> s, const native::Backend* device) : session_(std::move(s)) {
     if (device && device->device().kind == native::DeviceKind::kCuda) {
-      frames_ = native::make_cuda_frame_input(*session_, device->device().index, device->name());
-      detect_ = native::make_cuda_detect_output(*session_, device->device().index, device->name());
+      frames_ = native::make_cuda_frame_input(*session_, device->device().index, device->name(), &keep_on_device_);
+      detect_ = native::make_cuda_detect_output(*session_, device->device().index, device->name(), &keep_on_device_);
     }
   }
   GpuFrameInput* gpu_frame_input() override { return frames_.get(); }
   GpuDetectOutput* gpu_detect_output() override { return detect_.get(); }
   Status infer(const TensorView& input, std::vector<Tensor>& outputs) override {
     native::TensorRef in{native::DType::kFloat32, input.shape, const_cast<float*>(input.data)};
-    SD_TRY(session_->run(std::span<const native::TensorRef>(&in, 1), results_));
+    native::NativeSession::RunOptions options;
+    options.outputs_on_device = keep_on_device_;
+    SD_TRY(session_->run(std::span<const native::TensorRef>(&in, 1), results_, options));
     outputs.resize(results_.size());
     for (size_t i = 0; i < results_.size(); ++i) {
+      if (i < 64 && (keep_on_device_ >> i & 1)) continue;  // read on the device (detect_): stale here
       const native::HostTensor& r = results_[i];
       if (r.dtype() != native::DType::kFloat32) return fail(ErrorCode::kModel, "model output " + std::to_string(i) + " is not float32");
       outputs[i].resize(r.shape());
@@ -44,6 +47,7 @@ class NativeContext final : public InferenceContext {
  private:
   std::unique_ptr<native::NativeSession> session_;
   std::vector<native::HostTensor> results_;
+  uint64_t keep_on_device_ = 0;  // outputs whose host copy the runs skip (set through detect_)
   std::unique_ptr<GpuFrameInput> frames_;  // declared after the session it writes into: goes first
   std::unique_ptr<GpuDetectOutput> detect_;  // reads the session's output: goes first too
 };

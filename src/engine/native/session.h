@@ -3,6 +3,7 @@
 // conformance tests (any dtype, several inputs) and the loader fuzz target.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -101,7 +102,43 @@ class NativeSession {
   virtual ~NativeSession() = default;
   // inputs in the model's input order. outputs are resized/reused; no allocation in steady state
   // once a plan for these input shapes exists.
-  virtual Status run(std::span<const TensorRef> inputs, std::vector<HostTensor>& outputs) = 0;
+  Status run(std::span<const TensorRef> inputs, std::vector<HostTensor>& outputs) { return run(inputs, outputs, RunOptions{}); }
+
+  // What a caller that works on the device around the run (docs/gpu.md, "Frames on the GPU")
+  // tells one run. Bit i of a mask is input or output i (the first 64 of each).
+  struct RunOptions {
+    // Input i was written at device_input(i) for this run (on its stream, or finished before the
+    // call): the plan's upload of it is skipped and the staging is not touched. Its TensorRef
+    // gives the dtype and shape as usual; its data is not read (may be nullptr). An input that
+    // cannot be bound (device_input says why) is an error.
+    uint64_t inputs_on_device = 0;
+    // Output i is read on the device (device_output(i)) and not on the host: its copy to the host
+    // is skipped and outputs[i] is left as it was (stale: neither resized nor written). Where the
+    // output has no device copy to skip (device_output(i).data is nullptr: computed on the host,
+    // or its host buffer is shared with an output still wanted there), it is copied as usual.
+    uint64_t outputs_on_device = 0;
+  };
+  // Recordings (CUDA graphs) are per plan and per set of skipped copies actually used: a run that
+  // skips an upload never replays a recording that makes it.
+  virtual Status run(std::span<const TensorRef> inputs, std::vector<HostTensor>& outputs, const RunOptions& options) = 0;
+
+  // Where the plan for inputs of `input_shapes` reads input `i` on a device: the destination of
+  // its upload copy, the plan's first device step on it. A caller writes the input there (in that
+  // dtype and layout: float16 where the plan stores fp16, always the input's own NCHW-like
+  // layout, since the copy never transposes) and runs with RunOptions::inputs_on_device. Plans
+  // the shapes (as run() would) and sizes the session's memory for them. Valid until a run or a
+  // call with other shapes. data nullptr (why_not says why) where nothing can be bound: no
+  // device, the input read on the host (a CPU step) or by several steps, its place overwritten
+  // earlier in the run, an input needed while planning.
+  struct DeviceInput {
+    void* data = nullptr;
+    DType dtype = DType::kUndefined;
+    Shape shape;
+    std::string backend;    // "cuda:0"
+    void* stream = nullptr;  // the session's stream there (cudaStream_t): work queued on it runs before the run's
+    std::string why_not;
+  };
+  virtual Result<DeviceInput> device_input(size_t i, const std::vector<Shape>& input_shapes) = 0;
 
   // Where input `i` of `bytes` can be written so that run() uploads it from there without copying
   // it first: the session's page-locked staging for that input (nullptr where the session has no
@@ -114,7 +151,7 @@ class NativeSession {
   // GPU"). Valid until the next run; the device's work for it is done (run() waits). nullptr data
   // when the output was computed on the host (no device, or its last step ran on the CPU). dtype:
   // what the plan stores there, float16 where it stores fp16 (SessionOptions::device_fp16). The
-  // host copy is still made (the plan and its recording stay as they are).
+  // host copy is made unless the run skipped it (RunOptions::outputs_on_device).
   struct DeviceOutput {
     const void* data = nullptr;
     DType dtype = DType::kUndefined;
@@ -122,6 +159,10 @@ class NativeSession {
     std::string backend;  // the device backend's name ("cuda:0")
   };
   virtual Result<DeviceOutput> device_output(size_t i) const = 0;
+  // Output `i` of the last run on the host, into `out`: where that run skipped its copy
+  // (RunOptions::outputs_on_device), the copy is made now (the plan's own, converting fp16), for
+  // a caller that needs it after all (a decode on the device that failed). Until the next run.
+  virtual Status output_to_host(size_t i, HostTensor& out) = 0;
 
   struct MemoryStats {
     size_t arena_bytes = 0;         // the shared arena of the last plan run

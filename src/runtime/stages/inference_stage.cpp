@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/gpu_head_on_device.h"
 #include "postprocess/postprocessor.h"
 #include "preprocess/gpu_placement.h"
 #include "core/log.h"
@@ -56,6 +57,10 @@ void InferenceStage::run() {
   PreprocessScratch fallback_scratch;    // the CPU letterbox after such a failure
   // --postprocess-on: decode + NMS on the context's GPU, false after a failure under auto.
   GpuDetectOutput* gpu_detect = run_.postprocess.gpu ? context_->gpu_detect_output() : nullptr;
+  // After a first batch decoded there, the head stays on the device: its copy to the host is
+  // skipped (outputs[head] is stale then; a later failure under auto fetches it: host_output).
+  GpuHeadOnDevice* head_keeper = dynamic_cast<GpuHeadOnDevice*>(gpu_detect);
+  bool head_on_device = false;
   const GpuDetectParams gpu_params{det.decode.conf_threshold, det.nms.iou_threshold, det.nms.agnostic, det.nms.max_det};
   std::vector<Tensor> outputs;
   std::vector<TensorView> views;
@@ -127,6 +132,14 @@ void InferenceStage::run() {
           log_warn("worker %d: --postprocess-on auto: the decode on the GPU failed (%s); this worker decodes on the CPU from now on",
                    w_, on_gpu.error().message.c_str());
           run_.profiler.postprocess_left_gpu();
+          const int head = run_.postprocess.head.output;
+          if (head_on_device) {  // this batch's head is on the device alone
+            head_keeper->keep_on_device(head, false);
+            head_on_device = false;
+            st = head_keeper->host_output(head, outputs[static_cast<size_t>(head)]);
+            if (!st) break;
+            views[static_cast<size_t>(head)] = outputs[static_cast<size_t>(head)].view();
+          }
           gpu_detect = nullptr;
         }
       }
@@ -140,6 +153,7 @@ void InferenceStage::run() {
       run_.fail_run(st.error());
       break;
     }
+    if (gpu_detect && head_keeper && !head_on_device) head_on_device = head_keeper->keep_on_device(run_.postprocess.head.output, true);
     for (auto& p : batch) {
       const auto s = static_cast<size_t>(p->frame.source_id);
       auto r = run_.lanes[s].done->push(std::move(p));

@@ -21,12 +21,12 @@ Status cuda_device_status(int) { return ok(); }
 #include "engine/native/cuda/gpu_frame_staging.h"
 
 namespace sd::native {
-std::unique_ptr<GpuFrameInput> make_cuda_frame_input(NativeSession&, int, const std::string&) { return nullptr; }
+std::unique_ptr<GpuFrameInput> make_cuda_frame_input(NativeSession&, int, const std::string&, const uint64_t*) { return nullptr; }
 }  // namespace sd::native
 
 // gpu_detect_output.h without CUDA: no context decodes on a GPU.
 #include "engine/native/cuda/gpu_detect_output.h"
 
 namespace sd::native {
-std::unique_ptr<GpuDetectOutput> make_cuda_detect_output(NativeSession&, int, const std::string&) { return nullptr; }
+std::unique_ptr<GpuDetectOutput> make_cuda_detect_output(NativeSession&, int, const std::string&, uint64_t*) { return nullptr; }
 }  // namespace sd::native

@@ -41,6 +41,9 @@ __device__ __forceinline__ void store(const InputPlacement& p, InputLayout layou
   if (layout == InputLayout::kNchwF32) {
     float* o = static_cast<float*>(dst);
     for (int c = 0; c < 3; ++c) o[c * plane + at] = v[c];
+  } else if (layout == InputLayout::kNchwF16) {
+    __half* o = static_cast<__half*>(dst);
+    for (int c = 0; c < 3; ++c) o[c * plane + at] = __float2half_rn(v[c]);
   } else {
     __half* o = static_cast<__half*>(dst) + at * 3;
     for (int c = 0; c < 3; ++c) o[c] = __float2half_rn(v[c]);

@@ -21,7 +21,9 @@ struct InputPlacement {
   int src_channel[3] = {2, 1, 0};            // RGB network from BGR pixels
 };
 
-enum class InputLayout { kNchwF32, kNhwcF16 };
+// kNchwF16: float16 planes, what a plan with fp16 storage on the device (--precision fp16) reads
+// its input as (NativeSession::device_input), so that the kernel writes it there directly.
+enum class InputLayout { kNchwF32, kNhwcF16, kNchwF16 };
 
 // uint8 BGR, `pitch` bytes per row.
 struct BgrImage {
@@ -39,8 +41,8 @@ struct Nv12Image {
   int64_t y_pitch = 0, uv_pitch = 0;
 };
 
-// Writes one image of the input (dst_height x dst_width x 3) at `dst`: float NCHW planes or
-// half NHWC pixels. Resize: OpenCV INTER_LINEAR semantics (half-pixel centres, edge samples
+// Writes one image of the input (dst_height x dst_width x 3) at `dst`: float or half NCHW planes,
+// or half NHWC pixels. Resize: OpenCV INTER_LINEAR semantics (half-pixel centres, edge samples
 // clamped, the interpolated value rounded to the nearest uint8 as cv::resize's 8-bit output is),
 // computed in float where OpenCV uses 11-bit fixed-point weights: at most one uint8 level apart.
 int launch_letterbox_bgr(const BgrImage& src, const InputPlacement& p, InputLayout layout, void* dst, void* stream);

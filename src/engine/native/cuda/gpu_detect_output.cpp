@@ -3,15 +3,19 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
+#include <cstring>
+
+#include "engine/gpu_head_on_device.h"
 #include "engine/native/cuda/elementwise.h"
 #include "engine/native/cuda/gpu_postprocess.h"
 
 namespace sd::native {
 namespace {
 
-class CudaDetectOutput final : public GpuDetectOutput {
+class CudaDetectOutput final : public GpuDetectOutput, public GpuHeadOnDevice {
  public:
-  CudaDetectOutput(NativeSession& session, int index, std::string device) : session_(session), index_(index), device_(std::move(device)) {}
+  CudaDetectOutput(NativeSession& session, int index, std::string device, uint64_t* keep)
+      : session_(session), index_(index), device_(std::move(device)), keep_(keep) {}
   ~CudaDetectOutput() override {
     if (stream_) {
       cudaStreamSynchronize(stream_);
@@ -61,6 +65,22 @@ class CudaDetectOutput final : public GpuDetectOutput {
 
   std::string where() const override { return device_ + " (decode + NMS kernels on the output, kept boxes copied back)"; }
 
+  bool keep_on_device(int output, bool on) override {
+    if (!keep_ || output < 0 || output >= 64) return false;
+    const uint64_t bit = uint64_t{1} << output;
+    *keep_ = on ? (*keep_ | bit) : (*keep_ & ~bit);
+    return true;
+  }
+
+  Status host_output(int output, Tensor& out) override {
+    if (output < 0) return fail(ErrorCode::kUsage, "host_output: no output " + std::to_string(output));
+    SD_TRY(session_.output_to_host(static_cast<size_t>(output), host_));
+    if (host_.dtype() != DType::kFloat32) return fail(ErrorCode::kModel, "model output " + std::to_string(output) + " is not float32");
+    out.resize(host_.shape());
+    std::memcpy(out.data(), host_.data(), host_.bytes());
+    return ok();
+  }
+
  private:
   NativeSession& session_;
   int index_ = 0;
@@ -68,12 +88,15 @@ class CudaDetectOutput final : public GpuDetectOutput {
   cudaStream_t stream_ = nullptr;
   cuda::DeviceBuffer widened_;  // an fp16 head's image as float32
   cuda::GpuPostprocessScratch scratch_;
+  uint64_t* keep_ = nullptr;  // the context's outputs kept on the device
+  HostTensor host_;           // host_output's late copy
 };
 
 }  // namespace
 
-std::unique_ptr<GpuDetectOutput> make_cuda_detect_output(NativeSession& session, int cuda_index, const std::string& device_name) {
-  return std::make_unique<CudaDetectOutput>(session, cuda_index, device_name);
+std::unique_ptr<GpuDetectOutput> make_cuda_detect_output(NativeSession& session, int cuda_index, const std::string& device_name,
+                                                         uint64_t* keep) {
+  return std::make_unique<CudaDetectOutput>(session, cuda_index, device_name, keep);
 }
 
 }  // namespace sd::native

@@ -38,8 +38,10 @@ Result<std::unique_ptr<Plan>> Planner::build(const std::vector<ValueType>& input
     s.root = g_.inputs[i];
   }
   for (const Node& n : g_.nodes) SD_TRY(plan_node(n));
+  std::vector<int> computed;  // each output where it was computed (a device's memory, or the host's)
   for (int o : g_.outputs) {
     SD_ASSIGN_OR_RETURN(int v, as_plain(o));
+    computed.push_back(v);
     SD_ASSIGN_OR_RETURN(v, on_backend(v, host_));  // outputs are handed over in host memory
     ValueState& s = states_[static_cast<size_t>(v)];
     if (s.constant || s.input >= 0) {
@@ -51,6 +53,11 @@ Result<std::unique_ptr<Plan>> Planner::build(const std::vector<ValueType>& input
   }
   // Every output lives to the end, past the conversion and copy steps that later outputs added.
   for (int v : output_values_) use(v, static_cast<int>(steps_.size()));
+  // And where a device computed them: a caller may read them there after the run
+  // (NativeSession::device_output), so no later step (a layout conversion of the next output) may
+  // reuse those bytes.
+  for (int v : computed)
+    if (home_of(v) != host_ && !states_[static_cast<size_t>(v)].constant) use(v, static_cast<int>(steps_.size()));
   allocate();
   for (size_t i = 0; i < steps_.size(); ++i) {
     Step& st = plan_->steps.emplace_back();

@@ -8,6 +8,10 @@
 // them once (Backend::begin_capture) and every later run replays the recording; it is recorded
 // again when the memory it was recorded with moves, and a recording that fails leaves the plan to
 // plain launches (said once).
+// A caller working on the device may write an input where the plan's upload copy would put it
+// (device_input) and read an output where the device computed it (device_output), and tell a run
+// to skip those copies (RunOptions): such a run has its own recording per set of skipped copies,
+// so that a recording that makes a copy is never replayed by a run that skips it, and back.
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,12 +34,20 @@ namespace {
 
 class Session final : public NativeSession {
  public:
-  // Per plan: the steps a graph can run, the inputs staged, the recording.
+  // One recording of a plan's device steps, for one set of skipped copies.
+  struct Recording {
+    std::unique_ptr<BackendGraph> graph;
+    std::vector<const void*> memory;  // what it was recorded with (current_memory)
+  };
+  // Per plan: the steps a graph can run, the inputs staged, the copies a run may skip, the recordings.
   struct Replay {
     exec::GraphRegion region;
     std::vector<int> staged_inputs;  // graph inputs a device's copy reads
-    std::unique_ptr<BackendGraph> graph;
-    std::vector<const void*> memory;  // what it was recorded with (current_memory)
+    std::vector<int> upload_step;    // per graph input: its upload copy a run may skip (-1: none)
+    std::vector<std::string> why_not_bound;  // per graph input, where upload_step is -1
+    std::vector<int> download_step;  // per output: its copy to the host a run may skip (-1: none)
+    // Keyed by the skipped copies (inputs mask, outputs mask) as used: at most one per mode.
+    std::map<std::pair<uint64_t, uint64_t>, Recording> recordings;
     std::string failed;               // why recording failed: plain launches from then on
   };
 
@@ -92,7 +104,8 @@ class Session final : public NativeSession {
     for (const auto& [ms, op] : ops) std::fprintf(stderr, "%10.3f ms  %s\n", ms, op.c_str());
   }
 
-  Status run(std::span<const TensorRef> inputs, std::vector<HostTensor>& outputs) override {
+  using NativeSession::run;
+  Status run(std::span<const TensorRef> inputs, std::vector<HostTensor>& outputs, const RunOptions& options) override {
     const Graph& g = model_->graph();
     if (inputs.size() != g.inputs.size())
       return fail(ErrorCode::kUsage, "the model takes " + std::to_string(g.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
@@ -108,11 +121,17 @@ class Session final : public NativeSession {
       if (!fits) return fail(ErrorCode::kUsage, "input '" + info.name + "' must have shape " + info.shape.str() + ", got " + inputs[i].shape.str());
       shapes.push_back(inputs[i].shape);
     }
-    SD_TRY(within_run([&] { return execute(inputs, shapes); }));
+    // A value baked into the plan is read while planning, before the copies to skip are known.
+    if (fixed_mask_.empty()) fixed_mask_ = exec::plan_time_inputs(g);
+    for (size_t i = 0; i < inputs.size() && i < 64; ++i)
+      if (fixed_mask_[i] && (options.inputs_on_device >> i & 1))
+        return fail(ErrorCode::kUsage, "input '" + model_->inputs()[i].name + "' must be known when planning: it cannot be written on a device");
+    SD_TRY(within_run([&] { return execute(inputs, shapes, options); }));
     // After every backend's end_run: a device's copy of an output into host memory is done.
     const exec::Plan& plan = *last_;
     outputs.resize(plan.output_bufs.size());
     for (size_t i = 0; i < plan.output_bufs.size(); ++i) {
+      if (i < 64 && (out_mask_ >> i & 1)) continue;  // read on the device: left as it was
       const ValueType& t = plan.output_types[i];
       HostTensor& out = outputs[i];
       if (out.empty() || out.dtype() != t.dtype || out.shape() != t.shape || out.data() == nullptr) out = HostTensor(t.dtype, t.shape);
@@ -138,15 +157,11 @@ class Session final : public NativeSession {
 
   // Before planning too, the backends have begun the run: the CPU's sets this thread's OpenMP
   // team, whose size oneDNN reads when a primitive is created.
-  Status execute(std::span<const TensorRef> inputs, const std::vector<Shape>& shapes) {
+  Status execute(std::span<const TensorRef> inputs, const std::vector<Shape>& shapes, const RunOptions& options) {
     SD_ASSIGN_OR_RETURN(exec::Plan * plan, plan_for(inputs, shapes));
-    SD_TRY(check_memory(*plan, shapes));
-    for (size_t b = 0; b < backends_.size(); ++b) {
-      // At least 64 bytes (ensure's minimum), so that even empty tensors get a real address.
-      SD_TRY(ensure(arenas_[b], plan->memory[b].arena_bytes, b, "arena", static_cast<int>(b) == host_ && staging_ >= 0));
-      SD_TRY(ensure(scratch_[b], plan->memory[b].scratch_bytes, b, "scratch", false));
-    }
+    SD_TRY(size_memory(*plan, shapes));
     Replay& rp = replay_for(*plan);
+    SD_TRY(skipped_copies(*plan, rp, options));
     // The inputs as given, or their page-locked copies where a device reads them.
     input_ptrs_.resize(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) input_ptrs_[i] = inputs[i].data;
@@ -154,8 +169,8 @@ class Session final : public NativeSession {
     for (int i : rp.staged_inputs) {
       const auto k = static_cast<size_t>(i);
       SD_TRY(ensure(input_staging_[k], inputs[k].bytes(), static_cast<size_t>(staging_), "input staging", true));
-      // Not when the caller wrote it there (input_staging()).
-      if (inputs[k].bytes() > 0 && inputs[k].data != input_staging_[k].data())
+      // Not when the caller wrote it there (input_staging()), nor when it wrote the device's copy.
+      if (inputs[k].bytes() > 0 && inputs[k].data != input_staging_[k].data() && !(k < 64 && (in_mask_ >> k & 1)))
         std::memcpy(input_staging_[k].data(), inputs[k].data, inputs[k].bytes());
       input_ptrs_[k] = input_staging_[k].data();
     }
@@ -173,7 +188,41 @@ class Session final : public NativeSession {
         i = rp.region.last;
         continue;
       }
+      if (skip_[i]) continue;
       SD_TRY(run_step(*plan, i, timed));
+    }
+    return ok();
+  }
+
+  // Every backend's arena and scratch at least as large as the plan needs.
+  Status size_memory(const exec::Plan& plan, const std::vector<Shape>& shapes) {
+    SD_TRY(check_memory(plan, shapes));
+    for (size_t b = 0; b < backends_.size(); ++b) {
+      // At least 64 bytes (ensure's minimum), so that even empty tensors get a real address.
+      SD_TRY(ensure(arenas_[b], plan.memory[b].arena_bytes, b, "arena", static_cast<int>(b) == host_ && staging_ >= 0));
+      SD_TRY(ensure(scratch_[b], plan.memory[b].scratch_bytes, b, "scratch", false));
+    }
+    return ok();
+  }
+
+  // This run's skipped copies (skip_ per step, in_mask_ / out_mask_ as honoured): an input
+  // flagged on the device must be bindable; an output flagged is skipped where it can be.
+  Status skipped_copies(const exec::Plan& plan, const Replay& rp, const RunOptions& options) {
+    skip_.assign(plan.steps.size(), false);
+    in_mask_ = out_mask_ = 0;
+    for (size_t i = 0; i < rp.upload_step.size() && i < 64; ++i) {
+      if (!(options.inputs_on_device >> i & 1)) continue;
+      if (rp.upload_step[i] < 0)
+        return fail(ErrorCode::kUsage, "input '" + model_->inputs()[i].name + "' cannot be written on a device: " + rp.why_not_bound[i]);
+      skip_[static_cast<size_t>(rp.upload_step[i])] = true;
+      in_mask_ |= uint64_t{1} << i;
+    }
+    if (const size_t n = rp.upload_step.size(); n < 64 && (options.inputs_on_device >> n) != 0)
+      return fail(ErrorCode::kUsage, "inputs_on_device names an input the model does not have");
+    for (size_t i = 0; i < rp.download_step.size() && i < 64; ++i) {
+      if (!(options.outputs_on_device >> i & 1) || rp.download_step[i] < 0) continue;
+      skip_[static_cast<size_t>(rp.download_step[i])] = true;
+      out_mask_ |= uint64_t{1} << i;
     }
     return ok();
   }
@@ -214,37 +263,41 @@ class Session final : public NativeSession {
     const auto d = static_cast<size_t>(rp.region.backend);
     const Backend& device = *backends_[d];
     current_memory(rp, memory_now_);
-    if (rp.graph && rp.memory != memory_now_) rp.graph.reset();
-    if (!rp.graph) {
-      Status recorded = record(plan, rp);
+    Recording& rec = rp.recordings[{in_mask_, out_mask_}];
+    if (rec.graph && rec.memory != memory_now_) rec.graph.reset();
+    if (!rec.graph) {
+      Status recorded = record(plan, rp, rec);
       if (!recorded) {
         rp.failed = recorded.error().message;
         static std::atomic<bool> said{false};
         if (!said.exchange(true))
           std::fprintf(stderr, "streamdet: warning: %s: recording the run as a graph failed (%s); its kernels are launched one by one\n",
                        device.name().c_str(), rp.failed.c_str());
-        for (size_t i = rp.region.first; i <= rp.region.last; ++i) SD_TRY(run_step(plan, i, false));
+        for (size_t i = rp.region.first; i <= rp.region.last; ++i)
+          if (!skip_[i]) SD_TRY(run_step(plan, i, false));
         return ok();
       }
-      rp.memory = memory_now_;
+      rec.memory = memory_now_;
     }
     queued_[d] = true;
-    Status replayed = device.replay(*rp.graph, *streams_[d]);
+    Status replayed = device.replay(*rec.graph, *streams_[d]);
     if (!replayed) return fail(replayed.error().code, device.name() + " replaying the run's graph: " + replayed.error().message);
     return ok();
   }
 
-  Status record(exec::Plan& plan, Replay& rp) {
+  // The region's steps less this run's skipped copies.
+  Status record(exec::Plan& plan, const Replay& rp, Recording& rec) {
     const auto d = static_cast<size_t>(rp.region.backend);
     const Backend& device = *backends_[d];
     SD_TRY(device.begin_capture(*streams_[d]));
     Status steps = ok();
-    for (size_t i = rp.region.first; i <= rp.region.last && steps; ++i) steps = run_step(plan, i, false);
+    for (size_t i = rp.region.first; i <= rp.region.last && steps; ++i)
+      if (!skip_[i]) steps = run_step(plan, i, false);
     auto graph = device.end_capture(*streams_[d]);
     queued_[d] = false;  // recorded, not queued
     if (!steps) return steps;
     if (!graph) return tl::unexpected(graph.error());
-    rp.graph = std::move(*graph);
+    rec.graph = std::move(*graph);
     return ok();
   }
 
@@ -329,6 +382,44 @@ class Session final : public NativeSession {
     return input_staging_[i].data();
   }
 
+  Result<DeviceInput> device_input(size_t i, const std::vector<Shape>& input_shapes) override {
+    const Graph& g = model_->graph();
+    if (i >= g.inputs.size()) return fail(ErrorCode::kUsage, "the model has no input " + std::to_string(i));
+    if (input_shapes.size() != g.inputs.size())
+      return fail(ErrorCode::kUsage, "the model takes " + std::to_string(g.inputs.size()) + " inputs, got " + std::to_string(input_shapes.size()));
+    if (fixed_mask_.empty()) fixed_mask_ = exec::plan_time_inputs(g);
+    DeviceInput out;
+    if (fixed_mask_[i]) {
+      out.why_not = "input '" + model_->inputs()[i].name + "' must be known when planning";
+      return out;
+    }
+    std::vector<TensorRef> refs;
+    for (size_t k = 0; k < input_shapes.size(); ++k) refs.push_back(TensorRef{model_->inputs()[k].dtype, input_shapes[k], nullptr});
+    // Planning moves last_ (the plan of the last run), which device_output reads: put it back.
+    exec::Plan* const last = last_;
+    exec::Plan* plan = nullptr;
+    shapes_ = input_shapes;
+    Status planned = within_run([&]() -> Status {
+      SD_ASSIGN_OR_RETURN(plan, plan_for(refs, shapes_));
+      return size_memory(*plan, shapes_);
+    });
+    last_ = last;
+    SD_TRY(planned);
+    const Replay& rp = replay_for(*plan);
+    if (rp.upload_step[i] < 0) {
+      out.why_not = rp.why_not_bound[i];
+      return out;
+    }
+    const exec::Step& st = plan->steps[static_cast<size_t>(rp.upload_step[i])];
+    const auto b = static_cast<size_t>(st.backend);
+    out.data = resolve(st.out_bufs[0]);
+    out.dtype = st.out_refs[0].dtype;
+    out.shape = st.out_refs[0].shape;
+    out.backend = backends_[b]->name();
+    out.stream = streams_[b]->native_handle();
+    return out;
+  }
+
   Result<DeviceOutput> device_output(size_t i) const override {
     if (!last_) return fail(ErrorCode::kUsage, "device_output: the session has not run");
     if (i >= last_->output_bufs.size()) return fail(ErrorCode::kUsage, "the model has no output " + std::to_string(i));
@@ -352,6 +443,23 @@ class Session final : public NativeSession {
       return out;
     }
     return out;
+  }
+
+  Status output_to_host(size_t i, HostTensor& out) override {
+    if (!last_) return fail(ErrorCode::kUsage, "output_to_host: the session has not run");
+    exec::Plan& plan = *last_;
+    if (i >= plan.output_bufs.size()) return fail(ErrorCode::kUsage, "the model has no output " + std::to_string(i));
+    if (i < 64 && (out_mask_ >> i & 1)) {
+      const Replay& rp = replay_for(plan);
+      const auto step = static_cast<size_t>(rp.download_step[i]);
+      // Only this copy: what it reads (the device's output) lives to the end of the run.
+      SD_TRY(within_run([&] { return run_step(plan, step, false); }));
+      out_mask_ &= ~(uint64_t{1} << i);
+    }
+    const ValueType& t = plan.output_types[i];
+    if (out.empty() || out.dtype() != t.dtype || out.shape() != t.shape || out.data() == nullptr) out = HostTensor(t.dtype, t.shape);
+    if (out.bytes() > 0) std::memcpy(out.data(), resolve(plan.output_bufs[i]), out.bytes());
+    return ok();
   }
 
   MemoryStats memory_stats() const override {
@@ -426,7 +534,83 @@ class Session final : public NativeSession {
       for (const exec::Step& st : plan.steps)
         for (const auto& b : st.in_bufs)
           if (b.kind == exec::BufferRef::Kind::kInput && st.backend == rp.region.backend) rp.region.why_not = "no page-locked staging for the inputs";
+    for (size_t i = 0; i < model_->inputs().size(); ++i) {
+      std::string why;
+      rp.upload_step.push_back(upload_step(plan, static_cast<int>(i), why));
+      rp.why_not_bound.push_back(std::move(why));
+    }
+    for (size_t o = 0; o < plan.output_bufs.size(); ++o) rp.download_step.push_back(download_step(plan, o));
     return rp;
+  }
+
+  static bool same_buffer(const exec::BufferRef& a, const exec::BufferRef& b) {
+    return a.kind == b.kind && a.backend == b.backend && a.offset == b.offset && a.input == b.input;
+  }
+
+  // The step that uploads graph input `i` to a device where a caller may write it instead: its
+  // only reader, a copy into a device's arena, whose destination no earlier step writes.
+  int upload_step(const exec::Plan& plan, int i, std::string& why) const {
+    const std::string name = "input '" + model_->inputs()[static_cast<size_t>(i)].name + "'";
+    int found = -1;
+    for (size_t s = 0; s < plan.steps.size(); ++s) {
+      const exec::Step& st = plan.steps[s];
+      const bool reads = std::any_of(st.in_bufs.begin(), st.in_bufs.end(),
+                                     [&](const exec::BufferRef& b) { return b.kind == exec::BufferRef::Kind::kInput && b.input == i; });
+      if (!reads) continue;
+      const Backend& backend = *backends_[static_cast<size_t>(st.backend)];
+      if (backend.device().is_host() || !st.copy) {
+        why = name + " is read by " + st.label + " on " + backend.name();
+        return -1;
+      }
+      if (found >= 0) {
+        why = name + " is read by two steps (" + plan.steps[static_cast<size_t>(found)].label + ", " + st.label + ")";
+        return -1;
+      }
+      found = static_cast<int>(s);
+    }
+    if (found < 0) {
+      why = name + " is not read by a device";
+      return -1;
+    }
+    const exec::Step& up = plan.steps[static_cast<size_t>(found)];
+    const exec::BufferRef& dst = up.out_bufs[0];
+    if (dst.kind != exec::BufferRef::Kind::kArena) {
+      why = name + ": its copy on the device is not in the device's arena";
+      return -1;
+    }
+    // Arena memory is shared by lifetime: a step before the upload may use the same bytes.
+    const size_t begin = dst.offset, end = dst.offset + up.out_refs[0].bytes();
+    for (int s = 0; s < found; ++s)
+      for (size_t k = 0; k < plan.steps[static_cast<size_t>(s)].out_bufs.size(); ++k) {
+        const exec::BufferRef& o = plan.steps[static_cast<size_t>(s)].out_bufs[k];
+        const size_t o_end = o.offset + plan.steps[static_cast<size_t>(s)].out_refs[k].bytes();
+        if (o.kind == exec::BufferRef::Kind::kArena && o.backend == dst.backend && o.offset < end && begin < o_end) {
+          why = name + ": its place on the device is written by " + plan.steps[static_cast<size_t>(s)].label + " before the upload";
+          return -1;
+        }
+      }
+    return found;
+  }
+
+  // The copy that brings output `o` from a device's arena to the host where a run may skip it:
+  // the last step writing its host buffer, read by no later step and not the host buffer of
+  // another output (that one would go stale too).
+  int download_step(const exec::Plan& plan, size_t o) const {
+    const exec::BufferRef& host = plan.output_bufs[o];
+    for (size_t j = 0; j < plan.output_bufs.size(); ++j)
+      if (j != o && same_buffer(plan.output_bufs[j], host)) return -1;
+    for (size_t s = plan.steps.size(); s-- > 0;) {
+      const exec::Step& st = plan.steps[s];
+      if (std::none_of(st.out_bufs.begin(), st.out_bufs.end(), [&](const exec::BufferRef& b) { return same_buffer(b, host); })) continue;
+      if (!st.copy || st.in_bufs.size() != 1 || st.in_bufs[0].kind != exec::BufferRef::Kind::kArena ||
+          backends_[static_cast<size_t>(st.in_bufs[0].backend)]->device().is_host())
+        return -1;
+      for (size_t later = s + 1; later < plan.steps.size(); ++later)
+        for (const auto& b : plan.steps[later].in_bufs)
+          if (same_buffer(b, host)) return -1;
+      return static_cast<int>(s);
+    }
+    return -1;
   }
 
   static std::string key_of(const std::vector<Shape>& shapes) {
@@ -455,6 +639,8 @@ class Session final : public NativeSession {
   std::vector<void*> input_ptrs_;            // this run's inputs (or their staged copies)
   std::vector<bool> queued_;                 // per backend: work queued since the last wait
   std::vector<const void*> memory_now_;
+  std::vector<bool> skip_;                   // per step of this run's plan: a copy the run skips
+  uint64_t in_mask_ = 0, out_mask_ = 0;      // this run's inputs written and outputs read on the device
   // After the plans and their buffers: recordings go first.
   std::map<const exec::Plan*, Replay> replays_;
 };
