@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 
+#include "engine/native/cpu/byte_table_kernel.h"
 #include "engine/native/session.h"
 #include "onnx_builder.h"
 
@@ -208,6 +209,29 @@ TEST(Int8Dataflow, BroadcastAddOfDequantizedTensorsIsExact) {
   EXPECT_EQ(std::memcmp(fused.y[0].data(), plain.y[0].data(), static_cast<size_t>(plain.y[0].numel())), 0);
   ASSERT_EQ(fused.y[1].shape(), plain.y[1].shape());
   for (int64_t i = 0; i < plain.y[1].numel(); ++i) EXPECT_EQ(fused.y[1].as<float>()[i], plain.y[1].as<float>()[i]) << i;
+}
+
+// Each byte lookup variant this processor runs against the plain loop, lengths around the
+// 64-byte vectors (the masked tail).
+TEST(Int8Dataflow, ByteTableVariantsMatchThePlainLookup) {
+  std::mt19937 rng(3);
+  std::vector<uint8_t> table(256), x(300);
+  for (auto& v : table) v = static_cast<uint8_t>(rng());
+  for (auto& v : x) v = static_cast<uint8_t>(rng());
+  std::vector<std::pair<std::string, ops::byte_table::LookupFn>> variants;
+#if defined(__x86_64__)
+  if (cpu::detected_isa() >= cpu::Isa::kAvx512) variants.emplace_back("avx512_bw", ops::byte_table::lookup_avx512_bw);
+  if (cpu::detected_isa() >= cpu::Isa::kAvx512 && ops::byte_table::has_vbmi()) variants.emplace_back("avx512_vbmi", ops::byte_table::lookup_avx512_vbmi);
+#endif
+  if (variants.empty()) GTEST_SKIP() << "only the plain lookup runs here";
+  for (const auto& [name, fn] : variants)
+    for (int64_t n : {0, 1, 63, 64, 65, 130, 300}) {
+      std::vector<uint8_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n) + 1, 0xAB);
+      ops::byte_table::lookup_baseline(x.data(), want.data(), n, table.data());
+      fn(x.data(), got.data(), n, table.data());
+      EXPECT_TRUE(std::equal(want.begin(), want.end(), got.begin())) << name << " n=" << n;
+      EXPECT_EQ(got[static_cast<size_t>(n)], 0xAB) << name << " wrote past n=" << n;
+    }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "engine/native/cpu/byte_table_kernel.h"
 #include "engine/native/op_util.h"
 #include "engine/native/parallel.h"
 
@@ -57,6 +58,7 @@ class Int8TableKernel : public Kernel {
     SD_ASSIGN_OR_RETURN(const auto t, table_attr(ctx, "table"));
     SD_ASSIGN_OR_RETURN(out_, out_type(ctx));
     ftab_ = t;
+    lookup_ = byte_table::lookup_kernel(cpu::active_isa());
     identity_ = out_ == ctx.inputs[0].dtype;
     for (int b = 0; b < 256; ++b) {
       const auto q = static_cast<int32_t>(t[static_cast<size_t>(b)]);
@@ -65,7 +67,9 @@ class Int8TableKernel : public Kernel {
     }
     return ok();
   }
-  std::string implementation() const override { return identity_ ? "streamdet:copy" : "streamdet:table"; }
+  std::string implementation() const override {
+    return identity_ ? "streamdet:copy" : out_ == DType::kFloat32 ? "streamdet:float_table" : "streamdet:byte_table";
+  }
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     const auto* x = static_cast<const uint8_t*>(in[0].data);
     const int64_t n = in[0].numel();
@@ -78,9 +82,7 @@ class Int8TableKernel : public Kernel {
       if (out[0].data != in[0].data) std::memcpy(out[0].data, x, static_cast<size_t>(n));
     } else {
       auto* y = static_cast<uint8_t*>(out[0].data);
-      parallel_for(n, ctx.threads, 32768, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) y[i] = btab_[x[i]];
-      });
+      parallel_for(n, ctx.threads, 65536, [&](int64_t b, int64_t e) { lookup_(x + b, y + b, e - b, btab_.data()); });
     }
     return ok();
   }
@@ -90,6 +92,7 @@ class Int8TableKernel : public Kernel {
   bool identity_ = false;
   std::array<float, 256> ftab_{};
   std::array<uint8_t, 256> btab_{};
+  byte_table::LookupFn lookup_ = byte_table::lookup_baseline;
 };
 
 class Int8AddTablesKernel : public Kernel {
