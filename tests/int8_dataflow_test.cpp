@@ -211,6 +211,27 @@ TEST(Int8Dataflow, BroadcastAddOfDequantizedTensorsIsExact) {
   for (int64_t i = 0; i < plain.y[1].numel(); ++i) EXPECT_EQ(fused.y[1].as<float>()[i], plain.y[1].as<float>()[i]) << i;
 }
 
+// The layout conversion in front of an int8 stem: uint8 NCHW -> NHWC with few channels (the
+// Transpose kernel's few-rows path), against the element by element reference.
+TEST(Int8Dataflow, ByteTransposeToChannelsLastMatchesTheNaiveReference) {
+  for (const Shape& s : {Shape{1, 3, 37, 41}, Shape{2, 16, 5, 7}, Shape{1, 1, 3, 3}}) {
+    OnnxBuilder b(13);
+    b.input("x", {s[0], s[1], s[2], s[3]}, onnx::TensorProto::UINT8);
+    OnnxBuilder::attr_ints(b.node("Transpose", {"x"}, {"y"}), "perm", {0, 2, 3, 1});
+    b.output("y", onnx::TensorProto::UINT8);
+    HostTensor x(DType::kUInt8, s);
+    for (int64_t i = 0; i < x.numel(); ++i) x.as<uint8_t>()[i] = static_cast<uint8_t>(i * 31 + 7);
+    const Ran r = run(b.bytes(), {x}, true);
+    ASSERT_EQ(r.y.size(), 1u);
+    ASSERT_EQ(r.y[0].shape(), (Shape{s[0], s[2], s[3], s[1]}));
+    for (int64_t n = 0; n < s[0]; ++n)
+      for (int64_t c = 0; c < s[1]; ++c)
+        for (int64_t h = 0; h < s[2]; ++h)
+          for (int64_t w = 0; w < s[3]; ++w)
+            ASSERT_EQ(r.y[0].as<uint8_t>()[((n * s[2] + h) * s[3] + w) * s[1] + c], x.as<uint8_t>()[((n * s[1] + c) * s[2] + h) * s[3] + w]);
+  }
+}
+
 // Each byte lookup variant this processor runs against the plain loop, lengths around the
 // 64-byte vectors (the masked tail).
 TEST(Int8Dataflow, ByteTableVariantsMatchThePlainLookup) {
