@@ -81,7 +81,8 @@ struct Built {
 };
 
 // YOLOv8's C2f (cv1, Split in two, a bottleneck with its residual Add, Concat of the three, cv2)
-// then an SPPF-like tail (a float MaxPool beside, a Slice, a Concat quantized again), in the
+// then an SPPF-like tail (a float MaxPool beside, a Slice, a Concat quantized again) and an
+// upsampling (Resize nearest) quantized again, in the
 // layout `streamdet quantize` writes: the SiLUs' float results read by Split, Add, Concat.
 std::string c2f_model(int64_t size) {
   Built m;
@@ -106,6 +107,12 @@ std::string c2f_model(int64_t size) {
   const std::string yq = m.quantize(out, 0.05f, 20), k = std::to_string(m.id);
   b.node("DequantizeLinear", {yq, "qs" + k, "qz" + k}, {"y"});
   b.output("y");
+  // The neck's upsampling of a SiLU read as float, quantized again (a second output).
+  b.initializer("scales", {4}, {1.f, 1.f, 2.f, 2.f});
+  b.node("Resize", {c, "", "scales"}, {"up"});
+  const std::string uq = m.quantize("up", 0.04f, 30), uk = std::to_string(m.id);
+  b.node("DequantizeLinear", {uq, "qs" + uk, "qz" + uk}, {"u"});
+  b.output("u");
   return b.bytes();
 }
 
@@ -144,9 +151,10 @@ TEST(Int8Dataflow, C2fBlockKeptInt8MatchesTheDequantizedGraph) {
   std::uniform_real_distribution<float> u(0.f, 1.f);
   for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
   const Ran fused = run(bytes, {x}, true), plain = run(bytes, {x}, false);
-  ASSERT_EQ(fused.y.size(), 1u);
-  ASSERT_EQ(plain.y.size(), 1u);
+  ASSERT_EQ(fused.y.size(), 2u);
+  ASSERT_EQ(plain.y.size(), 2u);
   ASSERT_EQ(fused.y[0].shape(), plain.y[0].shape());
+  ASSERT_EQ(fused.y[1].shape(), plain.y[1].shape());
   // Folded: the float Add, Concat reads, Sigmoid/Mul and every QuantizeLinear but the image's and
   // the two after the float MaxPool are gone; the Concats and the Split move bytes.
   EXPECT_EQ(count(fused.ops, "Int8Conv"), 4);
@@ -157,24 +165,29 @@ TEST(Int8Dataflow, C2fBlockKeptInt8MatchesTheDequantizedGraph) {
   EXPECT_EQ(count(fused.ops, "QuantizeLinear"), 2);  // the image and the MaxPool's floats
   // Byte tables: the Split's parts into the Concat (2) and the bottleneck (1); cv2's SiLU as
   // float for the MaxPool, its bytes requantized for the second Concat directly and after the
-  // Slice (2); the output's DequantizeLinear.
-  EXPECT_EQ(count(fused.ops, "Int8Table"), 7);
+  // Slice (2); the output's DequantizeLinear; after the Resize (of bytes) the requantized SiLU
+  // and the second output's DequantizeLinear.
+  EXPECT_EQ(count(fused.ops, "Int8Table"), 9);
+  EXPECT_EQ(count(fused.ops, "Resize"), 1);
   EXPECT_EQ(count(plain.ops, "Int8Conv"), 0);
   std::string ops;
   for (const auto& o : fused.ops) ops += o + " ";
   SCOPED_TRACE(ops);
   // The two round once per convolution in different places (int32 sums against float), so a
   // value may land one step apart and move the next layers' by about one step each.
-  const float step = 0.05f;
-  double worst = 0;
-  int64_t equal = 0;
-  for (int64_t i = 0; i < fused.y[0].numel(); ++i) {
-    const double d = std::fabs(fused.y[0].as<float>()[i] - plain.y[0].as<float>()[i]);
-    worst = std::max(worst, d);
-    equal += d == 0;
+  for (int k = 0; k < 2; ++k) {
+    const float step = k == 0 ? 0.05f : 0.04f;
+    const int convs = k == 0 ? 4 : 3;
+    double worst = 0;
+    int64_t equal = 0;
+    for (int64_t i = 0; i < fused.y[k].numel(); ++i) {
+      const double d = std::fabs(fused.y[k].as<float>()[i] - plain.y[k].as<float>()[i]);
+      worst = std::max(worst, d);
+      equal += d == 0;
+    }
+    EXPECT_LE(worst, 2.01 * step * convs) << "output " << k;
+    EXPECT_GT(equal, fused.y[k].numel() * 9 / 10) << "output " << k;
   }
-  EXPECT_LE(worst, 2.01 * step * 4);
-  EXPECT_GT(equal, fused.y[0].numel() * 9 / 10);
 }
 
 // Add of two dequantized tensors, one broadcast, quantized again: Int8AddTables' broadcasting

@@ -7,8 +7,8 @@
 //  - QuantizeLinear of an Int8Table's floats is an Int8Table to bytes (the two composed).
 //  - QuantizeLinear of a Concat is a Concat of each input's QuantizeLinear (elementwise ops
 //    commute with a concatenation), so the Concat copies bytes.
-//  - Split / Slice of an Int8Table's floats move the bytes, each part mapped by the same table
-//    after (the table before stays only for its other readers).
+//  - Split / Slice / Resize (nearest) of an Int8Table's floats move the bytes, each part mapped
+//    by the same table after (the table before stays only for its other readers).
 //  - Add of two Int8Tables' floats is Int8AddTables (both tables read, added, in one pass), and
 //    with its QuantizeLinear (its only reader) writes bytes.
 // The float ops they replace compute the same floats in the same order, so the results are
@@ -167,7 +167,9 @@ bool rewrite_at(Graph& g, size_t i, const Index& ix) {
     }
     return false;
   }
-  if ((is_op(n, "Split") || is_op(n, "Slice")) && n.inputs[0] >= 0) {
+  const bool moves_bytes = is_op(n, "Split") || is_op(n, "Slice") ||
+                           ((is_op(n, "Resize") || is_op(n, "Upsample")) && n.attrs.get_string("mode", "nearest") == "nearest");
+  if (moves_bytes && n.inputs[0] >= 0) {
     const Node* src = ix.producer(g, n.inputs[0]);
     if (!src || !is_float_table(*src)) return false;
     const Node table = *src;
