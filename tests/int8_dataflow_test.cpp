@@ -268,5 +268,39 @@ TEST(Int8Dataflow, ByteTableVariantsMatchThePlainLookup) {
     }
 }
 
+// Int8AddTables' flat loops, each variant against the plain one: floats bit for bit, and
+// quantized to uint8 and int8 (sums that fall on halves of a step included: round half to even).
+TEST(Int8Dataflow, AddTablesVariantsMatchThePlainLoops) {
+#if defined(__x86_64__)
+  if (cpu::detected_isa() < cpu::Isa::kAvx512) GTEST_SKIP() << "only the plain loops run here";
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(-6.f, 6.f);
+  std::vector<float> ta(256), tb(256);
+  for (int i = 0; i < 256; ++i) {
+    ta[static_cast<size_t>(i)] = i % 5 == 0 ? 0.125f * static_cast<float>(i % 40 - 20) : u(rng);  // exact halves of 0.25
+    tb[static_cast<size_t>(i)] = i % 7 == 0 ? 0.f : u(rng);
+  }
+  std::vector<uint8_t> a(301), b(301);
+  for (auto& v : a) v = static_cast<uint8_t>(rng());
+  for (auto& v : b) v = static_cast<uint8_t>(rng());
+  for (int64_t n : {0, 1, 15, 16, 17, 64, 301}) {
+    std::vector<float> fw(static_cast<size_t>(n)), fg(static_cast<size_t>(n) + 1, -1.f);
+    ops::byte_table::add_float_baseline(a.data(), b.data(), n, ta.data(), tb.data(), fw.data());
+    ops::byte_table::add_float_avx512(a.data(), b.data(), n, ta.data(), tb.data(), fg.data());
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(fw[static_cast<size_t>(i)], fg[static_cast<size_t>(i)]) << "n=" << n << " i=" << i;
+    EXPECT_EQ(fg[static_cast<size_t>(n)], -1.f) << "wrote past n=" << n;
+    for (const ops::byte_table::AddTables q : {ops::byte_table::AddTables{0.25f, 3.f, 0.f, 255.f}, ops::byte_table::AddTables{0.05f, -4.f, -128.f, 127.f}}) {
+      std::vector<uint8_t> w(static_cast<size_t>(n)), g(static_cast<size_t>(n) + 1, 0xCD);
+      ops::byte_table::add_bytes_baseline(a.data(), b.data(), n, ta.data(), tb.data(), q, w.data());
+      ops::byte_table::add_bytes_avx512(a.data(), b.data(), n, ta.data(), tb.data(), q, g.data());
+      EXPECT_TRUE(std::equal(w.begin(), w.end(), g.begin())) << "n=" << n << " lo=" << q.lo;
+      EXPECT_EQ(g[static_cast<size_t>(n)], 0xCD) << "wrote past n=" << n;
+    }
+  }
+#else
+  GTEST_SKIP() << "only the plain loops run here";
+#endif
+}
+
 }  // namespace
 }  // namespace sd::native

@@ -44,6 +44,33 @@ void lookup_avx512_bw(const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* ta
   }
 }
 
+namespace {
+// 16 table entries a + 16 b, by the bytes at a and b (m: which of the 16 lanes are loaded).
+inline __m512 sum16(const uint8_t* a, const uint8_t* b, __mmask16 m, const float* ta, const float* tb) {
+  const __m512i ia = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, a)), ib = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, b));
+  return _mm512_add_ps(_mm512_i32gather_ps(ia, ta, 4), _mm512_i32gather_ps(ib, tb, 4));
+}
+}  // namespace
+
+void add_float_avx512(const uint8_t* a, const uint8_t* b, int64_t n, const float* ta, const float* tb, float* y) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, m, sum16(a + i, b + i, m, ta, tb));
+  }
+}
+
+void add_bytes_avx512(const uint8_t* a, const uint8_t* b, int64_t n, const float* ta, const float* tb, const AddTables& q, uint8_t* y) {
+  const __m512 s = _mm512_set1_ps(q.s), zf = _mm512_set1_ps(q.zf), lo = _mm512_set1_ps(q.lo), hi = _mm512_set1_ps(q.hi);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (n - i)) - 1);
+    // As the scalar loop: divide, round half to even, add the zero point, clamp (the sums of two
+    // finite table entries are never NaN), convert; the int32s narrowed to their low bytes.
+    __m512 r = _mm512_add_ps(_mm512_roundscale_ps(_mm512_div_ps(sum16(a + i, b + i, m, ta, tb), s), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zf);
+    r = _mm512_min_ps(_mm512_max_ps(r, lo), hi);
+    _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(r)));
+  }
+}
+
 bool has_vbmi() {
   static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
   return vbmi;

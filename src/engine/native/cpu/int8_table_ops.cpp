@@ -108,6 +108,9 @@ class Int8AddTablesKernel : public Kernel {
     if (out_ != DType::kFloat32 && !(s_ > 0.f && std::isfinite(s_))) return fail(ErrorCode::kModel, ctx.describe() + ": bad out_scale");
     lo_ = out_ == DType::kInt8 ? -128.f : 0.f;
     hi_ = out_ == DType::kInt8 ? 127.f : 255.f;
+    q_ = {s_, zf_, lo_, hi_};
+    add_float_ = byte_table::add_float_kernel(cpu::active_isa());
+    add_bytes_ = byte_table::add_bytes_kernel(cpu::active_isa());
     out_shape_ = ctx.outputs[0].shape;
     flat_ = ctx.inputs[0].shape == out_shape_ && ctx.inputs[1].shape == out_shape_;
     sa_ = broadcast_strides(ctx.inputs[0].shape, out_shape_);
@@ -131,7 +134,7 @@ class Int8AddTablesKernel : public Kernel {
       if (out_ == DType::kFloat32) {
         auto* y = static_cast<float*>(out[0].data);
         if (flat_) {
-          for (int64_t i = s; i < e; ++i) y[i] = ta_[a[i]] + tb_[b[i]];
+          add_float_(a + s, b + s, e - s, ta_.data(), tb_.data(), y + s);
         } else {
           for (int64_t i = s, ia, ib; i < e; ++i) offsets(i, ia, ib), y[i] = ta_[a[ia]] + tb_[b[ib]];
         }
@@ -144,7 +147,7 @@ class Int8AddTablesKernel : public Kernel {
         y[i] = sgn ? static_cast<uint8_t>(static_cast<int8_t>(q)) : static_cast<uint8_t>(q);
       };
       if (flat_) {
-        for (int64_t i = s; i < e; ++i) store(i, ta_[a[i]] + tb_[b[i]]);
+        add_bytes_(a + s, b + s, e - s, ta_.data(), tb_.data(), q_, y + s);
       } else {
         for (int64_t i = s, ia, ib; i < e; ++i) offsets(i, ia, ib), store(i, ta_[a[ia]] + tb_[b[ib]]);
       }
@@ -159,6 +162,9 @@ class Int8AddTablesKernel : public Kernel {
   Shape out_shape_;
   bool flat_ = true;
   std::array<int64_t, Shape::kMaxRank> sa_{}, sb_{};
+  byte_table::AddTables q_;
+  byte_table::AddFloatFn add_float_ = byte_table::add_float_baseline;
+  byte_table::AddBytesFn add_bytes_ = byte_table::add_bytes_baseline;
 };
 
 }  // namespace

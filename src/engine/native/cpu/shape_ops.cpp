@@ -387,6 +387,11 @@ inline void copy_block(unsigned char* dst, const unsigned char* src, size_t n) {
     size_t k = 0;
     for (; k + 64 <= n; k += 64) std::memcpy(dst + k, src + k, 64);
     if (k < n) std::memcpy(dst + k, src + k, 32);
+  } else if (n % 8 == 0 && n <= 1024) {  // int8 tensors' blocks: 8, 16, 24 ... channels of bytes
+    size_t k = 0;
+    for (; k + 64 <= n; k += 64) std::memcpy(dst + k, src + k, 64);
+    for (; k + 16 <= n; k += 16) std::memcpy(dst + k, src + k, 16);
+    if (k < n) std::memcpy(dst + k, src + k, 8);
   } else {
     std::memcpy(dst, src, n);
   }
