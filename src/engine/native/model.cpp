@@ -38,7 +38,8 @@ class LoadedModel final : public NativeModel {
 
 Status check_supported(const Graph& g, const OpRegistry& registry, const std::string& what) {
   for (const Node& n : g.nodes)
-    if (!registry.find(n.op_type, g.opset) || n.op_type == "FusedConv" || n.op_type == "BinExpectation" || n.op_type == "Int8Conv")  // internal ops
+    if (!registry.find(n.op_type, g.opset) || n.op_type == "FusedConv" || n.op_type == "BinExpectation" || n.op_type == "Int8Conv" ||
+        n.op_type == "Int8Table" || n.op_type == "Int8AddTables")  // internal ops
       return fail(ErrorCode::kModel, what + ": op " + n.op_type + " (node '" + n.name + "', opset " + std::to_string(g.opset) +
                                          ") is not supported by the native engine");
   return ok();
@@ -57,7 +58,10 @@ Result<std::shared_ptr<const NativeModel>> build(const onnx::ModelProto& proto, 
   SD_TRY(check_quantization(g, what));
   if (options.optimize) {
     auto prefix = [&](Error e) { return with_context(std::move(e), what); };
-    if (options.fuse_qdq) passes::fuse_qdq_convolutions(g, int8_dot_products_exact());  // before folding dequantizes the weights
+    if (options.fuse_qdq) {  // before folding dequantizes the weights
+      passes::fuse_qdq_convolutions(g, int8_dot_products_exact());
+      passes::keep_int8_through_data_ops(g);
+    }
     auto folded = passes::fold_constants(g, registry);
     if (!folded) return tl::unexpected(prefix(folded.error()));
     auto bn = passes::fold_batchnorm_into_conv(g);

@@ -3,9 +3,9 @@
 // adds for an s8 source or a source zero point), f32 bias in accumulator units, u8 or s8
 // destination; the requantization x_scale * w_scale[oc] / y_scale as oneDNN's output scales
 // (per output channel where the weights are), the source and destination zero points as its
-// zero points. oneDNN rounds to nearest even and saturates, as QuantizeLinear does. A SiLU that
-// followed is a 256-entry table on the quantized result: to bytes again ("silu_out_*") or to
-// floats ("silu_float", its result in the scratch first). On a
+// zero points. oneDNN rounds to nearest even and saturates, as QuantizeLinear does. A quantized
+// SiLU that followed is a 256-entry table on the quantized result ("silu_out_*"; one read as
+// float is an Int8Table node of its own, cpu/int8_table_ops.cpp). On a
 // processor with AVX-512 VNNI it picks its VNNI kernels (vpdpbusd), on AVX2 its AVX2 int8 ones.
 #include <array>
 #include <cmath>
@@ -88,18 +88,11 @@ class Int8ConvKernel : public Kernel {
     if (xz != 0) zero_point(xz, DNNL_ARG_SRC);
     if (yz != 0) zero_point(yz, DNNL_ARG_DST);
     impl_ = pd_.impl_info_str();
-    size_t scratch_at = 0;
-    if (a.get_int("silu_float", 0) != 0) {
-      // The convolution's quantized result goes to the front of the scratch, the table's floats
-      // to the output.
-      build_silu_float_table(a, yt == DType::kInt8);
-      scratch_at = (static_cast<size_t>(g.n * g.oc * g.oh * g.ow) + 63) / 64 * 64;
-      impl_ += "+silu_float_table";
-    } else if (a.has("silu_in_scale")) {
+    if (a.has("silu_in_scale")) {
       build_silu_table(a, yt == DType::kInt8, ctx.outputs[0].dtype == DType::kInt8);
       impl_ += "+silu_table";
     }
-    scratchpad_.init(pd_.scratchpad_desc(), scratch_at, args_);
+    scratchpad_.init(pd_.scratchpad_desc(), 0, args_);
     stream_ = dnnl::stream(eng);
     return ok();
   }
@@ -109,16 +102,10 @@ class Int8ConvKernel : public Kernel {
 
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     src_.set_data_handle(in[0].data);
-    dst_.set_data_handle(silu_float_ ? ctx.scratch : out[0].data);
+    dst_.set_data_handle(out[0].data);
     scratchpad_.bind(ctx.scratch);
     conv_.execute(stream_, args_);
-    if (silu_float_) {  // the quantized result in the scratch -> the float SiLU of it
-      const uint8_t* q = ctx.scratch;
-      auto* y = static_cast<float*>(out[0].data);
-      parallel_for(out[0].numel(), ctx.threads, 16384, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) y[i] = flut_[q[i]];
-      });
-    } else if (silu_) {  // in place: the convolution's quantized result -> the quantized SiLU of it
+    if (silu_) {  // in place: the convolution's quantized result -> the quantized SiLU of it
       auto* y = static_cast<uint8_t*>(out[0].data);
       parallel_for(static_cast<int64_t>(out[0].bytes()), ctx.threads, 32768, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) y[i] = lut_[y[i]];
@@ -144,21 +131,8 @@ class Int8ConvKernel : public Kernel {
     silu_ = true;
   }
 
-  // The DequantizeLinear -> x * Sigmoid(x) that followed, for each of the 256 byte values.
-  void build_silu_float_table(const Attributes& a, bool in_signed) {
-    const float si = a.get_float("silu_in_scale", 1.f);
-    const int32_t zi = static_cast<int32_t>(a.get_int("silu_in_zero_point", 0));
-    for (int b = 0; b < 256; ++b) {
-      const int32_t v = in_signed ? static_cast<int8_t>(b) : b;
-      const float x = static_cast<float>(v - zi) * si;
-      flut_[static_cast<size_t>(b)] = x * (1.f / (1.f + std::exp(-x)));
-    }
-    silu_float_ = true;
-  }
-
-  bool silu_ = false, silu_float_ = false;
+  bool silu_ = false;
   std::array<uint8_t, 256> lut_{};
-  std::array<float, 256> flut_{};
   dnnl::convolution_forward::primitive_desc pd_;
   dnnl::convolution_forward conv_;
   std::shared_ptr<const memory> weights_;
@@ -179,9 +153,7 @@ void register_qconv_ops(OpRegistry& r) {
     SD_ASSIGN_OR_RETURN(const ops::ConvGeometry g, ops::conv_geometry(ctx));
     // The output's type is the QuantizeLinear's it replaced: recorded by the pass.
     const auto& a = ctx.node.attrs;
-    const DType t = a.get_int("silu_float", 0) != 0                                      ? DType::kFloat32
-                    : a.get_int(a.has("out_signed") ? "out_signed" : "y_signed", 0) != 0 ? DType::kInt8
-                                                                                          : DType::kUInt8;
+    const DType t = a.get_int(a.has("out_signed") ? "out_signed" : "y_signed", 0) != 0 ? DType::kInt8 : DType::kUInt8;
     return ops::one_output(t, Shape{g.n, g.oc, g.oh, g.ow});
   };
   s.create = ops::make_factory<Int8ConvKernel>();

@@ -75,7 +75,10 @@ Result<ResizePlan> resize_plan(const OpContext& ctx) {
 class ResizeKernel : public Kernel {
  public:
   Status init(const OpContext& ctx) {
-    if (ctx.inputs[0].dtype != DType::kFloat32) return fail(ErrorCode::kUnsupported, ctx.describe() + ": only float32 is supported");
+    // Bytes too for nearest (an int8 tensor kept int8 through the upsampling, passes/int8_dataflow.cpp).
+    bytes_ = ctx.inputs[0].dtype == DType::kUInt8 || ctx.inputs[0].dtype == DType::kInt8;
+    if (ctx.inputs[0].dtype != DType::kFloat32 && !(bytes_ && ctx.node.attrs.get_string("mode", "nearest") == "nearest"))
+      return fail(ErrorCode::kUnsupported, ctx.describe() + ": only float32 is supported (int8 / uint8 with mode nearest)");
     SD_ASSIGN_OR_RETURN(p_, resize_plan(ctx));
     from_sizes_ = p_.from_sizes;
     in_ = ctx.inputs[0].shape;
@@ -137,7 +140,32 @@ class ResizeKernel : public Kernel {
     }
     return ok();
   }
+  template <class T>
+  void nearest(const T* x, T* y, int threads) const {
+    const Shape& o = p_.out;
+    const int r = o.rank;
+    const int64_t inner = o[r - 1];
+    const int64_t rows = o.numel() / inner;
+    const auto& ix0 = idx0_[static_cast<size_t>(r - 1)];
+    parallel_for(rows, threads, std::max<int64_t>(1, 8192 / inner), [&](int64_t b, int64_t e) {
+      for (int64_t row = b; row < e; ++row) {
+        T* dst = y + row * inner;
+        int64_t rem = row, off = 0;
+        for (int d = r - 2; d >= 0; --d) {
+          off += idx0_[static_cast<size_t>(d)][static_cast<size_t>(rem % o[d])] * st_[static_cast<size_t>(d)];
+          rem /= o[d];
+        }
+        const T* src = x + off;
+        if (copy_rows_) std::memcpy(dst, src, static_cast<size_t>(inner) * sizeof(T));
+        else for (int64_t i = 0; i < inner; ++i) dst[i] = src[ix0[static_cast<size_t>(i)]];
+      }
+    });
+  }
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
+    if (bytes_) {
+      if (p_.out.numel() != 0) nearest(static_cast<const uint8_t*>(in[0].data), static_cast<uint8_t*>(out[0].data), ctx.threads);
+      return ok();
+    }
     const float* x = in[0].as<float>();
     float* y = out[0].as<float>();
     const Shape& o = p_.out;
@@ -196,7 +224,7 @@ class ResizeKernel : public Kernel {
  private:
   ResizePlan p_;
   Shape in_;
-  bool linear_ = false, from_sizes_ = false, copy_rows_ = false;
+  bool linear_ = false, from_sizes_ = false, copy_rows_ = false, bytes_ = false;
   std::vector<std::vector<int64_t>> idx0_, idx1_;
   std::vector<std::vector<float>> weight_;
   std::array<int64_t, Shape::kMaxRank> st_{};

@@ -86,21 +86,26 @@ class QdqKernel : public Kernel {
     const TensorRef& x = in[0];
     const TensorRef& scale = in[1];
     const TensorRef zp = in.size() > 2 ? in[2] : TensorRef{};
-    const int64_t rows = split_.outer * split_.channels, inner = split_.inner;
+    // Per tensor, one row: cut into rows of 16384 for the threads (an image's QuantizeLinear ran
+    // on one thread).
+    const bool one_row = split_.outer * split_.channels == 1;
+    const int64_t inner = one_row ? std::min<int64_t>(split_.inner, 16384) : split_.inner;
+    const int64_t rows = one_row ? (split_.inner + inner - 1) / std::max<int64_t>(inner, 1) : split_.outer * split_.channels;
     parallel_for(rows, ctx.threads, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, inner)), [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
-        const int64_t c = r % split_.channels;
+        const int64_t c = one_row ? 0 : r % split_.channels;
+        const int64_t len = one_row ? std::min(inner, split_.inner - r * inner) : inner;
         const float s = scale.as<float>()[param_at(scale, c)];
         const int32_t z = zp.data ? int_at(zp, param_at(zp, c)) : 0;
         if (quantize_) {
-          if (out_ == DType::kUInt8) quantize_row(x, r * inner, inner, s, z, out[0].as<uint8_t>() + r * inner);
-          else quantize_row(x, r * inner, inner, s, z, out[0].as<int8_t>() + r * inner);
+          if (out_ == DType::kUInt8) quantize_row(x, r * inner, len, s, z, out[0].as<uint8_t>() + r * inner);
+          else quantize_row(x, r * inner, len, s, z, out[0].as<int8_t>() + r * inner);
         } else {
           float* y = out[0].as<float>() + r * inner;
           switch (in_) {
-            case DType::kUInt8: dequantize_row(x.as<uint8_t>() + r * inner, inner, s, z, y); break;
-            case DType::kInt8: dequantize_row(x.as<int8_t>() + r * inner, inner, s, z, y); break;
-            default: dequantize_row(x.as<int32_t>() + r * inner, inner, s, z, y); break;
+            case DType::kUInt8: dequantize_row(x.as<uint8_t>() + r * inner, len, s, z, y); break;
+            case DType::kInt8: dequantize_row(x.as<int8_t>() + r * inner, len, s, z, y); break;
+            default: dequantize_row(x.as<int32_t>() + r * inner, len, s, z, y); break;
           }
         }
       }

@@ -13,8 +13,8 @@ namespace {
 
 OpClass classify(const std::string& op) {
   static const std::set<std::string> unary = {"Sigmoid", "Relu", "LeakyRelu", "Tanh", "Exp", "Log", "Sqrt", "Neg", "Abs",
-                                              "HardSigmoid", "HardSwish", "Clip", "Erf", "Softplus", "Elu", "Identity", "Reciprocal"};
-  static const std::set<std::string> binary = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean"};
+                                              "HardSigmoid", "HardSwish", "Clip", "Erf", "Softplus", "Elu", "Identity", "Reciprocal", "Int8Table"};
+  static const std::set<std::string> binary = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Int8AddTables"};
   if (op == "Conv" || op == "FusedConv" || op == "Int8Conv") return OpClass::kConv;
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool") return OpClass::kPool;
   if (unary.count(op)) return OpClass::kUnary;

@@ -40,6 +40,11 @@ int fuse_bin_expectation(Graph& g);
 // `int8_exact` false (no VNNI, cpu/int8_support.h): only a uint8 source with weights within
 // [-63, 63] folds, what oneDNN computes exactly there.
 int fuse_qdq_convolutions(Graph& g, bool int8_exact);
+// After fuse_qdq_convolutions: per-tensor quantized tensors kept int8 through Concat, Split,
+// Slice, Resize (nearest) and residual Adds, with DequantizeLinear and the SiLU read as float as
+// 256-entry tables (Int8Table, Int8AddTables, cpu/int8_table_ops.cpp; passes/int8_dataflow.cpp).
+// The same values as the graph as written.
+int keep_int8_through_data_ops(Graph& g);
 // Nodes whose outputs nothing reads (and are not graph outputs) are removed, repeatedly.
 int remove_dead_nodes(Graph& g);
 

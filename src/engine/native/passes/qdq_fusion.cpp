@@ -65,7 +65,7 @@ Attribute int_attr(int64_t i) {
 // after a quantized convolution. On 256 possible inputs, the three (four) float passes are one
 // table lookup per byte (Int8Conv's "silu_*" attributes, cpu/dnnl_qconv.cpp): to the quantized
 // SiLU where a QuantizeLinear alone reads it (between two quantized convolutions), else to its
-// float value ("silu_float").
+// float value (an Int8Table node after the Int8Conv, cpu/int8_table_ops.cpp).
 int fuse_int8_silu(Graph& g) {
   std::vector<int> prod(g.values.size(), -1);
   std::vector<std::vector<int>> readers(g.values.size());
@@ -82,6 +82,7 @@ int fuse_int8_silu(Graph& g) {
     return r.op_type == op && r.domain.empty() ? &r : nullptr;
   };
   std::vector<bool> dead(g.nodes.size(), false);
+  std::vector<std::pair<size_t, Node>> after;  // nodes to insert after node i, in i's order
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& c = g.nodes[i];
@@ -102,8 +103,6 @@ int fuse_int8_silu(Graph& g) {
     if (!sg || !mul || mul->inputs.size() != 2) continue;
     const int s = sg->outputs[0];
     if (uses[static_cast<size_t>(s)] != 1 || !((mul->inputs[0] == d && mul->inputs[1] == s) || (mul->inputs[0] == s && mul->inputs[1] == d))) continue;
-    c.attrs.set("silu_in_scale", float_attr(in->scales[0]));
-    c.attrs.set("silu_in_zero_point", int_attr(in->zero_points[0]));
     for (const Node* n : {static_cast<const Node*>(dq), static_cast<const Node*>(sg), static_cast<const Node*>(mul)})
       dead[static_cast<size_t>(n - g.nodes.data())] = true;
     ++fused;
@@ -111,6 +110,8 @@ int fuse_int8_silu(Graph& g) {
     std::optional<Quant> out;
     if (q) out = quant_of(g, *q);
     if (q && out && out->scales.size() == 1 && !(q->inputs.size() < 3 && q->attrs.get_int("output_dtype", 0) != 0)) {
+      c.attrs.set("silu_in_scale", float_attr(in->scales[0]));
+      c.attrs.set("silu_in_zero_point", int_attr(in->zero_points[0]));
       c.attrs.set("silu_out_scale", float_attr(out->scales[0]));
       c.attrs.set("silu_out_zero_point", int_attr(out->zero_points[0]));
       c.attrs.set("out_signed", int_attr(out->type == DType::kInt8));
@@ -118,16 +119,35 @@ int fuse_int8_silu(Graph& g) {
       dead[static_cast<size_t>(q - g.nodes.data())] = true;
     } else {
       // The SiLU's float result is read by float ops (Split, Concat, the residual Add of C2f, as
-      // `streamdet quantize` writes YOLOv8): the table gives floats, the convolution's quantized
-      // result stays in its scratch.
-      c.attrs.set("silu_float", int_attr(1));
-      c.outputs = mul->outputs;
+      // `streamdet quantize` writes YOLOv8): the convolution keeps its quantized result, and an
+      // Int8Table of it gives the floats (cpu/int8_table_ops.cpp). Split, Concat, Add and the
+      // next QuantizeLinear can then read the bytes instead (int8_dataflow.cpp).
+      Node t;
+      t.name = c.name + "/silu_table";
+      t.op_type = "Int8Table";
+      t.domain = "streamdet";
+      t.inputs = {c.outputs[0]};
+      t.outputs = mul->outputs;
+      Attribute tab;
+      tab.kind = Attribute::Kind::kFloats;
+      const bool in_signed = in->type == DType::kInt8;
+      for (int b = 0; b < 256; ++b) {
+        const int32_t v = in_signed ? static_cast<int8_t>(b) : b;
+        const float x = static_cast<float>(v - in->zero_points[0]) * in->scales[0];
+        tab.floats.push_back(x * (1.f / (1.f + std::exp(-x))));
+      }
+      t.attrs.set("table", tab);
+      t.attrs.set("out_dtype", int_attr(1));
+      after.emplace_back(i, std::move(t));
     }
   }
   if (fused) {
     std::vector<Node> kept;
-    for (size_t i = 0; i < g.nodes.size(); ++i)
+    size_t a = 0;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
       if (!dead[i]) kept.push_back(std::move(g.nodes[i]));
+      for (; a < after.size() && after[a].first == i; ++a) kept.push_back(std::move(after[a].second));
+    }
     g.nodes = std::move(kept);
   }
   return fused;

@@ -1,0 +1,43 @@
+// Int8Table's byte-to-byte lookup (cpu/int8_table_ops.cpp): y[i] = table[x[i]] over a 256-entry
+// byte table, one variant per instruction set. Scalar, a load per byte, on the baseline; on
+// AVX-512 64 bytes at a time: with VBMI (vpermi2b, two 128-entry halves) where the processor has
+// it, else with AVX-512 BW's in-lane shuffles over the 16 rows of 16 entries.
+#pragma once
+
+#include <cstdint>
+
+#include "core/cpu_isa.h"
+
+namespace sd::native::ops::byte_table {
+
+using LookupFn = void (*)(const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* table);
+
+void lookup_baseline(const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* table);
+#if defined(__x86_64__)
+void lookup_avx512(const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* table);  // one of the two below
+void lookup_avx512_bw(const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* table);
+void lookup_avx512_vbmi(const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* table);  // only where has_vbmi()
+bool has_vbmi();
+#endif
+
+// The variant for `isa` (the highest at or below it).
+LookupFn lookup_kernel(cpu::Isa isa);
+
+// Int8AddTables on equal shapes: y[i] = ta[a[i]] + tb[b[i]] as float, or that quantized as
+// QuantizeLinear does (x / s rounded half to even, + zf, clamped to [lo, hi]; bytes of int8 or
+// uint8). AVX-512: 16 at a time with gathers from the float tables.
+struct AddTables {
+  float s = 1.f, zf = 0.f, lo = 0.f, hi = 255.f;
+};
+using AddFloatFn = void (*)(const uint8_t* a, const uint8_t* b, int64_t n, const float* ta, const float* tb, float* y);
+using AddBytesFn = void (*)(const uint8_t* a, const uint8_t* b, int64_t n, const float* ta, const float* tb, const AddTables& q, uint8_t* y);
+void add_float_baseline(const uint8_t* a, const uint8_t* b, int64_t n, const float* ta, const float* tb, float* y);
+void add_bytes_baseline(const uint8_t* a, const uint8_t* b, int64_t n, const float* ta, const float* tb, const AddTables& q, uint8_t* y);
+#if defined(__x86_64__)
+void add_float_avx512(const uint8_t* a, const uint8_t* b, int64_t n, const float* ta, const float* tb, float* y);
+void add_bytes_avx512(const uint8_t* a, const uint8_t* b, int64_t n, const float* ta, const float* tb, const AddTables& q, uint8_t* y);
+#endif
+AddFloatFn add_float_kernel(cpu::Isa isa);
+AddBytesFn add_bytes_kernel(cpu::Isa isa);
+
+}  // namespace sd::native::ops::byte_table

@@ -1,0 +1,53 @@
+// Int8Table's byte lookup, the baseline variant and the dispatch (byte_table_kernel.h).
+#include "engine/native/cpu/byte_table_kernel.h"
+
+namespace sd::native::ops::byte_table {
+
+void lookup_baseline(const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* table) {
+  for (int64_t i = 0; i < n; ++i) y[i] = table[x[i]];
+}
+
+void add_float_baseline(const uint8_t* a, const uint8_t* b, int64_t n, const float* ta, const float* tb, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = ta[a[i]] + tb[b[i]];
+}
+
+void add_bytes_baseline(const uint8_t* a, const uint8_t* b, int64_t n, const float* ta, const float* tb, const AddTables& q, uint8_t* y) {
+  const bool sgn = q.lo < 0.f;
+  for (int64_t i = 0; i < n; ++i) {
+    float r = __builtin_rintf((ta[a[i]] + tb[b[i]]) / q.s) + q.zf;
+    r = r == r ? r : 0.f;
+    r = r < q.lo ? q.lo : r;
+    r = r > q.hi ? q.hi : r;
+    const auto v = static_cast<int32_t>(r);
+    y[i] = sgn ? static_cast<uint8_t>(static_cast<int8_t>(v)) : static_cast<uint8_t>(v);
+  }
+}
+
+AddFloatFn add_float_kernel(cpu::Isa isa) {
+#if defined(__x86_64__)
+  if (isa >= cpu::Isa::kAvx512) return add_float_avx512;
+#else
+  (void)isa;
+#endif
+  return add_float_baseline;
+}
+
+AddBytesFn add_bytes_kernel(cpu::Isa isa) {
+#if defined(__x86_64__)
+  if (isa >= cpu::Isa::kAvx512) return add_bytes_avx512;
+#else
+  (void)isa;
+#endif
+  return add_bytes_baseline;
+}
+
+LookupFn lookup_kernel(cpu::Isa isa) {
+#if defined(__x86_64__)
+  if (isa >= cpu::Isa::kAvx512) return lookup_avx512;
+#else
+  (void)isa;
+#endif
+  return lookup_baseline;
+}
+
+}  // namespace sd::native::ops::byte_table

@@ -1,0 +1,190 @@
+// The int8 data path between convolutions (passes/int8_dataflow.cpp): a per-tensor quantized
+// tensor has 256 possible values, so what the float graph computes from it element by element
+// is a 256-entry table, filled by the pass with the same float arithmetic the ops it replaces
+// do. Two ops (domain "streamdet"):
+//  - Int8Table: y = table[byte of x], x int8/uint8. `out_dtype` 1 (float32: a DequantizeLinear,
+//    or the SiLU of one) or 2 / 3 (uint8 / int8: that, then a QuantizeLinear; the table holds
+//    the quantized integers).
+//  - Int8AddTables: y = table_a[a] + table_b[b] (an Add of two such floats), float32, or
+//    quantized as QuantizeLinear does (`out_scale`, `out_zero_point`, `out_dtype` 2 / 3).
+//    Numpy broadcasting as Add; equal shapes (a residual Add) take the flat loop.
+#include <array>
+#include <cmath>
+#include <cstring>
+
+#include "engine/native/cpu/byte_table_kernel.h"
+#include "engine/native/op_util.h"
+#include "engine/native/parallel.h"
+
+namespace sd::native::ops {
+namespace {
+
+Result<std::array<float, 256>> table_attr(const OpContext& ctx, const char* name) {
+  const auto v = ctx.node.attrs.get_floats(name);
+  if (v.size() != 256) return fail(ErrorCode::kModel, ctx.describe() + ": '" + name + "' must hold 256 values");
+  std::array<float, 256> t{};
+  std::copy(v.begin(), v.end(), t.begin());
+  return t;
+}
+
+Result<DType> out_type(const OpContext& ctx) {
+  switch (ctx.node.attrs.get_int("out_dtype", 1)) {
+    case 1: return DType::kFloat32;
+    case 2: return DType::kUInt8;
+    case 3: return DType::kInt8;
+    default: return fail(ErrorCode::kModel, ctx.describe() + ": out_dtype must be 1, 2 or 3");
+  }
+}
+
+Status check_bytes(const OpContext& ctx, size_t i) {
+  if (ctx.inputs[i].dtype != DType::kUInt8 && ctx.inputs[i].dtype != DType::kInt8)
+    return fail(ErrorCode::kModel, ctx.describe() + ": input " + std::to_string(i) + " must be int8 or uint8");
+  return ok();
+}
+
+// QuantizeLinear's arithmetic (cpu/quant_ops.cpp): x / scale rounded half to even, plus the
+// zero point, NaN to 0, saturated.
+inline float quantized(float x, float s, float zf, float lo, float hi) {
+  float r = __builtin_rintf(x / s) + zf;
+  r = r == r ? r : 0.f;
+  r = r < lo ? lo : r;
+  return r > hi ? hi : r;
+}
+
+class Int8TableKernel : public Kernel {
+ public:
+  Status init(const OpContext& ctx) {
+    SD_TRY(check_bytes(ctx, 0));
+    SD_ASSIGN_OR_RETURN(const auto t, table_attr(ctx, "table"));
+    SD_ASSIGN_OR_RETURN(out_, out_type(ctx));
+    ftab_ = t;
+    lookup_ = byte_table::lookup_kernel(cpu::active_isa());
+    identity_ = out_ == ctx.inputs[0].dtype;
+    for (int b = 0; b < 256; ++b) {
+      const auto q = static_cast<int32_t>(t[static_cast<size_t>(b)]);
+      btab_[static_cast<size_t>(b)] = static_cast<uint8_t>(q);
+      identity_ = identity_ && btab_[static_cast<size_t>(b)] == b;
+    }
+    return ok();
+  }
+  std::string implementation() const override {
+    return identity_ ? "streamdet:copy" : out_ == DType::kFloat32 ? "streamdet:float_table" : "streamdet:byte_table";
+  }
+  Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
+    const auto* x = static_cast<const uint8_t*>(in[0].data);
+    const int64_t n = in[0].numel();
+    if (out_ == DType::kFloat32) {
+      auto* y = static_cast<float*>(out[0].data);
+      parallel_for(n, ctx.threads, 16384, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) y[i] = ftab_[x[i]];
+      });
+    } else if (identity_) {
+      if (out[0].data != in[0].data) std::memcpy(out[0].data, x, static_cast<size_t>(n));
+    } else {
+      auto* y = static_cast<uint8_t*>(out[0].data);
+      parallel_for(n, ctx.threads, 65536, [&](int64_t b, int64_t e) { lookup_(x + b, y + b, e - b, btab_.data()); });
+    }
+    return ok();
+  }
+
+ private:
+  DType out_ = DType::kFloat32;
+  bool identity_ = false;
+  std::array<float, 256> ftab_{};
+  std::array<uint8_t, 256> btab_{};
+  byte_table::LookupFn lookup_ = byte_table::lookup_baseline;
+};
+
+class Int8AddTablesKernel : public Kernel {
+ public:
+  Status init(const OpContext& ctx) {
+    SD_TRY(check_bytes(ctx, 0));
+    SD_TRY(check_bytes(ctx, 1));
+    SD_ASSIGN_OR_RETURN(ta_, table_attr(ctx, "table_a"));
+    SD_ASSIGN_OR_RETURN(tb_, table_attr(ctx, "table_b"));
+    SD_ASSIGN_OR_RETURN(out_, out_type(ctx));
+    s_ = ctx.node.attrs.get_float("out_scale", 1.f);
+    zf_ = static_cast<float>(ctx.node.attrs.get_int("out_zero_point", 0));
+    if (out_ != DType::kFloat32 && !(s_ > 0.f && std::isfinite(s_))) return fail(ErrorCode::kModel, ctx.describe() + ": bad out_scale");
+    lo_ = out_ == DType::kInt8 ? -128.f : 0.f;
+    hi_ = out_ == DType::kInt8 ? 127.f : 255.f;
+    q_ = {s_, zf_, lo_, hi_};
+    add_float_ = byte_table::add_float_kernel(cpu::active_isa());
+    add_bytes_ = byte_table::add_bytes_kernel(cpu::active_isa());
+    out_shape_ = ctx.outputs[0].shape;
+    flat_ = ctx.inputs[0].shape == out_shape_ && ctx.inputs[1].shape == out_shape_;
+    sa_ = broadcast_strides(ctx.inputs[0].shape, out_shape_);
+    sb_ = broadcast_strides(ctx.inputs[1].shape, out_shape_);
+    return ok();
+  }
+  std::string implementation() const override { return "streamdet:add_tables"; }
+  Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
+    const auto* a = static_cast<const uint8_t*>(in[0].data);
+    const auto* b = static_cast<const uint8_t*>(in[1].data);
+    const int64_t n = out[0].numel();
+    auto offsets = [&](int64_t i, int64_t& ia, int64_t& ib) {  // the broadcast inputs' elements of output i
+      ia = ib = 0;
+      for (int d = out_shape_.rank - 1; d >= 0; --d) {
+        const int64_t k = i % out_shape_[d];
+        i /= out_shape_[d];
+        ia += k * sa_[static_cast<size_t>(d)], ib += k * sb_[static_cast<size_t>(d)];
+      }
+    };
+    parallel_for(n, ctx.threads, 16384, [&](int64_t s, int64_t e) {
+      if (out_ == DType::kFloat32) {
+        auto* y = static_cast<float*>(out[0].data);
+        if (flat_) {
+          add_float_(a + s, b + s, e - s, ta_.data(), tb_.data(), y + s);
+        } else {
+          for (int64_t i = s, ia, ib; i < e; ++i) offsets(i, ia, ib), y[i] = ta_[a[ia]] + tb_[b[ib]];
+        }
+        return;
+      }
+      auto* y = static_cast<uint8_t*>(out[0].data);
+      const bool sgn = out_ == DType::kInt8;
+      auto store = [&](int64_t i, float v) {
+        const auto q = static_cast<int32_t>(quantized(v, s_, zf_, lo_, hi_));
+        y[i] = sgn ? static_cast<uint8_t>(static_cast<int8_t>(q)) : static_cast<uint8_t>(q);
+      };
+      if (flat_) {
+        add_bytes_(a + s, b + s, e - s, ta_.data(), tb_.data(), q_, y + s);
+      } else {
+        for (int64_t i = s, ia, ib; i < e; ++i) offsets(i, ia, ib), store(i, ta_[a[ia]] + tb_[b[ib]]);
+      }
+    });
+    return ok();
+  }
+
+ private:
+  std::array<float, 256> ta_{}, tb_{};
+  DType out_ = DType::kFloat32;
+  float s_ = 1.f, zf_ = 0.f, lo_ = 0.f, hi_ = 255.f;
+  Shape out_shape_;
+  bool flat_ = true;
+  std::array<int64_t, Shape::kMaxRank> sa_{}, sb_{};
+  byte_table::AddTables q_;
+  byte_table::AddFloatFn add_float_ = byte_table::add_float_baseline;
+  byte_table::AddBytesFn add_bytes_ = byte_table::add_bytes_baseline;
+};
+
+}  // namespace
+
+void register_int8_table_ops(OpRegistry& r) {
+  r.add(make_schema(
+      "Int8Table",
+      [](const OpContext& ctx) -> Result<std::vector<ValueType>> {
+        SD_ASSIGN_OR_RETURN(const DType t, out_type(ctx));
+        return one_output(t, ctx.inputs[0].shape);
+      },
+      make_factory<Int8TableKernel>(), 1));
+  r.add(make_schema(
+      "Int8AddTables",
+      [](const OpContext& ctx) -> Result<std::vector<ValueType>> {
+        SD_ASSIGN_OR_RETURN(const DType t, out_type(ctx));
+        SD_ASSIGN_OR_RETURN(const Shape s, broadcast_shapes(ctx.inputs[0].shape, ctx.inputs[1].shape, ctx));
+        return one_output(t, s);
+      },
+      make_factory<Int8AddTablesKernel>(), 2));
+}
+
+}  // namespace sd::native::ops

@@ -1,0 +1,306 @@
+// Quantized tensors kept int8 through Concat, Split, Slice and residual Adds
+// (passes/int8_dataflow.cpp, cpu/int8_table_ops.cpp) against the same graph run as written
+// (LoadOptions::fuse_qdq off): a YOLOv8 C2f block and SPPF-like tail as `streamdet quantize`
+// writes them, and a broadcasting Add of two dequantized tensors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "engine/native/cpu/byte_table_kernel.h"
+#include "engine/native/session.h"
+#include "onnx_builder.h"
+
+namespace sd::native {
+namespace {
+
+using test::OnnxBuilder;
+
+template <class T>
+void init_raw(OnnxBuilder& b, const std::string& name, std::vector<int64_t> dims, int type, const std::vector<T>& v) {
+  auto* t = b.graph().add_initializer();
+  t->set_name(name);
+  t->set_data_type(type);
+  for (auto d : dims) t->add_dims(d);
+  t->set_raw_data(std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T)));
+}
+
+struct Built {
+  OnnxBuilder b{13};
+  std::mt19937 rng{7};
+  int id = 0;
+
+  // f -> QuantizeLinear(scale, uint8 zero point) -> q; returns q.
+  std::string quantize(const std::string& f, float scale, int zero) {
+    const std::string k = std::to_string(++id);
+    b.initializer("qs" + k, {}, {scale});
+    init_raw<uint8_t>(b, "qz" + k, {}, onnx::TensorProto::UINT8, {static_cast<uint8_t>(zero)});
+    b.node("QuantizeLinear", {f, "qs" + k, "qz" + k}, {"q" + k});
+    return "q" + k;
+  }
+  // q (quantized with scale/zero) -> DequantizeLinear -> Conv k x k (7-bit int8 weights per
+  // channel, int32 bias) -> QuantizeLinear -> DequantizeLinear -> x * Sigmoid(x): the float SiLU.
+  std::string conv_silu(const std::string& q, float in_scale, int in_zero, int64_t cin, int64_t cout, int64_t k, float y_scale, int y_zero) {
+    const std::string id_s = std::to_string(++id);
+    // The input's parameters are those of the QuantizeLinear that wrote q (re-declared here).
+    b.initializer("xs" + id_s, {}, {in_scale});
+    init_raw<uint8_t>(b, "xz" + id_s, {}, onnx::TensorProto::UINT8, {static_cast<uint8_t>(in_zero)});
+    b.node("DequantizeLinear", {q, "xs" + id_s, "xz" + id_s}, {"d" + id_s});
+    std::uniform_int_distribution<int> wi(-63, 63);
+    std::vector<int8_t> w(static_cast<size_t>(cout * cin * k * k));
+    for (auto& v : w) v = static_cast<int8_t>(wi(rng));
+    init_raw<int8_t>(b, "w" + id_s, {cout, cin, k, k}, onnx::TensorProto::INT8, w);
+    std::uniform_real_distribution<float> su(0.5f, 1.5f);
+    const float base = 1.5f / (63.f * std::sqrt(static_cast<float>(cin * k * k)));
+    std::vector<float> ws(static_cast<size_t>(cout));
+    for (auto& v : ws) v = base * su(rng);
+    b.initializer("ws" + id_s, {cout}, ws);
+    init_raw<int8_t>(b, "wz" + id_s, {cout}, onnx::TensorProto::INT8, std::vector<int8_t>(ws.size(), 0));
+    OnnxBuilder::attr_int(b.node("DequantizeLinear", {"w" + id_s, "ws" + id_s, "wz" + id_s}, {"wf" + id_s}), "axis", 0);
+    std::uniform_real_distribution<float> bu(-0.3f, 0.3f);
+    std::vector<int32_t> bq(static_cast<size_t>(cout));
+    std::vector<float> bs(static_cast<size_t>(cout));
+    for (size_t o = 0; o < bq.size(); ++o) {
+      bs[o] = in_scale * ws[o];
+      bq[o] = static_cast<int32_t>(std::lround(bu(rng) / bs[o]));
+    }
+    init_raw<int32_t>(b, "b" + id_s, {cout}, onnx::TensorProto::INT32, bq);
+    b.initializer("bs" + id_s, {cout}, bs);
+    OnnxBuilder::attr_int(b.node("DequantizeLinear", {"b" + id_s, "bs" + id_s}, {"bf" + id_s}), "axis", 0);
+    auto* conv = b.node("Conv", {"d" + id_s, "wf" + id_s, "bf" + id_s}, {"c" + id_s});
+    OnnxBuilder::attr_ints(conv, "pads", {k / 2, k / 2, k / 2, k / 2});
+    b.initializer("ys" + id_s, {}, {y_scale});
+    init_raw<uint8_t>(b, "yz" + id_s, {}, onnx::TensorProto::UINT8, {static_cast<uint8_t>(y_zero)});
+    b.node("QuantizeLinear", {"c" + id_s, "ys" + id_s, "yz" + id_s}, {"cq" + id_s});
+    b.node("DequantizeLinear", {"cq" + id_s, "ys" + id_s, "yz" + id_s}, {"cd" + id_s});
+    b.node("Sigmoid", {"cd" + id_s}, {"sg" + id_s});
+    b.node("Mul", {"cd" + id_s, "sg" + id_s}, {"silu" + id_s});
+    return "silu" + id_s;
+  }
+};
+
+// YOLOv8's C2f (cv1, Split in two, a bottleneck with its residual Add, Concat of the three, cv2)
+// then an SPPF-like tail (a float MaxPool beside, a Slice, a Concat quantized again) and an
+// upsampling (Resize nearest) quantized again, in the
+// layout `streamdet quantize` writes: the SiLUs' float results read by Split, Add, Concat.
+std::string c2f_model(int64_t size) {
+  Built m;
+  OnnxBuilder& b = m.b;
+  b.input("x", {1, 3, size, size});
+  const std::string y = m.conv_silu(m.quantize("x", 1.f / 255.f, 0), 1.f / 255.f, 0, 3, 16, 3, 0.04f, 40);
+  b.initializer_i64("split", {2}, {8, 8});
+  OnnxBuilder::attr_int(b.node("Split", {y, "split"}, {"y0", "y1"}), "axis", 1);
+  const std::string z = m.conv_silu(m.quantize("y1", 0.03f, 12), 0.03f, 12, 8, 8, 3, 0.05f, 60);
+  b.node("Add", {"y1", z}, {"w"});
+  OnnxBuilder::attr_int(b.node("Concat", {"y0", "y1", "w"}, {"cat"}), "axis", 1);
+  const std::string c = m.conv_silu(m.quantize("cat", 0.045f, 15), 0.045f, 15, 24, 16, 1, 0.04f, 30);
+  auto* mp = b.node("MaxPool", {c}, {"mp"});
+  OnnxBuilder::attr_ints(mp, "kernel_shape", {3, 3});
+  OnnxBuilder::attr_ints(mp, "pads", {1, 1, 1, 1});
+  b.initializer_i64("st", {1}, {4});
+  b.initializer_i64("en", {1}, {12});
+  b.initializer_i64("ax", {1}, {1});
+  b.node("Slice", {c, "st", "en", "ax"}, {"sl"});
+  OnnxBuilder::attr_int(b.node("Concat", {c, "mp", "sl"}, {"cat2"}), "axis", 1);
+  const std::string out = m.conv_silu(m.quantize("cat2", 0.05f, 12), 0.05f, 12, 40, 8, 1, 0.05f, 50);
+  const std::string yq = m.quantize(out, 0.05f, 20), k = std::to_string(m.id);
+  b.node("DequantizeLinear", {yq, "qs" + k, "qz" + k}, {"y"});
+  b.output("y");
+  // The neck's upsampling of a SiLU read as float, quantized again (a second output).
+  b.initializer("scales", {4}, {1.f, 1.f, 2.f, 2.f});
+  b.node("Resize", {c, "", "scales"}, {"up"});
+  const std::string uq = m.quantize("up", 0.04f, 30), uk = std::to_string(m.id);
+  b.node("DequantizeLinear", {uq, "qs" + uk, "qz" + uk}, {"u"});
+  b.output("u");
+  return b.bytes();
+}
+
+struct Ran {
+  std::vector<HostTensor> y;
+  std::vector<std::string> ops;
+};
+
+Ran run(const std::string& bytes, const std::vector<HostTensor>& xs, bool fuse) {
+  LoadOptions lo;
+  lo.fuse_qdq = fuse;
+  auto m = NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".", lo);
+  EXPECT_TRUE(m) << m.error().message;
+  if (!m) return {};
+  SessionOptions so;
+  so.threads = 2;
+  auto s = NativeSession::create(*m, so);
+  EXPECT_TRUE(s) << s.error().message;
+  if (!s) return {};
+  std::vector<TensorRef> refs;
+  for (const auto& x : xs) refs.push_back(x.ref());
+  Ran r;
+  auto st = (*s)->run(refs, r.y);
+  EXPECT_TRUE(st) << st.error().message;
+  for (const Node& n : (*m)->graph().nodes) r.ops.push_back(n.op_type);
+  return r;
+}
+
+long count(const std::vector<std::string>& ops, const char* op) { return std::count(ops.begin(), ops.end(), op); }
+
+TEST(Int8Dataflow, C2fBlockKeptInt8MatchesTheDequantizedGraph) {
+  const int64_t size = 20;
+  const std::string bytes = c2f_model(size);
+  HostTensor x(DType::kFloat32, Shape{1, 3, size, size});
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
+  const Ran fused = run(bytes, {x}, true), plain = run(bytes, {x}, false);
+  ASSERT_EQ(fused.y.size(), 2u);
+  ASSERT_EQ(plain.y.size(), 2u);
+  ASSERT_EQ(fused.y[0].shape(), plain.y[0].shape());
+  ASSERT_EQ(fused.y[1].shape(), plain.y[1].shape());
+  // Folded: the float Add, Concat reads, Sigmoid/Mul and every QuantizeLinear but the image's and
+  // the two after the float MaxPool are gone; the Concats and the Split move bytes.
+  EXPECT_EQ(count(fused.ops, "Int8Conv"), 4);
+  EXPECT_EQ(count(fused.ops, "Add"), 0);
+  EXPECT_EQ(count(fused.ops, "Int8AddTables"), 1);
+  EXPECT_EQ(count(fused.ops, "Sigmoid"), 0);
+  EXPECT_EQ(count(fused.ops, "DequantizeLinear"), 0);
+  EXPECT_EQ(count(fused.ops, "QuantizeLinear"), 2);  // the image and the MaxPool's floats
+  // Byte tables: the Split's parts into the Concat (2) and the bottleneck (1); cv2's SiLU as
+  // float for the MaxPool, its bytes requantized for the second Concat directly and after the
+  // Slice (2); the output's DequantizeLinear; after the Resize (of bytes) the requantized SiLU
+  // and the second output's DequantizeLinear.
+  EXPECT_EQ(count(fused.ops, "Int8Table"), 9);
+  EXPECT_EQ(count(fused.ops, "Resize"), 1);
+  EXPECT_EQ(count(plain.ops, "Int8Conv"), 0);
+  std::string ops;
+  for (const auto& o : fused.ops) ops += o + " ";
+  SCOPED_TRACE(ops);
+  // The two round once per convolution in different places (int32 sums against float), so a
+  // value may land one step apart and move the next layers' by about one step each.
+  for (int k = 0; k < 2; ++k) {
+    const float step = k == 0 ? 0.05f : 0.04f;
+    const int convs = k == 0 ? 4 : 3;
+    double worst = 0;
+    int64_t equal = 0;
+    for (int64_t i = 0; i < fused.y[k].numel(); ++i) {
+      const double d = std::fabs(fused.y[k].as<float>()[i] - plain.y[k].as<float>()[i]);
+      worst = std::max(worst, d);
+      equal += d == 0;
+    }
+    EXPECT_LE(worst, 2.01 * step * convs) << "output " << k;
+    EXPECT_GT(equal, fused.y[k].numel() * 9 / 10) << "output " << k;
+  }
+}
+
+// Add of two dequantized tensors, one broadcast, quantized again: Int8AddTables' broadcasting
+// path, bit for bit the graph as written (no convolution: nothing rounds differently).
+TEST(Int8Dataflow, BroadcastAddOfDequantizedTensorsIsExact) {
+  OnnxBuilder b(13);
+  b.input("a", {1, 4, 5, 6}, onnx::TensorProto::UINT8);
+  b.input("b", {1, 4, 1, 6}, onnx::TensorProto::INT8);
+  b.initializer("sa", {}, {0.02f});
+  init_raw<uint8_t>(b, "za", {}, onnx::TensorProto::UINT8, {100});
+  b.initializer("sb", {}, {0.035f});
+  init_raw<int8_t>(b, "zb", {}, onnx::TensorProto::INT8, {-7});
+  b.initializer("so", {}, {0.03f});
+  init_raw<int8_t>(b, "zo", {}, onnx::TensorProto::INT8, {3});
+  b.node("DequantizeLinear", {"a", "sa", "za"}, {"da"});
+  b.node("DequantizeLinear", {"b", "sb", "zb"}, {"db"});
+  b.node("Add", {"da", "db"}, {"s"});
+  b.node("QuantizeLinear", {"s", "so", "zo"}, {"q"});
+  b.node("Add", {"da", "da"}, {"f"});  // a float result too (no QuantizeLinear after)
+  b.output("q", onnx::TensorProto::INT8);
+  b.output("f");
+  const std::string bytes = b.bytes();
+  HostTensor a(DType::kUInt8, Shape{1, 4, 5, 6}), bb(DType::kInt8, Shape{1, 4, 1, 6});
+  for (int64_t i = 0; i < a.numel(); ++i) a.as<uint8_t>()[i] = static_cast<uint8_t>(i * 37 % 256);
+  for (int64_t i = 0; i < bb.numel(); ++i) bb.as<int8_t>()[i] = static_cast<int8_t>(i * 53 % 256 - 128);
+  const Ran fused = run(bytes, {a, bb}, true), plain = run(bytes, {a, bb}, false);
+  EXPECT_EQ(count(fused.ops, "Int8AddTables"), 2);
+  EXPECT_EQ(count(fused.ops, "QuantizeLinear"), 0);
+  ASSERT_EQ(fused.y.size(), 2u);
+  ASSERT_EQ(plain.y.size(), 2u);
+  ASSERT_EQ(fused.y[0].shape(), plain.y[0].shape());
+  EXPECT_EQ(std::memcmp(fused.y[0].data(), plain.y[0].data(), static_cast<size_t>(plain.y[0].numel())), 0);
+  ASSERT_EQ(fused.y[1].shape(), plain.y[1].shape());
+  for (int64_t i = 0; i < plain.y[1].numel(); ++i) EXPECT_EQ(fused.y[1].as<float>()[i], plain.y[1].as<float>()[i]) << i;
+}
+
+// The layout conversion in front of an int8 stem: uint8 NCHW -> NHWC with few channels (the
+// Transpose kernel's few-rows path), against the element by element reference.
+TEST(Int8Dataflow, ByteTransposeToChannelsLastMatchesTheNaiveReference) {
+  for (const Shape& s : {Shape{1, 3, 37, 41}, Shape{2, 16, 5, 7}, Shape{1, 1, 3, 3}}) {
+    OnnxBuilder b(13);
+    b.input("x", {s[0], s[1], s[2], s[3]}, onnx::TensorProto::UINT8);
+    OnnxBuilder::attr_ints(b.node("Transpose", {"x"}, {"y"}), "perm", {0, 2, 3, 1});
+    b.output("y", onnx::TensorProto::UINT8);
+    HostTensor x(DType::kUInt8, s);
+    for (int64_t i = 0; i < x.numel(); ++i) x.as<uint8_t>()[i] = static_cast<uint8_t>(i * 31 + 7);
+    const Ran r = run(b.bytes(), {x}, true);
+    ASSERT_EQ(r.y.size(), 1u);
+    ASSERT_EQ(r.y[0].shape(), (Shape{s[0], s[2], s[3], s[1]}));
+    for (int64_t n = 0; n < s[0]; ++n)
+      for (int64_t c = 0; c < s[1]; ++c)
+        for (int64_t h = 0; h < s[2]; ++h)
+          for (int64_t w = 0; w < s[3]; ++w)
+            ASSERT_EQ(r.y[0].as<uint8_t>()[((n * s[2] + h) * s[3] + w) * s[1] + c], x.as<uint8_t>()[((n * s[1] + c) * s[2] + h) * s[3] + w]);
+  }
+}
+
+// Each byte lookup variant this processor runs against the plain loop, lengths around the
+// 64-byte vectors (the masked tail).
+TEST(Int8Dataflow, ByteTableVariantsMatchThePlainLookup) {
+  std::mt19937 rng(3);
+  std::vector<uint8_t> table(256), x(300);
+  for (auto& v : table) v = static_cast<uint8_t>(rng());
+  for (auto& v : x) v = static_cast<uint8_t>(rng());
+  std::vector<std::pair<std::string, ops::byte_table::LookupFn>> variants;
+#if defined(__x86_64__)
+  if (cpu::detected_isa() >= cpu::Isa::kAvx512) variants.emplace_back("avx512_bw", ops::byte_table::lookup_avx512_bw);
+  if (cpu::detected_isa() >= cpu::Isa::kAvx512 && ops::byte_table::has_vbmi()) variants.emplace_back("avx512_vbmi", ops::byte_table::lookup_avx512_vbmi);
+#endif
+  if (variants.empty()) GTEST_SKIP() << "only the plain lookup runs here";
+  for (const auto& [name, fn] : variants)
+    for (int64_t n : {0, 1, 63, 64, 65, 130, 300}) {
+      std::vector<uint8_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n) + 1, 0xAB);
+      ops::byte_table::lookup_baseline(x.data(), want.data(), n, table.data());
+      fn(x.data(), got.data(), n, table.data());
+      EXPECT_TRUE(std::equal(want.begin(), want.end(), got.begin())) << name << " n=" << n;
+      EXPECT_EQ(got[static_cast<size_t>(n)], 0xAB) << name << " wrote past n=" << n;
+    }
+}
+
+// Int8AddTables' flat loops, each variant against the plain one: floats bit for bit, and
+// quantized to uint8 and int8 (sums that fall on halves of a step included: round half to even).
+TEST(Int8Dataflow, AddTablesVariantsMatchThePlainLoops) {
+#if defined(__x86_64__)
+  if (cpu::detected_isa() < cpu::Isa::kAvx512) GTEST_SKIP() << "only the plain loops run here";
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(-6.f, 6.f);
+  std::vector<float> ta(256), tb(256);
+  for (int i = 0; i < 256; ++i) {
+    ta[static_cast<size_t>(i)] = i % 5 == 0 ? 0.125f * static_cast<float>(i % 40 - 20) : u(rng);  // exact halves of 0.25
+    tb[static_cast<size_t>(i)] = i % 7 == 0 ? 0.f : u(rng);
+  }
+  std::vector<uint8_t> a(301), b(301);
+  for (auto& v : a) v = static_cast<uint8_t>(rng());
+  for (auto& v : b) v = static_cast<uint8_t>(rng());
+  for (int64_t n : {0, 1, 15, 16, 17, 64, 301}) {
+    std::vector<float> fw(static_cast<size_t>(n)), fg(static_cast<size_t>(n) + 1, -1.f);
+    ops::byte_table::add_float_baseline(a.data(), b.data(), n, ta.data(), tb.data(), fw.data());
+    ops::byte_table::add_float_avx512(a.data(), b.data(), n, ta.data(), tb.data(), fg.data());
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(fw[static_cast<size_t>(i)], fg[static_cast<size_t>(i)]) << "n=" << n << " i=" << i;
+    EXPECT_EQ(fg[static_cast<size_t>(n)], -1.f) << "wrote past n=" << n;
+    for (const ops::byte_table::AddTables q : {ops::byte_table::AddTables{0.25f, 3.f, 0.f, 255.f}, ops::byte_table::AddTables{0.05f, -4.f, -128.f, 127.f}}) {
+      std::vector<uint8_t> w(static_cast<size_t>(n)), g(static_cast<size_t>(n) + 1, 0xCD);
+      ops::byte_table::add_bytes_baseline(a.data(), b.data(), n, ta.data(), tb.data(), q, w.data());
+      ops::byte_table::add_bytes_avx512(a.data(), b.data(), n, ta.data(), tb.data(), q, g.data());
+      EXPECT_TRUE(std::equal(w.begin(), w.end(), g.begin())) << "n=" << n << " lo=" << q.lo;
+      EXPECT_EQ(g[static_cast<size_t>(n)], 0xCD) << "wrote past n=" << n;
+    }
+  }
+#else
+  GTEST_SKIP() << "only the plain loops run here";
+#endif
+}
+
+}  // namespace
+}  // namespace sd::native
