@@ -9,13 +9,14 @@
 // position with the transformed weights (G g G^T, done once at load), summed over channels (36
 // small GEMMs, the bulk of the time: a 6x16 FMA micro-kernel) and transformed back (A^T m A).
 //
-// Work is split in blocks of tiles sized so that a block's transformed input and products stay in
-// L2; the engine's threads (parallel.h) take blocks. The kernel is compiled for AVX2 + FMA only
+// Work is split in blocks of six tiles whose transformed input and products stay in L1/L2 (the
+// weights stream from L2: winograd_conv.cpp says what was measured); the engine's threads
+// (parallel.h) take blocks. The kernel is compiled for AVX2 + FMA only
 // (winograd_conv_avx2.cpp) and must not be run where cpu::detected_isa() < kAvx2.
 //
 // Float error: the transforms multiply by up to 8 (A^T) and 5 (B^T) and G holds 1/6 and 1/24, so
-// the result's rounding error is larger than a direct convolution's: about 1e-5 relative to the
-// sum of |products| per output for unit-sized data (tests/winograd_conv_test.cpp bounds it).
+// the result's rounding error is larger than a direct convolution's: up to ~2e-6 of the sum of
+// |products| per output, against ~1e-7 (tests/winograd_conv_test.cpp bounds it at 1e-5).
 #pragma once
 
 #include <cstdint>
@@ -50,7 +51,7 @@ class WinogradConv {
   // when the epilogue has a kSum. Needs AVX2 + FMA (cpu::detected_isa() >= kAvx2).
   void run(const float* src, float* dst, const float* sum, int threads) const;
 
-  // Tiles per block (a multiple of 6): the L2-sized unit of work.
+  // Tiles per block (a multiple of 6): the unit of work a thread takes.
   int64_t tiles_per_block() const { return block_tiles_; }
 
  private:
