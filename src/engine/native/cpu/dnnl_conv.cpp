@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
+#include <string>
 #include <unordered_map>
 
 #include "core/cpu_isa.h"
@@ -278,7 +280,25 @@ class ConvKernel : public Kernel {
   // Times oneDNN's primitive (as run() runs it) and `own` on this node's shape with the session's
   // threads, on made-up data: a warm-up run, then the best of three each. Costs a few ms a node
   // at load; the two differ by far more than the noise where it matters (docs/benchmarks.md).
+  // The answer is kept per shape, post ops and threads for the process: YOLO models repeat their
+  // layer shapes (YOLOv8n's 32 eligible layers have 14), and later sessions plan at no cost.
   bool own_is_faster(const OpContext& ctx, const ops::WinogradConv& own, int threads) {
+    std::string key = std::to_string(g_.n) + "," + std::to_string(g_.c) + "," + std::to_string(g_.h) + "," + std::to_string(g_.w) + "," +
+                      std::to_string(g_.oc) + "," + std::to_string(threads) + "," + std::to_string(has_bias_);
+    for (const PostOp& p : post_) key += "," + std::to_string(static_cast<int>(p.kind));
+    static std::mutex mutex;
+    static std::map<std::string, bool> answers;
+    {
+      const std::lock_guard lock(mutex);
+      if (auto it = answers.find(key); it != answers.end()) return it->second;
+    }
+    const bool faster = time_own_against_onednn(ctx, own, threads);
+    const std::lock_guard lock(mutex);
+    answers.emplace(key, faster);
+    return faster;
+  }
+
+  bool time_own_against_onednn(const OpContext& ctx, const ops::WinogradConv& own, int threads) {
     const Shape src_shape{g_.n, g_.h, g_.w, g_.c}, dst_shape{g_.n, g_.oh, g_.ow, g_.oc};
     HostTensor src(DType::kFloat32, src_shape), dst(DType::kFloat32, dst_shape), sum(DType::kFloat32, dst_shape);
     float* x = static_cast<float*>(src.data());
