@@ -281,7 +281,7 @@ class ConvKernel : public Kernel {
   // threads, on made-up data: a warm-up run, then the best of three each. Costs a few ms a node
   // at load; the two differ by far more than the noise where it matters (docs/benchmarks.md).
   // The answer is kept per shape, post ops and threads for the process: YOLO models repeat their
-  // layer shapes (YOLOv8n's 32 eligible layers have 14), and later sessions plan at no cost.
+  // layer shapes (YOLOv8n's 32 eligible layers have 18), and later sessions plan at no cost.
   bool own_is_faster(const OpContext& ctx, const ops::WinogradConv& own, int threads) {
     std::string key = std::to_string(g_.n) + "," + std::to_string(g_.c) + "," + std::to_string(g_.h) + "," + std::to_string(g_.w) + "," +
                       std::to_string(g_.oc) + "," + std::to_string(threads) + "," + std::to_string(has_bias_);
