@@ -4,6 +4,7 @@
 #include <map>
 
 #include "app/option_checks.h"
+#include "core/cpu_isa.h"
 #include "core/human_bytes.h"
 #include "engine/engine_registry.h"
 #include "engine/native/backend.h"
@@ -37,6 +38,12 @@ void add_model_info_options(CLI::App& cmd, ModelInfoOptions& options) {
       ->default_str("on")
       ->check(CLI::IsMember({"on", "off"}));
   cmd.add_flag("--steps", options.steps, "list every step of the plan in order, with its backend and implementation");
+  // As run's and bench's: process-wide, applied while the options are parsed (before oneDNN's
+  // first primitive), so that the plan shows the kernels of that ISA path.
+  cmd.add_option_function<std::string>(
+         "--cpu-isa", [](const std::string& text) { (void)cpu::cap_isa(*cpu::parse_isa(text)); },
+         "plan with the CPU kernels of this instruction set at most (as run's --cpu-isa): sse4.2|avx2|avx512|avx512_vnni")
+      ->check(CLI::IsMember({"sse4.2", "avx2", "avx512", "avx512_vnni"}));
 }
 
 Status run_model_info(const ModelInfoOptions& options) {

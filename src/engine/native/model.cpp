@@ -71,6 +71,7 @@ Result<std::shared_ptr<const NativeModel>> build(const onnx::ModelProto& proto, 
     passes::remove_dead_nodes(g);
   }
   if (options.precision == Precision::kBf16) mark_bf16_convolutions(g);
+  mark_conv3x3_choice(g, options.conv3x3);
   for (int v : g.inputs) {
     const Value& val = g.values[static_cast<size_t>(v)];
     if (!val.shape_known) return fail(ErrorCode::kModel, what + ": input '" + val.name + "' has no declared shape");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "engine/native/conv_choice.h"
 #include "engine/native/graph.h"
 #include "engine/native/host_tensor.h"
 #include "engine/native/precision.h"
@@ -24,6 +25,8 @@ struct LoadOptions {
   // kBf16: float convolutions run in bf16 (precision.h). The caller checks the CPU has it
   // (resolve_precision with cpu_has_bf16()); where it does not, oneDNN would emulate it, slowly.
   Precision precision = Precision::kFp32;
+  // The 3x3 stride-1 convolutions' implementation (conv_choice.h): timed per node, or forced.
+  Conv3x3Choice conv3x3 = Conv3x3Choice::kMeasured;
 };
 
 struct IoInfo {

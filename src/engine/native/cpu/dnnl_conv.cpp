@@ -4,16 +4,22 @@
 // row-major on the physical layout); weights are reordered once, at kernel creation, to the
 // format the primitive chose.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
+#include <string>
 #include <unordered_map>
 
+#include "core/cpu_isa.h"
 #include "engine/native/conv_attrs.h"
+#include "engine/native/conv_choice.h"
 #include "engine/native/cpu/activation_kernels.h"
 #include "engine/native/cpu/dnnl_context.h"
 #include "engine/native/cpu/stem_conv.h"
+#include "engine/native/cpu/winograd_conv.h"
 #include "engine/native/cpu/weight_cache.h"
 #include "engine/native/op_util.h"
 #include "engine/native/parallel.h"
@@ -86,6 +92,15 @@ class ConvKernel : public Kernel {
 
     SD_ASSIGN_OR_RETURN(post_, ops::post_ops(ctx));
     if (try_stem(ctx)) return ok();
+    // Our AVX2 Winograd (winograd_conv.h): forced by the loader's option, or timed against
+    // oneDNN's primitive below, once that is built.
+    const auto choice = static_cast<Conv3x3Choice>(a.get_int(kConv3x3Choice, static_cast<int64_t>(Conv3x3Choice::kMeasured)));
+    const bool own_fits = !bf16_ && own_winograd_applies();
+    if (own_fits && choice == Conv3x3Choice::kWinograd) {
+      own_wino_ = make_own_winograd(ctx);
+      impl_ = kOwnWinogradName;
+      return ok();
+    }
     if (!bf16_ && try_winograd(ctx, wei_d, bias_md)) return ok();
 
     // oneDNN's swish and logistic post ops cost ~0.5 ns an element here, more than the
@@ -160,6 +175,20 @@ class ConvKernel : public Kernel {
     }
     scratchpad_.init(pd_.scratchpad_desc(), pads_at, args_);
     stream_ = dnnl::stream(eng);
+    // oneDNN 2.6 has no Winograd for AVX2: there, ours against its direct kernel on this shape.
+    if (own_fits && choice == Conv3x3Choice::kMeasured && cpu::active_isa() == cpu::Isa::kAvx2) {
+      const int threads = static_cast<int>(std::max<int64_t>(1, a.get_int(kPlanThreads, 1)));
+      auto own = make_own_winograd(ctx);
+      if (own_is_faster(ctx, *own, threads)) {
+        own_wino_ = std::move(own);
+        impl_ = kOwnWinogradName;
+        // oneDNN's primitive, its weights and scratchpad are not needed any more.
+        conv_ = {};
+        weights_.reset();
+        args_.clear();
+        scratchpad_ = {};
+      }
+    }
     return ok();
   }
 
@@ -178,6 +207,10 @@ class ConvKernel : public Kernel {
       stem_->run(in[0].as<float>(), src_nhwc_, y, ctx.threads,
                  post_.empty() || stem_fused_post_ ? std::function<void(float*, int64_t)>{}
                                                    : [&](float* rows, int64_t count) { apply_post_ops(y, sum, rows - y, rows - y + count); });
+      return ok();
+    }
+    if (own_wino_) {
+      own_wino_->run(in[0].as<float>(), out[0].as<float>(), sum_input(in), ctx.threads);
       return ok();
     }
     if (wino_) return run_winograd(in, out, ctx);
@@ -214,6 +247,83 @@ class ConvKernel : public Kernel {
                                             has_bias_ ? static_cast<const float*>(ctx.constants[2]->data()) : nullptr, act, alpha, beta);
     impl_ = "streamdet:stem_direct";
     return true;
+  }
+
+  static constexpr const char* kOwnWinogradName = "streamdet:wino_4x3:avx2";
+
+  // Our Winograd kernel takes this node: its shapes, channels-last on both sides, AVX2 + FMA.
+  bool own_winograd_applies() const {
+    return src_nhwc_ && dst_nhwc_ && cpu::detected_isa() >= cpu::Isa::kAvx2 &&
+           ops::WinogradConv::applies(g_.c, g_.oc, g_.kh, g_.kw, g_.sh, g_.sw, g_.dh, g_.dw, g_.group, g_.pt, g_.pl, g_.pb, g_.pr);
+  }
+
+  std::unique_ptr<ops::WinogradConv> make_own_winograd(const OpContext& ctx) const {
+    std::vector<ops::WinoPost> posts;
+    for (const PostOp& p : post_) {
+      ops::WinoPostKind k = ops::WinoPostKind::kRelu;
+      switch (p.kind) {
+        case PostKind::kRelu: k = ops::WinoPostKind::kRelu; break;
+        case PostKind::kLeakyRelu: k = ops::WinoPostKind::kLeakyRelu; break;
+        case PostKind::kSilu: k = ops::WinoPostKind::kSilu; break;
+        case PostKind::kSigmoid: k = ops::WinoPostKind::kSigmoid; break;
+        case PostKind::kHardSwish: k = ops::WinoPostKind::kHardSwish; break;
+        case PostKind::kClip: k = ops::WinoPostKind::kClip; break;
+        case PostKind::kSum: k = ops::WinoPostKind::kSum; break;
+      }
+      posts.push_back({k, p.alpha, p.beta});
+    }
+    return std::make_unique<ops::WinogradConv>(ops::WinogradGeometry{g_.n, g_.c, g_.h, g_.w, g_.oc},
+                                               static_cast<const float*>(ctx.constants[1]->data()),
+                                               has_bias_ ? static_cast<const float*>(ctx.constants[2]->data()) : nullptr, std::move(posts));
+  }
+
+  // Times oneDNN's primitive (as run() runs it) and `own` on this node's shape with the session's
+  // threads, on made-up data: a warm-up run, then the best of three each. Costs a few ms a node
+  // at load; the two differ by far more than the noise where it matters (docs/benchmarks.md).
+  // The answer is kept per shape, post ops and threads for the process: YOLO models repeat their
+  // layer shapes (YOLOv8n's 32 eligible layers have 18), and later sessions plan at no cost.
+  bool own_is_faster(const OpContext& ctx, const ops::WinogradConv& own, int threads) {
+    std::string key = std::to_string(g_.n) + "," + std::to_string(g_.c) + "," + std::to_string(g_.h) + "," + std::to_string(g_.w) + "," +
+                      std::to_string(g_.oc) + "," + std::to_string(threads) + "," + std::to_string(has_bias_);
+    for (const PostOp& p : post_) key += "," + std::to_string(static_cast<int>(p.kind));
+    static std::mutex mutex;
+    static std::map<std::string, bool> answers;
+    {
+      const std::lock_guard lock(mutex);
+      if (auto it = answers.find(key); it != answers.end()) return it->second;
+    }
+    const bool faster = time_own_against_onednn(ctx, own, threads);
+    const std::lock_guard lock(mutex);
+    answers.emplace(key, faster);
+    return faster;
+  }
+
+  bool time_own_against_onednn(const OpContext& ctx, const ops::WinogradConv& own, int threads) {
+    const Shape src_shape{g_.n, g_.h, g_.w, g_.c}, dst_shape{g_.n, g_.oh, g_.ow, g_.oc};
+    HostTensor src(DType::kFloat32, src_shape), dst(DType::kFloat32, dst_shape), sum(DType::kFloat32, dst_shape);
+    float* x = static_cast<float*>(src.data());
+    for (int64_t i = 0; i < src.numel(); ++i) x[i] = static_cast<float>(i % 17) * 0.0625f - 0.5f;
+    std::vector<TensorRef> in(ctx.inputs.size());
+    in[0] = src.ref();
+    if (in.size() > 3) in[3] = sum.ref();
+    const TensorRef out = dst.ref();
+    HostTensor scratch(DType::kUInt8, Shape{static_cast<int64_t>(std::max<size_t>(64, scratch_bytes()))});
+    ExecContext ec;
+    ec.threads = threads;
+    ec.scratch = static_cast<unsigned char*>(scratch.data());
+    auto best_of = [](auto&& fn) {
+      fn();
+      double best = 1e30;
+      for (int i = 0; i < 3; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        fn();
+        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      return best;
+    };
+    const double onednn = best_of([&] { (void)run(in, std::span<const TensorRef>(&out, 1), ec); });
+    const double ours = best_of([&] { own.run(x, dst.as<float>(), sum.as<float>(), threads); });
+    return ours < onednn;
   }
 
   // Winograd F(4x4, 3x3) (oneDNN's jit_wino_4x3) for 3x3 stride-1 convolutions: about half the
@@ -340,6 +450,7 @@ class ConvKernel : public Kernel {
   // A fused residual sum's operand, the node's 4th input (init checked its shape).
   static const float* sum_input(std::span<const TensorRef> in) { return in.size() > 3 ? in[3].as<float>() : nullptr; }
   std::unique_ptr<ops::StemConv> stem_;
+  std::unique_ptr<ops::WinogradConv> own_wino_;  // our AVX2 Winograd runs the node (winograd_conv.h)
   bool stem_fused_post_ = false;  // the stem kernel applies post_ itself
   std::vector<PostOp> post_;
   bool own_post_ = false;  // a direct convolution's post ops run in apply_post_ops, not in oneDNN

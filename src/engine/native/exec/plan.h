@@ -70,6 +70,8 @@ struct PlanOptions {
   // float16 are stored and computed there in fp16 (backend.h); copies to and from the host
   // convert. The host's tensors, the inputs and the outputs stay float32.
   bool device_fp16 = false;
+  // The session's thread budget (SessionOptions::threads), told to convolutions (kPlanThreads).
+  int threads = 1;
 };
 
 // `backends` in order of preference: each node goes to the first that supports it; one of them

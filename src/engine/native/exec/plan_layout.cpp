@@ -99,6 +99,8 @@ Status Planner::plan_conv_like(const Node& n, const std::vector<ValueType>& lin,
   copy.attrs.set(kSrcNhwc, a);
   a.i = dst_nhwc;
   copy.attrs.set(kDstNhwc, a);
+  a.i = threads_;
+  copy.attrs.set(kPlanThreads, a);
   if (cls == OpClass::kConv && ins.size() > 3 && ins[3] >= 0) {
     // Fused before shapes were known, the sum operand broadcasts: an Add of its own after all.
     if (states_[static_cast<size_t>(ins[3])].logical.shape != out_types[0].shape) return plan_split_sum(n);

@@ -42,7 +42,8 @@ class Planner {
  public:
   Planner(const Graph& g, const OpRegistry& r, std::span<const Backend* const> backends, const PlanOptions& options)
       : g_(g), registry_(r), backends_(backends.begin(), backends.end()), states_(g.values.size()),
-        channels_last_(options.channels_last), memory_limit_(options.memory_limit_bytes), device_fp16_(options.device_fp16) {}
+        channels_last_(options.channels_last), memory_limit_(options.memory_limit_bytes), device_fp16_(options.device_fp16),
+        threads_(options.threads) {}
 
   Result<std::unique_ptr<Plan>> build(const std::vector<ValueType>& inputs, const std::vector<const HostTensor*>& fixed);
 
@@ -140,6 +141,7 @@ class Planner {
   bool channels_last_ = true;
   size_t memory_limit_ = 0;  // 0: none
   bool device_fp16_ = false;
+  int threads_ = 1;  // PlanOptions::threads
 };
 
 }  // namespace sd::native::exec

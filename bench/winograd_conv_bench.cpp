@@ -1,0 +1,89 @@
+// Our AVX2 Winograd F(4x4, 3x3) convolution (cpu/winograd_conv.h) against oneDNN's primitive on
+// YOLOv8n's 3x3 stride-1 shapes, channels-last, with bias and SiLU as the engine runs them
+// (oneDNN: the convolution with bias, then our SiLU pass over the output, as dnnl_conv.cpp does;
+// ours: SiLU in the output transform). Args: input channels, output channels, side,
+// implementation (0 oneDNN, 1 ours), threads (2: the setting; 1 for
+// tuning on a busy machine, where the CPU time column of one thread is steadier than wall time).
+// For oneDNN's AVX2 kernel on an AVX-512 machine, cap it as `--cpu-isa avx2` does for the
+// engine:  ONEDNN_MAX_CPU_ISA=AVX2 ./build/bench/streamdet_bench --benchmark_filter=Winograd
+// (the label names the ISA oneDNN ran).
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include <oneapi/dnnl/dnnl.hpp>
+#include <random>
+#include <vector>
+
+#include "core/cpu_isa.h"
+#include "engine/native/cpu/activation_kernels.h"
+#include "engine/native/cpu/winograd_conv.h"
+
+namespace sd::native::ops {
+namespace {
+
+void BM_Conv3x3Winograd(benchmark::State& state) {
+  const int64_t c = state.range(0), oc = state.range(1), side = state.range(2);
+  const bool ours = state.range(3) != 0;
+  const int threads = state.range(4) > 0 ? static_cast<int>(state.range(4)) : 2;
+  if (cpu::detected_isa() < cpu::Isa::kAvx2) {
+    state.SkipWithError("this processor has no AVX2 + FMA");
+    return;
+  }
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> w(static_cast<size_t>(oc * c * 9)), b(static_cast<size_t>(oc)), x(static_cast<size_t>(c * side * side));
+  for (auto* v : {&w, &b, &x})
+    for (auto& f : *v) f = u(rng);
+  std::vector<float> y(static_cast<size_t>(oc * side * side));
+  omp_set_num_threads(threads);
+  if (ours) {
+    const WinogradConv conv({1, c, side, side, oc}, w.data(), b.data(), {{WinoPostKind::kSilu}});
+    state.SetLabel("streamdet:wino_4x3:avx2");
+    for (auto _ : state) {
+      conv.run(x.data(), y.data(), nullptr, threads);
+      benchmark::DoNotOptimize(y.data());
+    }
+  } else {
+    using dnnl::memory;
+    dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+    dnnl::stream strm(eng);
+    const memory::desc src_md({1, c, side, side}, memory::data_type::f32, memory::format_tag::nhwc);
+    const memory::desc dst_md({1, oc, side, side}, memory::data_type::f32, memory::format_tag::nhwc);
+    const memory::desc wei_any({oc, c, 3, 3}, memory::data_type::f32, memory::format_tag::any);
+    const memory::desc bias_md({oc}, memory::data_type::f32, memory::format_tag::a);
+    const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md, wei_any,
+                                            bias_md, dst_md, {1, 1}, {1, 1}, {1, 1});
+    const dnnl::convolution_forward::primitive_desc pd(d, eng);
+    memory wei_user({{oc, c, 3, 3}, memory::data_type::f32, memory::format_tag::oihw}, eng, w.data());
+    memory wei(pd.weights_desc(), eng);
+    dnnl::reorder(wei_user, wei).execute(strm, wei_user, wei);
+    memory src(src_md, eng, x.data()), dst(dst_md, eng, y.data()), bias(bias_md, eng, b.data());
+    dnnl::convolution_forward conv(pd);
+    state.SetLabel(std::string(pd.impl_info_str()) + " (oneDNN " + cpu::onednn_isa_name() + ")");
+    for (auto _ : state) {
+      conv.execute(strm, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_BIAS, bias}, {DNNL_ARG_DST, dst}});
+      strm.wait();
+#pragma omp parallel for num_threads(threads)
+      for (int p = 0; p < threads; ++p) {
+        const int64_t n = static_cast<int64_t>(y.size()), b0 = n * p / threads, b1 = n * (p + 1) / threads;
+        silu(y.data() + b0, y.data() + b0, b1 - b0);
+      }
+      benchmark::DoNotOptimize(y.data());
+    }
+  }
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(static_cast<double>(2 * 9 * c * oc * side * side), benchmark::Counter::kIsIterationInvariantRate);
+}
+// YOLOv8n at 640: the head's 64->80, 80->80 and 64->64 at 80x80 (P3), 80->80 at 40x40 and 20x20,
+// and the C2f bottlenecks 32->32 at 80x80, 64->64 at 40x40, 128->128 at 20x20.
+BENCHMARK(BM_Conv3x3Winograd)
+    ->ArgsProduct({{64}, {80}, {80}, {0, 1}, {1, 2}})
+    ->ArgsProduct({{80}, {80}, {80, 40, 20}, {0, 1}, {1, 2}})
+    ->ArgsProduct({{64}, {64}, {80, 40}, {0, 1}, {1, 2}})
+    ->ArgsProduct({{32}, {32}, {80}, {0, 1}, {1, 2}})
+    ->ArgsProduct({{128}, {128}, {20}, {0, 1}, {1, 2}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+}  // namespace
+}  // namespace sd::native::ops

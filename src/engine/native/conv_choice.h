@@ -1,0 +1,23 @@
+// Which implementation runs the 3x3 stride-1 convolutions our own Winograd kernel can take
+// (cpu/winograd_conv.h): chosen per node while planning by timing both on the node's shape, or
+// forced (the tests, to compare the two on one machine).
+#pragma once
+
+#include "engine/native/graph.h"
+
+namespace sd::native {
+
+enum class Conv3x3Choice {
+  kMeasured,  // where the AVX2 path is the ISA in use: the faster of ours and oneDNN's, timed at plan time
+  kOneDnn,    // oneDNN's primitive always
+  kWinograd,  // our Winograd kernel wherever it applies and the processor has AVX2 + FMA
+};
+
+// Set by the loader on every Conv / FusedConv when the choice is forced (absent: kMeasured); the
+// value is the enum's.
+inline constexpr const char* kConv3x3Choice = "_conv3x3";
+
+// Marks every Conv / FusedConv of `g` with `choice` (nothing for kMeasured); returns how many.
+int mark_conv3x3_choice(Graph& g, Conv3x3Choice choice);
+
+}  // namespace sd::native

@@ -1,0 +1,146 @@
+// Our AVX2 Winograd convolution inside the engine (LoadOptions::conv3x3, cpu/dnnl_conv.cpp): a
+// plan forced onto it gives the oneDNN plan's results on a small YOLO-like chain (SiLU, a
+// residual sum, 24 and 40 channels, odd sizes), it takes exactly the eligible nodes, and the
+// timed choice never takes it where the AVX2 path is not the ISA in use. Skipped, saying so,
+// on processors without AVX2 + FMA.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/cpu_isa.h"
+#include "engine/native/conv_choice.h"
+#include "engine/native/session.h"
+#include "onnx_builder.h"
+
+namespace sd::native {
+namespace {
+
+using test::OnnxBuilder;
+
+constexpr const char* kOurs = "streamdet:wino_4x3:avx2";
+
+// x [1,16,23,29] -> 3x3 16->24 SiLU (a1) -> 3x3 24->24 SiLU (a2) -> a1 + a2 (a residual sum
+// fused into the second convolution) -> 3x3 24->40 with bias (y1); then three convolutions the
+// kernel must not take: 3x3 stride 2, 1x1, and 3x3 into 8 channels.
+std::string chain_model() {
+  OnnxBuilder b;
+  b.input("x", {1, 16, 23, 29});
+  b.random_initializer("w1", {24, 16, 3, 3}, -0.2f, 0.2f);
+  b.random_initializer("b1", {24}, -0.2f, 0.2f);
+  b.random_initializer("w2", {24, 24, 3, 3}, -0.2f, 0.2f);
+  b.random_initializer("b2", {24}, -0.2f, 0.2f);
+  b.random_initializer("w3", {40, 24, 3, 3}, -0.2f, 0.2f);
+  b.random_initializer("b3", {40}, -0.2f, 0.2f);
+  b.random_initializer("w4", {16, 40, 3, 3}, -0.2f, 0.2f);
+  b.random_initializer("w5", {16, 16, 1, 1}, -0.2f, 0.2f);
+  b.random_initializer("w6", {8, 16, 3, 3}, -0.2f, 0.2f);
+  auto conv = [&](const std::string& in, const std::string& w, const std::string& bias, const std::string& out, int64_t stride, int64_t pad) {
+    std::vector<std::string> ins{in, w};
+    if (!bias.empty()) ins.push_back(bias);
+    auto* n = b.node("Conv", ins, {out});
+    OnnxBuilder::attr_ints(n, "pads", {pad, pad, pad, pad});
+    OnnxBuilder::attr_ints(n, "strides", {stride, stride});
+  };
+  conv("x", "w1", "b1", "c1", 1, 1);
+  b.node("Sigmoid", {"c1"}, {"s1"});
+  b.node("Mul", {"c1", "s1"}, {"a1"});
+  conv("a1", "w2", "b2", "c2", 1, 1);
+  b.node("Sigmoid", {"c2"}, {"s2"});
+  b.node("Mul", {"c2", "s2"}, {"a2"});
+  b.node("Add", {"a1", "a2"}, {"r"});
+  conv("r", "w3", "b3", "y1", 1, 1);
+  conv("y1", "w4", "", "d", 2, 1);
+  conv("d", "w5", "", "p", 1, 0);
+  conv("p", "w6", "", "y2", 1, 1);
+  b.output("y1");
+  b.output("y2");
+  return b.bytes();
+}
+
+struct ChainRun {
+  std::vector<HostTensor> outputs;
+  std::vector<std::string> implementations;  // of the convolution steps, in plan order
+};
+
+ChainRun run_chain(Conv3x3Choice choice) {
+  const std::string bytes = chain_model();
+  LoadOptions lo;
+  lo.conv3x3 = choice;
+  auto m = NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".", lo);
+  EXPECT_TRUE(m) << (m ? "" : m.error().message);
+  if (!m) return {};
+  SessionOptions so;
+  so.threads = 2;
+  auto s = NativeSession::create(*m, so);
+  EXPECT_TRUE(s) << (s ? "" : s.error().message);
+  if (!s) return {};
+  HostTensor x(DType::kFloat32, Shape{1, 16, 23, 29});
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-2, 2);
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
+  ChainRun r;
+  const TensorRef in = x.ref();
+  auto st = (*s)->run({&in, 1}, r.outputs);
+  EXPECT_TRUE(st) << (st ? "" : st.error().message);
+  auto summary = (*s)->plan_summary({x.shape()});
+  EXPECT_TRUE(summary) << (summary ? "" : summary.error().message);
+  if (summary)
+    for (const auto& step : summary->steps)
+      if (step.label.find("Conv") != std::string::npos) r.implementations.push_back(step.implementation);
+  return r;
+}
+
+int count_ours(const ChainRun& r) { return static_cast<int>(std::count(r.implementations.begin(), r.implementations.end(), kOurs)); }
+
+#define SKIP_WITHOUT_AVX2() \
+  if (cpu::detected_isa() < cpu::Isa::kAvx2) GTEST_SKIP() << "the Winograd kernel needs AVX2 + FMA; this processor has none"
+
+TEST(WinogradPlan, ForcedOntoOurKernelMatchesTheOneDnnPlan) {
+  SKIP_WITHOUT_AVX2();
+  const ChainRun ours = run_chain(Conv3x3Choice::kWinograd), onednn = run_chain(Conv3x3Choice::kOneDnn);
+  ASSERT_EQ(ours.implementations.size(), 6u);
+  ASSERT_EQ(onednn.implementations.size(), 6u);
+  // The three 3x3 stride-1 convolutions with 16+ channels in multiples of 8, and only those.
+  for (size_t i = 0; i < 6; ++i) EXPECT_EQ(ours.implementations[i] == kOurs, i < 3) << "convolution " << i << ": " << ours.implementations[i];
+  EXPECT_EQ(count_ours(onednn), 0) << "forced onto oneDNN";
+  ASSERT_EQ(ours.outputs.size(), 2u);
+  ASSERT_EQ(onednn.outputs.size(), 2u);
+  // Outputs of magnitude ~1 after three layers; Winograd's float error (tests/winograd_conv_test.cpp)
+  // is ~1e-6 of it, a wrong epilogue (SiLU, the sum, the bias) is ~0.1.
+  for (size_t o = 0; o < 2; ++o) {
+    const HostTensor &a = ours.outputs[o], &b = onednn.outputs[o];
+    ASSERT_EQ(a.shape(), b.shape());
+    double worst = 0, scale = 0;
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      worst = std::max(worst, double{std::fabs(a.as<float>()[i] - b.as<float>()[i])});
+      scale = std::max(scale, double{std::fabs(b.as<float>()[i])});
+    }
+    EXPECT_GT(scale, 0.1) << "output " << o << " is not all near zero (the test would prove little)";
+    EXPECT_LT(worst, 2e-5 * std::max(1.0, scale)) << "output " << o;
+  }
+}
+
+TEST(WinogradPlan, TimedChoiceTakesOurKernelOnlyOnTheAvx2Path) {
+  SKIP_WITHOUT_AVX2();
+  const ChainRun timed = run_chain(Conv3x3Choice::kMeasured), onednn = run_chain(Conv3x3Choice::kOneDnn);
+  ASSERT_EQ(timed.implementations.size(), 6u);
+  if (cpu::active_isa() != cpu::Isa::kAvx2) {
+    // AVX-512: oneDNN's own Winograd and direct kernels, never ours.
+    EXPECT_EQ(count_ours(timed), 0) << "active ISA " << cpu::isa_name(cpu::active_isa());
+  } else {
+    // AVX2: whichever was faster on each node, ours only on the eligible ones.
+    for (size_t i = 3; i < 6; ++i) EXPECT_NE(timed.implementations[i], kOurs) << "convolution " << i;
+  }
+  ASSERT_EQ(timed.outputs.size(), 2u);
+  ASSERT_EQ(onednn.outputs.size(), 2u);
+  for (size_t o = 0; o < 2; ++o)
+    for (int64_t i = 0; i < timed.outputs[o].numel(); ++i)
+      ASSERT_NEAR(timed.outputs[o].as<float>()[i], onednn.outputs[o].as<float>()[i], 1e-4) << "output " << o << ", element " << i;
+}
+
+}  // namespace
+}  // namespace sd::native
