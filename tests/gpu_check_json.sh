@@ -120,6 +120,22 @@ case $what in
     [[ $rc == 1 ]] || { echo "--timing-budget 0: exit $rc, expected 1"; exit 1; }
     python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))["timing"]; assert len(t) == 4 and all(r["error"].startswith("skipped: the timing budget") and r["pass"] is False for r in t), t' "$work/skipped.json"
     python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["streams"]; assert [r["streams"] for r in s] == [8, 32] and all(r["error"].startswith("skipped: the streams budget") and r["skipped"] is True and r["pass"] is False for r in s), s' "$work/skipped.json"
+    # fp16 leading (the GPU's rows): fp32's batch 1 first as the reference, every row in fp16 held
+    # to it or to fp16's batch 1, then fp32's largest batch. The CPU keeps float32 and says so.
+    "$prog" --backend cpu --cases 1 --iters 3 --threads 1 --json "$work/fp16.json" \
+      --timing models/tiny_synth_v8_dynamic.onnx --timing-input 3x64x64 --timing-precisions fp16 fp32 --batches 1 3 \
+      --overlap-batch 2 --timing-iters 3 --row-seconds 1 >"$work/fp16.txt"
+    python3 - "$work/fp16.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["timing"]
+got = [(r["precision"], r["batch"], r["cuda_graphs"], "on_device" in r, r.get("workers", 1)) for r in t]
+want = [("fp32", 1, True, False, 1), ("fp16", 1, True, False, 1), ("fp16", 1, False, False, 1), ("fp16", 1, True, True, 1),
+        ("fp16", 3, True, False, 1), ("fp16", 2, True, False, 2), ("fp32", 3, True, False, 1)]
+assert got == want, got
+assert all(r["pass"] is True and r["device_float"] == "float32" for r in t), t
+assert t[1]["max_rel_diff_vs_fp32"] == 0, t[1]
+assert "max_rel_diff_vs_batch1" in t[4] and "max_rel_diff_vs_batch1" in t[6] and "graph_speedup" in t[2], t
+PY
     # A crash part-way (as a kernel fault would be): the JSON holds what was done before it.
     first=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["conformance"][0]["op"])' "$work/check.json")
     rc=0

@@ -246,6 +246,9 @@ int main(int argc, char** argv) {
   app.add_option("--timing-budget", timing.budget_seconds, "seconds for all timing rows (the rest are recorded as skipped)")->capture_default_str();
   app.add_option("--overlap-batch", timing.overlap_batch, "a last timing row: this batch on two sessions at once (0: none)")
       ->capture_default_str();
+  app.add_option("--timing-precisions", timing.precisions, "the timing rows' precisions, the first leading (fp16 fp32 on a GPU)")
+      ->check(CLI::IsMember({"fp32", "fp16"}))
+      ->capture_default_str();
   app.add_option("--row-seconds", timing.row_seconds, "seconds of timed runs per timing row at most")->capture_default_str();
   gpu_check::StreamsOptions streams;
   streams.streams.clear();

@@ -10,6 +10,7 @@
 #include <random>
 #include <thread>
 
+#include "engine/native/half.h"
 #include "engine/native/session.h"
 
 namespace sd::gpu_check {
@@ -20,6 +21,10 @@ using namespace sd::native;
 using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// fp16 against fp32, and an fp16 batch against fp16 batch 1: the whole model's tolerance in fp16
+// (1e-2 of the largest |output|, docs/gpu.md "fp16").
+constexpr double kFp16ModelTolerance = 1e-2;
 
 // The q-quantile (nearest rank), as the rest of the check reports it.
 double quantile(std::vector<double> v, double q) {
@@ -69,6 +74,7 @@ struct Row {
   // downloads, as with --preprocess-on gpu and --postprocess-on gpu. Where the input cannot be
   // bound (the CPU) the row runs as the others and says why.
   bool on_device = false;
+  bool fp16 = false;  // the device's tensors in fp16 (SessionOptions::device_fp16, the GPU's default)
 };
 
 // One worker of a row: its session, its input (in the session's staging where it has one), its
@@ -93,7 +99,7 @@ Status put_input(const Worker& w, const Backend* gpu) {
 
 json measure(const TimingOptions& o, const std::shared_ptr<const NativeModel>& model, const std::shared_ptr<const Backend>& gpu,
              const HostTensor& image, const Row& r, Clock::time_point deadline, std::vector<HostTensor>& outputs) {
-  json row{{"model", o.name}, {"path", o.model}, {"precision", "fp32"}, {"batch", r.batch},
+  json row{{"model", o.name}, {"path", o.model}, {"precision", r.fp16 ? "fp16" : "fp32"}, {"batch", r.batch},
            {"input", std::to_string(o.width) + "x" + std::to_string(o.height)}, {"cuda_graphs", r.graphs}, {"pass", false},
            {"error", nullptr}};
   if (r.workers > 1) row["workers"] = r.workers;
@@ -102,6 +108,7 @@ json measure(const TimingOptions& o, const std::shared_ptr<const NativeModel>& m
   so.threads = o.threads;
   so.cuda_graphs = r.graphs;
   if (gpu) so.backends = {gpu};
+  so.device_fp16 = r.fp16;
   const HostTensor x = batch_of(image, r.batch);
   std::vector<Worker> workers(static_cast<size_t>(std::max(1, r.workers)));
   const auto t_first = Clock::now();
@@ -122,10 +129,19 @@ json measure(const TimingOptions& o, const std::shared_ptr<const NativeModel>& m
     if (r.on_device) {
       auto at = w.session->device_input(0, {x.shape()});
       if (!at) return row.update({{"error", at.error().message}}), row;
-      if (gpu && at->data && at->dtype == DType::kFloat32) {
-        auto buf = gpu->allocate(x.bytes());
+      if (gpu && at->data && (at->dtype == DType::kFloat32 || at->dtype == DType::kFloat16)) {
+        // In the dtype the plan reads its input in (fp16 where the plan is, as the letterbox writes it).
+        std::vector<uint16_t> halves;
+        const void* src = x.data();
+        size_t bytes = x.bytes();
+        if (at->dtype == DType::kFloat16) {
+          halves.resize(static_cast<size_t>(x.numel()));
+          floats_to_halves(x.as<float>(), halves.data(), halves.size());
+          src = halves.data(), bytes = halves.size() * sizeof(uint16_t);
+        }
+        auto buf = gpu->allocate(bytes);
         if (!buf) return row.update({{"error", buf.error().message}}), row;
-        if (auto st = gpu->copy(buf->data(), gpu->device(), x.data(), Device{}, x.bytes(), nullptr); !st)
+        if (auto st = gpu->copy(buf->data(), gpu->device(), src, Device{}, bytes, nullptr); !st)
           return row.update({{"error", st.error().message}}), row;
         w.device_copy = std::move(*buf);
         w.device_input = at->data;
@@ -201,7 +217,12 @@ json measure(const TimingOptions& o, const std::shared_ptr<const NativeModel>& m
                          {"graph_captures", after.graph_captures - before.graph_captures},
                          {"graph_launches", after.graph_launches - before.graph_launches}};
   // After the runs: a failed recording says so.
-  if (auto summary = workers[0].session->plan_summary({x.shape()})) row["graph"] = summary->graph;
+  if (auto summary = workers[0].session->plan_summary({x.shape()})) {
+    row["graph"] = summary->graph;
+    // What the device's float tensors were stored as ("float16" in an fp16 row on a GPU; the
+    // CPU keeps float32 whatever the row asks).
+    row["device_float"] = summary->backends.empty() ? "float32" : summary->backends[0].precision;
+  }
   std::string why;
   if (after.allocations != before.allocations || after.host_allocations != before.host_allocations || after.streams != before.streams ||
       after.graph_captures != before.graph_captures)
@@ -245,35 +266,53 @@ int run_timing(const TimingOptions& options, const std::shared_ptr<const Backend
   std::uniform_real_distribution<float> u(0.f, 1.f);  // an image's range after normalization
   for (int64_t i = 0; i < image.numel(); ++i) image.as<float>()[i] = u(rng);
 
-  std::vector<HostTensor> batch1, outputs;
-  std::optional<double> graph_ms;
-  bool reference_ok = false;
-  auto run_row = [&](const Row& r) {
-    json row = measure(o, *model, gpu, image, r, deadline, r.reference ? outputs : batch1);
-    if (!r.graphs && graph_ms && row.contains("latency_ms") && *graph_ms > 0)
-      row["graph_speedup"] = row["latency_ms"]["median"].get<double>() / *graph_ms;  // plain / graph median
-    if (!r.reference) reference_ok = row["pass"].get<bool>();
-    if (r.graphs && r.batch == 1 && row.contains("latency_ms")) graph_ms = row["latency_ms"]["median"].get<double>();
+  auto wants = [&](const char* p) { return std::find(o.precisions.begin(), o.precisions.end(), p) != o.precisions.end(); };
+  const bool primary16 = !o.precisions.empty() && o.precisions.front() == "fp16";
+  // The reference outputs of batch 1 with graphs, per precision (empty: that row did not run).
+  std::vector<HostTensor> ref32, ref16, scratch;
+  std::optional<double> graph_ms[2];  // batch 1 with graphs, per precision (fp32, fp16)
+  auto run_row = [&](const Row& r, std::vector<HostTensor>& keep) {
+    json row = measure(o, *model, gpu, image, r, deadline, keep);
+    std::optional<double>& g = graph_ms[r.fp16 ? 1 : 0];
+    if (!r.graphs && g && row.contains("latency_ms") && *g > 0)
+      row["graph_speedup"] = row["latency_ms"]["median"].get<double>() / *g;  // plain / graph median
+    if (r.graphs && r.batch == 1 && r.workers == 1 && !r.on_device && row.contains("latency_ms")) g = row["latency_ms"]["median"].get<double>();
+    if (!row.contains("latency_ms")) keep.clear();  // not run: no reference
     failed += !row["pass"].get<bool>();
-    std::printf("timing %-10s batch %3d graphs %-3s workers %d%s %s\n", o.name.c_str(), r.batch, r.graphs ? "on" : "off", r.workers,
-                r.on_device ? " io on device" : "",
+    std::printf("timing %-10s %s batch %3d graphs %-3s workers %d%s %s\n", o.name.c_str(), r.fp16 ? "fp16" : "fp32", r.batch,
+                r.graphs ? "on" : "off", r.workers, r.on_device ? " io on device" : "",
                 row.contains("latency_ms") ? (json{{"latency_ms", row["latency_ms"]}, {"images_per_s", row["images_per_s"]}, {"error", row["error"]}}.dump()).c_str()
                                            : row["error"].dump().c_str());
     emit(row);
   };
-  // Batch 1 with graphs makes the reference the others are held to.
-  run_row(Row{1, true, nullptr, 0, nullptr});
-  const std::vector<HostTensor>* ref = reference_ok ? &batch1 : nullptr;
+  auto or_null = [](const std::vector<HostTensor>& v) { return v.empty() ? nullptr : &v; };
+  // Batch 1 with graphs in fp32 makes the fp32 reference (and, where fp16 leads, what fp16 is
+  // held to: the model tolerance of fp16, 1e-2 of the largest |output|, docs/gpu.md "fp16").
+  if (wants("fp32")) run_row(Row{1, true, nullptr, 0, nullptr}, ref32);
+  Row first{1, true, nullptr, 0, nullptr};
+  first.fp16 = primary16;
+  if (primary16) {
+    first.reference = or_null(ref32), first.tolerance = kFp16ModelTolerance, first.compared = "max_rel_diff_vs_fp32";
+    run_row(first, ref16);
+  }
+  const std::vector<HostTensor>* ref = primary16 ? or_null(ref16) : or_null(ref32);
+  const double batch_tolerance = primary16 ? kFp16ModelTolerance : 1e-3;  // fp16: cuDNN may pick another algorithm per batch
+  auto row_of = [&](Row r) { r.fp16 = primary16; return r; };
   // The same kernels on the same layout: the replay's outputs are the plain launches' (1e-5: no
   // more than a reordered sum could move them).
-  run_row(Row{1, false, ref, 1e-5, "max_rel_diff_vs_graph"});
+  run_row(row_of(Row{1, false, ref, 1e-5, "max_rel_diff_vs_graph"}), scratch);
   // Batch 1 with its input written on the device and its outputs left there: the same graph's
   // kernels, without the upload and downloads (what --preprocess-on and --postprocess-on gpu save).
-  run_row(Row{1, true, ref, 1e-5, "max_rel_diff_vs_graph", 1, true});
+  run_row(row_of(Row{1, true, ref, 1e-5, "max_rel_diff_vs_graph", 1, true}), scratch);
   for (int b : o.batches)
-    if (b != 1) run_row(Row{b, true, ref, 1e-3, "max_rel_diff_vs_batch1"});
+    if (b != 1) run_row(row_of(Row{b, true, ref, batch_tolerance, "max_rel_diff_vs_batch1"}), scratch);
   // The same batch on two sessions at once: how much of the copies the other's kernels hide.
-  if (o.overlap_batch > 0) run_row(Row{o.overlap_batch, true, ref, 1e-3, "max_rel_diff_vs_batch1", 2});
+  if (o.overlap_batch > 0) run_row(row_of(Row{o.overlap_batch, true, ref, batch_tolerance, "max_rel_diff_vs_batch1", 2}), scratch);
+  // fp16 leading: fp32's throughput at the largest batch beside it.
+  if (primary16 && wants("fp32") && !o.batches.empty()) {
+    const int largest = *std::max_element(o.batches.begin(), o.batches.end());
+    if (largest > 1) run_row(Row{largest, true, or_null(ref32), 1e-3, "max_rel_diff_vs_batch1"}, scratch);
+  }
   return failed;
 }
 

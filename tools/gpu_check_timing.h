@@ -31,10 +31,16 @@ struct TimingOptions {
   // > 0: a last row with this batch on two sessions at once, each on its own thread and stream
   // (images_per_s: all their images over the wall time), to show the copies overlapping kernels.
   int overlap_batch = 0;
+  // The device's precisions, the first leading: "fp16" first (the GPU's default) times fp32's batch
+  // 1 first as the reference fp16 is held to, then every row in fp16, then fp32's largest batch;
+  // "fp32" alone (the CPU), every row in fp32.
+  std::vector<std::string> precisions{"fp32"};
 };
 
-// Runs the rows in order (batch 1 with graphs, batch 1 without, batch 1 with graphs and its input
-// and outputs on the device, then each other batch with graphs, then the two-worker row)
+// Runs the rows in order (batch 1 with graphs in fp32 and then in the leading precision, batch 1
+// without graphs, batch 1 with graphs and its input and outputs on the device, then each other
+// batch with graphs, then the two-worker row, all in the leading precision; then fp32's largest
+// batch where fp16 leads)
 // and hands each to `row` as soon as it is measured or skipped. `gpu` nullptr: the CPU alone.
 // Returns the number of rows that failed.
 int run_timing(const TimingOptions& options, const std::shared_ptr<const native::Backend>& gpu,
