@@ -1,4 +1,5 @@
-// Our AVX2 Winograd F(4x4, 3x3) convolution (cpu/winograd_conv.h) against oneDNN's primitive on
+// Our Winograd F(4x4, 3x3) convolution (cpu/winograd_conv.h; its AVX-512 variant where the
+// processor has AVX-512 and the channels are multiples of 16) against oneDNN's direct primitive on
 // YOLOv8n's 3x3 stride-1 shapes, channels-last, with bias and SiLU as the engine runs them
 // (oneDNN: the convolution with bias, then our SiLU pass over the output, as dnnl_conv.cpp does;
 // ours: SiLU in the output transform). Args: input channels, output channels, side,
@@ -38,7 +39,7 @@ void BM_Conv3x3Winograd(benchmark::State& state) {
   omp_set_num_threads(threads);
   if (ours) {
     const WinogradConv conv({1, c, side, side, oc}, w.data(), b.data(), {{WinoPostKind::kSilu}});
-    state.SetLabel("streamdet:wino_4x3:avx2");
+    state.SetLabel(conv.name());  // the AVX-512 variant where the processor has it
     for (auto _ : state) {
       conv.run(x.data(), y.data(), nullptr, threads);
       benchmark::DoNotOptimize(y.data());
