@@ -21,11 +21,14 @@ WinogradConv::WinogradConv(const WinogradGeometry& g, const float* weights, cons
                                  {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
   const int64_t C = g.c, OC = g.oc;
   packed_.assign(static_cast<size_t>(36 * C * OC), 0.f);
+  // Output channels in panels as the kernel reads them (wino::panel_width): each one's panel start.
+  std::vector<int64_t> panel_of(static_cast<size_t>(OC));
+  for (int64_t o0 = 0, nr = 0; o0 < OC; o0 += nr) {
+    nr = wino::panel_width(avx512_, OC, o0);
+    std::fill(panel_of.begin() + o0, panel_of.begin() + o0 + nr, o0);
+  }
   for (int64_t o = 0; o < OC; ++o) {
-    // Output channels in panels of 16 for AVX2 (the last one 8 wide when oc is an odd multiple of
-    // 8), of 64 for AVX-512 (the last one what is left: 16, 32 or 48).
-    const int64_t wide = avx512_ ? 64 : 16;
-    const int64_t o0 = o / wide * wide, nr = std::min<int64_t>(wide, OC - o0), lane = o - o0;
+    const int64_t o0 = panel_of[static_cast<size_t>(o)], nr = wino::panel_width(avx512_, OC, o0), lane = o - o0;
     for (int64_t c = 0; c < C; ++c) {
       const float* k = weights + (o * C + c) * 9;
       double t[6][3];  // G g

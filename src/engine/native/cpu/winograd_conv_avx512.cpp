@@ -1,8 +1,8 @@
 // WinogradConv's kernel for AVX-512 (compiled with -march=x86-64-v4; winograd_conv.h): the AVX2
 // kernel's steps with 16 channels a register. Per block of six tiles, the input transform into
 // V[36][6][c], 36 GEMMs V[p] x U[p] into M[36][6][oc] with a 6x64 FMA micro-kernel (24
-// accumulators and 4 weight vectors of the 32 registers; the 6 row values are broadcast from
-// memory inside the FMAs: 10 loads per 24 FMAs), then the output transform with the epilogue.
+// accumulators and 4 weight vectors of the 32 registers; 4 weight loads and 6 broadcasts per 24
+// FMAs), then the output transform with the epilogue.
 // Needs channels and output channels multiples of 16 (the constructor falls back to AVX2 else).
 #define STREAMDET_ISA_VARIANT avx512
 #include <immintrin.h>
@@ -121,7 +121,7 @@ inline void micro_kernel(const float* a, int64_t lda, const float* b, int64_t k,
     const float* rows[6] = {a0 + i, a1 + i, a2 + i, a3 + i, a4 + i, a5 + i};
 #pragma GCC unroll 6
     for (int r = 0; r < 6; ++r) {
-      const V16 av = _mm512_set1_ps(*rows[r]);  // folded into the FMAs as an embedded broadcast
+      const V16 av = _mm512_set1_ps(*rows[r]);
 #pragma GCC unroll 4
       for (int q = 0; q < NV; ++q) acc[r][q] = _mm512_fmadd_ps(av, bv[q], acc[r][q]);
     }
@@ -132,17 +132,17 @@ inline void micro_kernel(const float* a, int64_t lda, const float* b, int64_t k,
     for (int q = 0; q < NV; ++q) _mm512_storeu_ps(c + r * ldc + q * 16, acc[r][q]);
 }
 
-// M[p] = V[p] x U[p] for the 36 positions; U's panels are 64 output channels wide, the last one
-// whatever is left (16, 32 or 48).
+// M[p] = V[p] x U[p] for the 36 positions; U's panels as panel_width says (64 wide, the last
+// one 16 to 48; 80 channels as 48 + 32).
 void multiply(const RunArgs& a, const Tiling& d, int64_t tpad, const float* v, float* m) {
   const int64_t C = d.c, OC = d.oc;
   for (int p = 0; p < 36; ++p) {
     const float* vp = v + p * tpad * C;
     float* mp = m + p * tpad * OC;
     const float* up = a.packed + p * C * OC;
-    for (int64_t o0 = 0; o0 < OC; o0 += 64) {
+    for (int64_t o0 = 0, nr = 0; o0 < OC; o0 += nr) {
+      nr = panel_width(true, OC, o0);
       const float* panel = up + o0 * C;
-      const int64_t nr = std::min<int64_t>(64, OC - o0);
       for (int64_t t = 0; t < tpad; t += 6) {
         const float* at = vp + t * C;
         float* ct = mp + t * OC + o0;
