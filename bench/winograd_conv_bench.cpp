@@ -1,8 +1,9 @@
-// Our AVX2 Winograd F(4x4, 3x3) convolution (cpu/winograd_conv.h) against oneDNN's primitive on
+// Our Winograd F(4x4, 3x3) convolution (cpu/winograd_conv.h; its AVX-512 variant where the
+// processor has AVX-512 and the channels are multiples of 16) against oneDNN's direct primitive on
 // YOLOv8n's 3x3 stride-1 shapes, channels-last, with bias and SiLU as the engine runs them
 // (oneDNN: the convolution with bias, then our SiLU pass over the output, as dnnl_conv.cpp does;
 // ours: SiLU in the output transform). Args: input channels, output channels, side,
-// implementation (0 oneDNN, 1 ours), threads (2: the setting; 1 for
+// implementation (0 oneDNN, 1 ours as the processor allows, 2 ours' AVX2 variant), threads (2: the setting; 1 for
 // tuning on a busy machine, where the CPU time column of one thread is steadier than wall time).
 // For oneDNN's AVX2 kernel on an AVX-512 machine, cap it as `--cpu-isa avx2` does for the
 // engine:  ONEDNN_MAX_CPU_ISA=AVX2 ./build/bench/streamdet_bench --benchmark_filter=Winograd
@@ -24,6 +25,7 @@ namespace {
 void BM_Conv3x3Winograd(benchmark::State& state) {
   const int64_t c = state.range(0), oc = state.range(1), side = state.range(2);
   const bool ours = state.range(3) != 0;
+  const cpu::Isa variant = state.range(3) == 2 ? cpu::Isa::kAvx2 : cpu::active_isa();
   const int threads = state.range(4) > 0 ? static_cast<int>(state.range(4)) : 2;
   if (cpu::detected_isa() < cpu::Isa::kAvx2) {
     state.SkipWithError("this processor has no AVX2 + FMA");
@@ -37,8 +39,8 @@ void BM_Conv3x3Winograd(benchmark::State& state) {
   std::vector<float> y(static_cast<size_t>(oc * side * side));
   omp_set_num_threads(threads);
   if (ours) {
-    const WinogradConv conv({1, c, side, side, oc}, w.data(), b.data(), {{WinoPostKind::kSilu}});
-    state.SetLabel("streamdet:wino_4x3:avx2");
+    const WinogradConv conv({1, c, side, side, oc}, w.data(), b.data(), {{WinoPostKind::kSilu}}, variant);
+    state.SetLabel(conv.name());  // the AVX-512 variant where the processor has it
     for (auto _ : state) {
       conv.run(x.data(), y.data(), nullptr, threads);
       benchmark::DoNotOptimize(y.data());
@@ -77,11 +79,11 @@ void BM_Conv3x3Winograd(benchmark::State& state) {
 // YOLOv8n at 640: the head's 64->80, 80->80 and 64->64 at 80x80 (P3), 80->80 at 40x40 and 20x20,
 // and the C2f bottlenecks 32->32 at 80x80, 64->64 at 40x40, 128->128 at 20x20.
 BENCHMARK(BM_Conv3x3Winograd)
-    ->ArgsProduct({{64}, {80}, {80}, {0, 1}, {1, 2}})
-    ->ArgsProduct({{80}, {80}, {80, 40, 20}, {0, 1}, {1, 2}})
-    ->ArgsProduct({{64}, {64}, {80, 40}, {0, 1}, {1, 2}})
-    ->ArgsProduct({{32}, {32}, {80}, {0, 1}, {1, 2}})
-    ->ArgsProduct({{128}, {128}, {20}, {0, 1}, {1, 2}})
+    ->ArgsProduct({{64}, {80}, {80}, {0, 1, 2}, {1, 2}})
+    ->ArgsProduct({{80}, {80}, {80, 40, 20}, {0, 1, 2}, {1, 2}})
+    ->ArgsProduct({{64}, {64}, {80, 40}, {0, 1, 2}, {1, 2}})
+    ->ArgsProduct({{32}, {32}, {80}, {0, 1, 2}, {1, 2}})
+    ->ArgsProduct({{128}, {128}, {20}, {0, 1, 2}, {1, 2}})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 

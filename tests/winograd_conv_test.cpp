@@ -1,7 +1,9 @@
-// The AVX2 Winograd F(4x4, 3x3) convolution (cpu/winograd_conv.h) against a direct convolution
-// computed in double, on random data: sizes that are not multiples of the 4x4 tile, images
-// smaller than a tile, 16/24/64/80 channels (24: a panel of 16 and one of 8), with and without
-// bias, each post op, a residual sum, 1 and 3 threads.
+// The Winograd F(4x4, 3x3) convolution (cpu/winograd_conv.h), its AVX2 and its AVX-512 variant,
+// against a direct convolution computed in double, on random data: sizes that are not multiples
+// of the 4x4 tile, images smaller than a tile, 16/24/64/80 channels (24: a panel of 16 and one of
+// 8 for AVX2, and the AVX2 variant where AVX-512 was asked for), 48 and 112 output channels (the
+// AVX-512 variant's narrower last panels), with and without bias, each post op, a residual sum,
+// 1 and 3 threads.
 //
 // Tolerance: Winograd's float error grows with the transforms' constants (A^T up to 8, B^T up to
 // 5, G's 1/6 and 1/24), not with the number of channels alone: for F(4x4, 3x3) in float32 the
@@ -83,8 +85,8 @@ struct WinoCase {
   std::vector<WinoPost> posts;
 };
 
-TEST(WinogradConv, MatchesTheDirectConvolution) {
-  if (cpu::detected_isa() < cpu::Isa::kAvx2) GTEST_SKIP() << "the Winograd kernel needs AVX2 + FMA; this processor has none";
+// Every case on the variant `isa` selects, against the double-precision direct convolution.
+void expect_matches_direct(cpu::Isa isa) {
   const WinoCase cases[] = {
       {"16->16 13x11, no bias", {1, 16, 13, 11, 16}, false, {}},
       {"24->24 9x17, SiLU", {1, 24, 9, 17, 24}, true, {{WinoPostKind::kSilu}}},
@@ -94,6 +96,8 @@ TEST(WinogradConv, MatchesTheDirectConvolution) {
       {"64->16 3x2 (smaller than a tile), Clip", {1, 64, 3, 2, 16}, true, {{WinoPostKind::kClip, -0.5f, 0.5f}}},
       {"24->40 6x14, HardSwish", {1, 24, 6, 14, 40}, false, {{WinoPostKind::kHardSwish}}},
       {"80->64 8x8, sigmoid", {1, 80, 8, 8, 64}, true, {{WinoPostKind::kSigmoid}}},
+      {"32->48 7x9, SiLU", {1, 32, 7, 9, 48}, true, {{WinoPostKind::kSilu}}},
+      {"16->112 6x5, sum", {1, 16, 6, 5, 112}, false, {{WinoPostKind::kSum}}},
   };
   std::mt19937 rng(23);
   std::uniform_real_distribution<float> u(-1, 1);
@@ -104,7 +108,9 @@ TEST(WinogradConv, MatchesTheDirectConvolution) {
     for (auto* v : {&x, &w, &b, &sum})
       for (float& f : *v) f = u(rng);
     const auto want = direct_conv(g, x, w, k.bias ? b.data() : nullptr, k.posts, sum);
-    const WinogradConv conv(g, w.data(), k.bias ? b.data() : nullptr, k.posts);
+    const WinogradConv conv(g, w.data(), k.bias ? b.data() : nullptr, k.posts, isa);
+    const bool wide = isa >= cpu::Isa::kAvx512 && g.c % 16 == 0 && g.oc % 16 == 0;
+    EXPECT_STREQ(conv.name(), wide ? "streamdet:wino_4x3:avx512" : "streamdet:wino_4x3:avx2") << k.name;
     for (int threads : {1, 3}) {
       std::vector<float> y(want.y.size(), std::numeric_limits<float>::quiet_NaN());
       conv.run(x.data(), y.data(), sum.data(), threads);
@@ -114,10 +120,21 @@ TEST(WinogradConv, MatchesTheDirectConvolution) {
         const double err = std::fabs(double{y[i]} - want.y[i]) / want.scale[i];
         if (!(err <= worst)) worst = err, worst_at = i;  // NaN (an output never written) counts as worst
       }
-      EXPECT_LT(worst, 1e-5) << k.name << ", " << threads << " threads: output " << worst_at << " is " << y[worst_at] << ", want "
-                             << want.y[worst_at];
+      EXPECT_LT(worst, 1e-5) << conv.name() << ", " << k.name << ", " << threads << " threads: output " << worst_at << " is "
+                             << y[worst_at] << ", want " << want.y[worst_at];
     }
   }
+}
+
+TEST(WinogradConv, MatchesTheDirectConvolution) {
+  if (cpu::detected_isa() < cpu::Isa::kAvx2) GTEST_SKIP() << "the Winograd kernel needs AVX2 + FMA; this processor has none";
+  expect_matches_direct(cpu::Isa::kAvx2);
+}
+
+TEST(WinogradConv, Avx512VariantMatchesTheDirectConvolution) {
+  if (cpu::detected_isa() < cpu::Isa::kAvx512)
+    GTEST_SKIP() << "the AVX-512 variant needs AVX-512 F/BW/DQ/VL; this processor has " << cpu::isa_name(cpu::detected_isa());
+  expect_matches_direct(cpu::Isa::kAvx512);
 }
 
 TEST(WinogradConv, TakesOnlyThe3x3Stride1Pad1Shapes) {

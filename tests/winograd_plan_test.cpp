@@ -1,14 +1,16 @@
-// Our AVX2 Winograd convolution inside the engine (LoadOptions::conv3x3, cpu/dnnl_conv.cpp): a
-// plan forced onto it gives the oneDNN plan's results on a small YOLO-like chain (SiLU, a
-// residual sum, 24 and 40 channels, odd sizes), it takes exactly the eligible nodes, and the
-// timed choice never takes it where the AVX2 path is not the ISA in use. Skipped, saying so,
-// on processors without AVX2 + FMA.
+// Our Winograd convolution inside the engine (LoadOptions::conv3x3, cpu/dnnl_conv.cpp): a plan
+// forced onto it gives the oneDNN plan's results on a small YOLO-like chain (SiLU, a residual
+// sum, 24 and 40 channels, odd sizes; 32 and 48 for the AVX-512 variant), it takes exactly the
+// eligible nodes, and the timed choice (on the AVX2 and the AVX-512 path alike) takes it on no
+// other node and gives the oneDNN plan's results. Skipped, saying so, on processors without
+// AVX2 + FMA (the AVX-512 case without AVX-512).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/cpu_isa.h"
@@ -22,20 +24,23 @@ namespace {
 using test::OnnxBuilder;
 
 constexpr const char* kOurs = "streamdet:wino_4x3:avx2";
+constexpr const char* kOurs512 = "streamdet:wino_4x3:avx512";
 
-// x [1,16,23,29] -> 3x3 16->24 SiLU (a1) -> 3x3 24->24 SiLU (a2) -> a1 + a2 (a residual sum
-// fused into the second convolution) -> 3x3 24->40 with bias (y1); then three convolutions the
-// kernel must not take: 3x3 stride 2, 1x1, and 3x3 into 8 channels.
-std::string chain_model() {
+bool is_ours(const std::string& impl) { return impl == kOurs || impl == kOurs512; }
+
+// x [1,16,23,29] -> 3x3 16->mid SiLU (a1) -> 3x3 mid->mid SiLU (a2) -> a1 + a2 (a residual sum
+// fused into the second convolution) -> 3x3 mid->wide with bias (y1); then three convolutions the
+// kernel must not take: 3x3 stride 2, 1x1, and 3x3 into 8 channels. mid 24, wide 40 by default.
+std::string chain_model(int64_t mid, int64_t wide) {
   OnnxBuilder b;
   b.input("x", {1, 16, 23, 29});
-  b.random_initializer("w1", {24, 16, 3, 3}, -0.2f, 0.2f);
-  b.random_initializer("b1", {24}, -0.2f, 0.2f);
-  b.random_initializer("w2", {24, 24, 3, 3}, -0.2f, 0.2f);
-  b.random_initializer("b2", {24}, -0.2f, 0.2f);
-  b.random_initializer("w3", {40, 24, 3, 3}, -0.2f, 0.2f);
-  b.random_initializer("b3", {40}, -0.2f, 0.2f);
-  b.random_initializer("w4", {16, 40, 3, 3}, -0.2f, 0.2f);
+  b.random_initializer("w1", {mid, 16, 3, 3}, -0.2f, 0.2f);
+  b.random_initializer("b1", {mid}, -0.2f, 0.2f);
+  b.random_initializer("w2", {mid, mid, 3, 3}, -0.2f, 0.2f);
+  b.random_initializer("b2", {mid}, -0.2f, 0.2f);
+  b.random_initializer("w3", {wide, mid, 3, 3}, -0.2f, 0.2f);
+  b.random_initializer("b3", {wide}, -0.2f, 0.2f);
+  b.random_initializer("w4", {16, wide, 3, 3}, -0.2f, 0.2f);
   b.random_initializer("w5", {16, 16, 1, 1}, -0.2f, 0.2f);
   b.random_initializer("w6", {8, 16, 3, 3}, -0.2f, 0.2f);
   auto conv = [&](const std::string& in, const std::string& w, const std::string& bias, const std::string& out, int64_t stride, int64_t pad) {
@@ -66,8 +71,8 @@ struct ChainRun {
   std::vector<std::string> implementations;  // of the convolution steps, in plan order
 };
 
-ChainRun run_chain(Conv3x3Choice choice) {
-  const std::string bytes = chain_model();
+ChainRun run_chain(Conv3x3Choice choice, int64_t mid = 24, int64_t wide = 40) {
+  const std::string bytes = chain_model(mid, wide);
   LoadOptions lo;
   lo.conv3x3 = choice;
   auto m = NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".", lo);
@@ -94,25 +99,16 @@ ChainRun run_chain(Conv3x3Choice choice) {
   return r;
 }
 
-int count_ours(const ChainRun& r) { return static_cast<int>(std::count(r.implementations.begin(), r.implementations.end(), kOurs)); }
+int count_ours(const ChainRun& r) { return static_cast<int>(std::count_if(r.implementations.begin(), r.implementations.end(), is_ours)); }
 
-#define SKIP_WITHOUT_AVX2() \
-  if (cpu::detected_isa() < cpu::Isa::kAvx2) GTEST_SKIP() << "the Winograd kernel needs AVX2 + FMA; this processor has none"
-
-TEST(WinogradPlan, ForcedOntoOurKernelMatchesTheOneDnnPlan) {
-  SKIP_WITHOUT_AVX2();
-  const ChainRun ours = run_chain(Conv3x3Choice::kWinograd), onednn = run_chain(Conv3x3Choice::kOneDnn);
-  ASSERT_EQ(ours.implementations.size(), 6u);
-  ASSERT_EQ(onednn.implementations.size(), 6u);
-  // The three 3x3 stride-1 convolutions with 16+ channels in multiples of 8, and only those.
-  for (size_t i = 0; i < 6; ++i) EXPECT_EQ(ours.implementations[i] == kOurs, i < 3) << "convolution " << i << ": " << ours.implementations[i];
-  EXPECT_EQ(count_ours(onednn), 0) << "forced onto oneDNN";
-  ASSERT_EQ(ours.outputs.size(), 2u);
-  ASSERT_EQ(onednn.outputs.size(), 2u);
-  // Outputs of magnitude ~1 after three layers; Winograd's float error (tests/winograd_conv_test.cpp)
-  // is ~1e-6 of it, a wrong epilogue (SiLU, the sum, the bias) is ~0.1.
+// Both runs' outputs agree within Winograd's float error (tests/winograd_conv_test.cpp): ~1e-6 of
+// outputs of magnitude ~1 after three layers, where a wrong epilogue (SiLU, the sum, the bias)
+// is ~0.1.
+void expect_same_outputs(const ChainRun& a_run, const ChainRun& b_run) {
+  ASSERT_EQ(a_run.outputs.size(), 2u);
+  ASSERT_EQ(b_run.outputs.size(), 2u);
   for (size_t o = 0; o < 2; ++o) {
-    const HostTensor &a = ours.outputs[o], &b = onednn.outputs[o];
+    const HostTensor &a = a_run.outputs[o], &b = b_run.outputs[o];
     ASSERT_EQ(a.shape(), b.shape());
     double worst = 0, scale = 0;
     for (int64_t i = 0; i < a.numel(); ++i) {
@@ -124,22 +120,48 @@ TEST(WinogradPlan, ForcedOntoOurKernelMatchesTheOneDnnPlan) {
   }
 }
 
-TEST(WinogradPlan, TimedChoiceTakesOurKernelOnlyOnTheAvx2Path) {
+#define SKIP_WITHOUT_AVX2() \
+  if (cpu::detected_isa() < cpu::Isa::kAvx2) GTEST_SKIP() << "the Winograd kernel needs AVX2 + FMA; this processor has none"
+
+TEST(WinogradPlan, ForcedOntoOurKernelMatchesTheOneDnnPlan) {
   SKIP_WITHOUT_AVX2();
-  const ChainRun timed = run_chain(Conv3x3Choice::kMeasured), onednn = run_chain(Conv3x3Choice::kOneDnn);
-  ASSERT_EQ(timed.implementations.size(), 6u);
-  if (cpu::active_isa() != cpu::Isa::kAvx2) {
-    // AVX-512: oneDNN's own Winograd and direct kernels, never ours.
-    EXPECT_EQ(count_ours(timed), 0) << "active ISA " << cpu::isa_name(cpu::active_isa());
-  } else {
-    // AVX2: whichever was faster on each node, ours only on the eligible ones.
-    for (size_t i = 3; i < 6; ++i) EXPECT_NE(timed.implementations[i], kOurs) << "convolution " << i;
+  const ChainRun ours = run_chain(Conv3x3Choice::kWinograd), onednn = run_chain(Conv3x3Choice::kOneDnn);
+  ASSERT_EQ(ours.implementations.size(), 6u);
+  ASSERT_EQ(onednn.implementations.size(), 6u);
+  // The three 3x3 stride-1 convolutions with 16+ channels in multiples of 8, and only those.
+  // 24 and 40 channels are not multiples of 16: the AVX2 variant even on AVX-512.
+  for (size_t i = 0; i < 6; ++i) EXPECT_EQ(ours.implementations[i] == kOurs, i < 3) << "convolution " << i << ": " << ours.implementations[i];
+  EXPECT_EQ(count_ours(onednn), 0) << "forced onto oneDNN";
+  expect_same_outputs(ours, onednn);
+}
+
+TEST(WinogradPlan, ForcedOntoTheAvx512VariantMatchesTheOneDnnPlan) {
+  if (cpu::active_isa() < cpu::Isa::kAvx512)
+    GTEST_SKIP() << "the AVX-512 variant needs the AVX-512 path; the active ISA is " << cpu::isa_name(cpu::active_isa());
+  const ChainRun ours = run_chain(Conv3x3Choice::kWinograd, 32, 48), onednn = run_chain(Conv3x3Choice::kOneDnn, 32, 48);
+  ASSERT_EQ(ours.implementations.size(), 6u);
+  for (size_t i = 0; i < 6; ++i)
+    EXPECT_EQ(ours.implementations[i] == kOurs512, i < 3) << "convolution " << i << ": " << ours.implementations[i];
+  EXPECT_EQ(count_ours(onednn), 0) << "forced onto oneDNN";
+  expect_same_outputs(ours, onednn);
+}
+
+// The timed choice runs on the AVX2 and the AVX-512 path (against oneDNN's direct kernel there,
+// and its Winograd or direct kernel here): whichever was faster on each eligible node, never ours
+// on the others, and the oneDNN plan's results either way.
+TEST(WinogradPlan, TimedChoiceTakesOurKernelOnlyOnEligibleNodes) {
+  SKIP_WITHOUT_AVX2();
+  for (const auto& [mid, wide] : {std::pair<int64_t, int64_t>{24, 40}, {32, 48}}) {
+    const ChainRun timed = run_chain(Conv3x3Choice::kMeasured, mid, wide), onednn = run_chain(Conv3x3Choice::kOneDnn, mid, wide);
+    ASSERT_EQ(timed.implementations.size(), 6u);
+    for (size_t i = 3; i < 6; ++i) EXPECT_FALSE(is_ours(timed.implementations[i])) << "convolution " << i << ", widths " << mid;
+    ASSERT_EQ(timed.outputs.size(), 2u);
+    ASSERT_EQ(onednn.outputs.size(), 2u);
+    for (size_t o = 0; o < 2; ++o)
+      for (int64_t i = 0; i < timed.outputs[o].numel(); ++i)
+        ASSERT_NEAR(timed.outputs[o].as<float>()[i], onednn.outputs[o].as<float>()[i], 1e-4)
+            << "widths " << mid << ", output " << o << ", element " << i;
   }
-  ASSERT_EQ(timed.outputs.size(), 2u);
-  ASSERT_EQ(onednn.outputs.size(), 2u);
-  for (size_t o = 0; o < 2; ++o)
-    for (int64_t i = 0; i < timed.outputs[o].numel(); ++i)
-      ASSERT_NEAR(timed.outputs[o].as<float>()[i], onednn.outputs[o].as<float>()[i], 1e-4) << "output " << o << ", element " << i;
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 namespace sd::native {
 
 enum class Conv3x3Choice {
-  kMeasured,  // where the AVX2 path is the ISA in use: the faster of ours and oneDNN's, timed at plan time
+  kMeasured,  // from the AVX2 path up (AVX-512 included): the faster of ours and oneDNN's, timed at plan time
   kOneDnn,    // oneDNN's primitive always
   kWinograd,  // our Winograd kernel wherever it applies and the processor has AVX2 + FMA
 };

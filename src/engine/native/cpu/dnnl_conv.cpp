@@ -92,16 +92,20 @@ class ConvKernel : public Kernel {
 
     SD_ASSIGN_OR_RETURN(post_, ops::post_ops(ctx));
     if (try_stem(ctx)) return ok();
-    // Our AVX2 Winograd (winograd_conv.h): forced by the loader's option, or timed against
-    // oneDNN's primitive below, once that is built.
+    // Our Winograd (winograd_conv.h, AVX2 or AVX-512): forced by the loader's option, or timed
+    // against oneDNN's primitive (its Winograd or direct kernel) once that is built.
     const auto choice = static_cast<Conv3x3Choice>(a.get_int(kConv3x3Choice, static_cast<int64_t>(Conv3x3Choice::kMeasured)));
     const bool own_fits = !bf16_ && own_winograd_applies();
     if (own_fits && choice == Conv3x3Choice::kWinograd) {
       own_wino_ = make_own_winograd(ctx);
-      impl_ = kOwnWinogradName;
+      impl_ = own_wino_->name();
       return ok();
     }
-    if (!bf16_ && try_winograd(ctx, wei_d, bias_md)) return ok();
+    const bool timed = own_fits && choice == Conv3x3Choice::kMeasured && cpu::active_isa() >= cpu::Isa::kAvx2;
+    if (!bf16_ && try_winograd(ctx, wei_d, bias_md)) {
+      if (timed) take_own_winograd_if_faster(ctx);
+      return ok();
+    }
 
     // oneDNN's swish and logistic post ops cost ~0.5 ns an element here, more than the
     // convolution proper on the narrow layers; with one of them in the chain, the whole chain
@@ -175,20 +179,7 @@ class ConvKernel : public Kernel {
     }
     scratchpad_.init(pd_.scratchpad_desc(), pads_at, args_);
     stream_ = dnnl::stream(eng);
-    // oneDNN 2.6 has no Winograd for AVX2: there, ours against its direct kernel on this shape.
-    if (own_fits && choice == Conv3x3Choice::kMeasured && cpu::active_isa() == cpu::Isa::kAvx2) {
-      const int threads = static_cast<int>(std::max<int64_t>(1, a.get_int(kPlanThreads, 1)));
-      auto own = make_own_winograd(ctx);
-      if (own_is_faster(ctx, *own, threads)) {
-        own_wino_ = std::move(own);
-        impl_ = kOwnWinogradName;
-        // oneDNN's primitive, its weights and scratchpad are not needed any more.
-        conv_ = {};
-        weights_.reset();
-        args_.clear();
-        scratchpad_ = {};
-      }
-    }
+    if (timed) take_own_winograd_if_faster(ctx);
     return ok();
   }
 
@@ -249,7 +240,21 @@ class ConvKernel : public Kernel {
     return true;
   }
 
-  static constexpr const char* kOwnWinogradName = "streamdet:wino_4x3:avx2";
+  // Ours against oneDNN's primitive as built (its Winograd on AVX-512, else its direct kernel) on
+  // this shape; ours runs the node when faster, and oneDNN's primitive, weights and scratchpads
+  // are dropped.
+  void take_own_winograd_if_faster(const OpContext& ctx) {
+    const int threads = static_cast<int>(std::max<int64_t>(1, ctx.node.attrs.get_int(kPlanThreads, 1)));
+    auto own = make_own_winograd(ctx);
+    if (!own_is_faster(ctx, *own, threads)) return;
+    own_wino_ = std::move(own);
+    impl_ = own_wino_->name();
+    conv_ = {};
+    weights_.reset();
+    args_.clear(), to_args_.clear(), from_args_.clear();
+    scratchpad_ = {}, to_scratchpad_ = {}, from_scratchpad_ = {};
+    wino_ = false;
+  }
 
   // Our Winograd kernel takes this node: its shapes, channels-last on both sides, AVX2 + FMA.
   bool own_winograd_applies() const {
@@ -284,7 +289,8 @@ class ConvKernel : public Kernel {
   // layer shapes (YOLOv8n's 32 eligible layers have 18), and later sessions plan at no cost.
   bool own_is_faster(const OpContext& ctx, const ops::WinogradConv& own, int threads) {
     std::string key = std::to_string(g_.n) + "," + std::to_string(g_.c) + "," + std::to_string(g_.h) + "," + std::to_string(g_.w) + "," +
-                      std::to_string(g_.oc) + "," + std::to_string(threads) + "," + std::to_string(has_bias_);
+                      std::to_string(g_.oc) + "," + std::to_string(threads) + "," + std::to_string(has_bias_) + "," +
+                      cpu::isa_name(cpu::active_isa());
     for (const PostOp& p : post_) key += "," + std::to_string(static_cast<int>(p.kind));
     static std::mutex mutex;
     static std::map<std::string, bool> answers;
@@ -450,7 +456,7 @@ class ConvKernel : public Kernel {
   // A fused residual sum's operand, the node's 4th input (init checked its shape).
   static const float* sum_input(std::span<const TensorRef> in) { return in.size() > 3 ? in[3].as<float>() : nullptr; }
   std::unique_ptr<ops::StemConv> stem_;
-  std::unique_ptr<ops::WinogradConv> own_wino_;  // our AVX2 Winograd runs the node (winograd_conv.h)
+  std::unique_ptr<ops::WinogradConv> own_wino_;  // our Winograd runs the node (winograd_conv.h)
   bool stem_fused_post_ = false;  // the stem kernel applies post_ itself
   std::vector<PostOp> post_;
   bool own_post_ = false;  // a direct convolution's post ops run in apply_post_ops, not in oneDNN

@@ -1,4 +1,5 @@
-// WinogradConv's weight transform and packing (once, at load) and the dispatch to its AVX2 kernel.
+// WinogradConv's weight transform and packing (once, at load) and the dispatch to its AVX2 or
+// AVX-512 kernel.
 #include "engine/native/cpu/winograd_conv.h"
 
 #include <algorithm>
@@ -12,16 +13,22 @@ bool WinogradConv::applies(int64_t c, int64_t oc, int64_t kh, int64_t kw, int64_
          pl == 1 && pb == 1 && pr == 1 && c >= 16 && oc >= 16 && c % 8 == 0 && oc % 8 == 0;
 }
 
-WinogradConv::WinogradConv(const WinogradGeometry& g, const float* weights, const float* bias, std::vector<WinoPost> posts)
-    : g_(g), posts_(std::move(posts)) {
+WinogradConv::WinogradConv(const WinogradGeometry& g, const float* weights, const float* bias, std::vector<WinoPost> posts,
+                           cpu::Isa isa)
+    : g_(g), avx512_(isa >= cpu::Isa::kAvx512 && g.c % 16 == 0 && g.oc % 16 == 0), posts_(std::move(posts)) {
   // G for F(4x4, 3x3) (Lavin & Gray, 2016), in double: the transformed weights are rounded once.
   static const double G[6][3] = {{1.0 / 4, 0, 0},          {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
                                  {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
   const int64_t C = g.c, OC = g.oc;
   packed_.assign(static_cast<size_t>(36 * C * OC), 0.f);
+  // Output channels in panels as the kernel reads them (wino::panel_width): each one's panel start.
+  std::vector<int64_t> panel_of(static_cast<size_t>(OC));
+  for (int64_t o0 = 0, nr = 0; o0 < OC; o0 += nr) {
+    nr = wino::panel_width(avx512_, OC, o0);
+    std::fill(panel_of.begin() + o0, panel_of.begin() + o0 + nr, o0);
+  }
   for (int64_t o = 0; o < OC; ++o) {
-    // Output channels in panels of 16 (the last one 8 wide when oc is an odd multiple of 8).
-    const int64_t o0 = o / 16 * 16, nr = std::min<int64_t>(16, OC - o0), lane = o - o0;
+    const int64_t o0 = panel_of[static_cast<size_t>(o)], nr = wino::panel_width(avx512_, OC, o0), lane = o - o0;
     for (int64_t c = 0; c < C; ++c) {
       const float* k = weights + (o * C + c) * 9;
       double t[6][3];  // G g
@@ -47,7 +54,10 @@ void WinogradConv::run(const float* src, float* dst, const float* sum, int threa
 #if defined(__x86_64__)
   const wino::RunArgs args{g_,     packed_.data(), bias_.data(), posts_.data(), static_cast<int64_t>(posts_.size()), block_tiles_,
                            src,    dst,            sum,          std::max(1, threads)};
-  wino::run_avx2(args);
+  if (avx512_)
+    wino::run_avx512(args);
+  else
+    wino::run_avx2(args);
 #else
   (void)src, (void)dst, (void)sum, (void)threads;
   std::abort();  // callers check cpu::detected_isa() >= kAvx2 first, which never holds here

@@ -1,4 +1,4 @@
-// Winograd F(4x4, 3x3) convolution for the AVX2 path: 3x3, stride 1, pad 1, group 1, float32,
+// Winograd F(4x4, 3x3) convolution for the AVX2 and AVX-512 paths: 3x3, stride 1, pad 1, group 1, float32,
 // channels-last in and out, channels and output channels multiples of 8 (at least 16), with the
 // FusedConv epilogue (bias, activations, residual sum) applied in the output transform.
 //
@@ -11,8 +11,11 @@
 //
 // Work is split in blocks of six tiles whose transformed input and products stay in L1/L2 (the
 // weights stream from L2: winograd_conv.cpp says what was measured); the engine's threads
-// (parallel.h) take blocks. The kernel is compiled for AVX2 + FMA only
-// (winograd_conv_avx2.cpp) and must not be run where cpu::detected_isa() < kAvx2.
+// (parallel.h) take blocks. The kernel has two variants, chosen when the weights are packed:
+// AVX2 + FMA (winograd_conv_avx2.cpp, 8 channels a register, a 6x16 micro-kernel) and AVX-512
+// (winograd_conv_avx512.cpp, 16 channels a register, a 6x64 micro-kernel on the 32 registers;
+// channels and output channels multiples of 16, else the AVX2 variant). Neither may be run where
+// cpu::detected_isa() < kAvx2.
 //
 // Float error: the transforms multiply by up to 8 (A^T) and 5 (B^T) and G holds 1/6 and 1/24, so
 // the result's rounding error is larger than a direct convolution's: up to ~2e-6 of the sum of
@@ -44,19 +47,29 @@ class WinogradConv {
   static bool applies(int64_t c, int64_t oc, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w, int64_t dilation_h,
                       int64_t dilation_w, int64_t group, int64_t pt, int64_t pl, int64_t pb, int64_t pr);
 
-  // weights: OIHW [oc, c, 3, 3]; bias: [oc] or null. Transforms and packs the weights.
-  WinogradConv(const WinogradGeometry& g, const float* weights, const float* bias, std::vector<WinoPost> posts);
+  // weights: OIHW [oc, c, 3, 3]; bias: [oc] or null. Transforms and packs the weights for the
+  // variant `isa` allows: AVX-512 from kAvx512 up when both channel counts are multiples of 16,
+  // AVX2 otherwise (tests pass each runnable level to compare the variants on one processor).
+  WinogradConv(const WinogradGeometry& g, const float* weights, const float* bias, std::vector<WinoPost> posts,
+               cpu::Isa isa = cpu::active_isa());
 
   // src: [n, h, w, c]; dst: [n, h, w, oc]; sum: the residual operand, [n, h, w, oc], needed
-  // when the epilogue has a kSum. Needs AVX2 + FMA (cpu::detected_isa() >= kAvx2).
+  // when the epilogue has a kSum. Needs AVX2 + FMA (cpu::detected_isa() >= kAvx2), and AVX-512
+  // when the constructor chose that variant.
   void run(const float* src, float* dst, const float* sum, int threads) const;
 
   // Tiles per block (a multiple of 6): the unit of work a thread takes.
   int64_t tiles_per_block() const { return block_tiles_; }
 
+  // The variant the weights were packed for: "streamdet:wino_4x3:avx2" or "...:avx512" (the
+  // plan's implementation name).
+  const char* name() const { return avx512_ ? "streamdet:wino_4x3:avx512" : "streamdet:wino_4x3:avx2"; }
+
  private:
   WinogradGeometry g_;
-  std::vector<float> packed_;  // [36][oc / 16 (then 8)][c][16 (or 8)]: U = G g G^T by position
+  bool avx512_ = false;        // which kernel run() calls (and how packed_ is laid out)
+  std::vector<float> packed_;  // [36][panels][c][panel width]: U = G g G^T by position; panels of
+                               // 16 output channels (the last 8) for AVX2, 64 (the last 16-48) for AVX-512
   std::vector<float> bias_;    // [oc]
   std::vector<WinoPost> posts_;
   int64_t block_tiles_ = 6;
@@ -64,7 +77,7 @@ class WinogradConv {
 
 namespace wino {
 
-// One run's inputs for the ISA-specific kernel (winograd_conv_avx2.cpp).
+// One run's inputs for the ISA-specific kernels (winograd_conv_avx2.cpp, winograd_conv_avx512.cpp).
 struct RunArgs {
   WinogradGeometry g;
   const float* packed;
@@ -80,6 +93,17 @@ struct RunArgs {
 
 #if defined(__x86_64__)
 void run_avx2(const RunArgs& a);
+void run_avx512(const RunArgs& a);  // channels and output channels multiples of 16
+
+// The width of the packed weight panel starting at output channel o0 of oc. AVX2: 16 (the last
+// one 8 when oc is an odd multiple of 8). AVX-512: 64, the last one what is left, except that 80
+// left are 48 + 32, not 64 + 16: the 16-wide micro-kernel has 6 accumulators, too few to hide the
+// FMA latency (measured: 16% of the 80 -> 80 layer's time for 20% of its multiply-adds).
+inline int64_t panel_width(bool avx512, int64_t oc, int64_t o0) {
+  const int64_t left = oc - o0;
+  if (!avx512) return left < 16 ? left : 16;
+  return left == 80 ? 48 : left < 64 ? left : 64;
+}
 #endif
 
 }  // namespace wino

@@ -1,0 +1,240 @@
+// WinogradConv's kernel for AVX-512 (compiled with -march=x86-64-v4; winograd_conv.h): the AVX2
+// kernel's steps with 16 channels a register. Per block of six tiles, the input transform into
+// V[36][6][c], 36 GEMMs V[p] x U[p] into M[36][6][oc] with a 6x64 FMA micro-kernel (24
+// accumulators and 4 weight vectors of the 32 registers; 4 weight loads and 6 broadcasts per 24
+// FMAs), then the output transform with the epilogue.
+// Needs channels and output channels multiples of 16 (the constructor falls back to AVX2 else).
+#define STREAMDET_ISA_VARIANT avx512
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "engine/native/cpu/fast_math.h"
+#include "engine/native/cpu/winograd_conv.h"
+#include "engine/native/parallel.h"
+
+namespace sd::native::ops::wino {
+namespace {
+
+using V16 = __m512;
+
+struct Tiling {
+  int64_t n, h, w, c, oc;
+  int64_t th, tw, tiles;  // tiles per column and row of an image, in all
+};
+
+// Each thread's block buffers, kept between runs (grown when a larger layer comes).
+float* thread_buffer(size_t floats) {
+  struct Freer {
+    void operator()(float* p) const { std::free(p); }
+  };
+  thread_local std::unique_ptr<float, Freer> buf;
+  thread_local size_t have = 0;
+  if (have < floats) {
+    buf.reset(static_cast<float*>(std::aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64)));
+    if (!buf) std::abort();  // out of memory for a few hundred KiB: nothing sensible to do
+    have = floats;
+  }
+  return buf.get();
+}
+
+// B^T z for one column (or row) of 6: F(4x4, 3x3)'s input transform.
+inline void input_rows(const V16 z[6], V16 r[6]) {
+  const V16 four = _mm512_set1_ps(4.f), five = _mm512_set1_ps(5.f), two = _mm512_set1_ps(2.f);
+  r[0] = _mm512_fmadd_ps(four, z[0], _mm512_fnmadd_ps(five, z[2], z[4]));
+  r[1] = _mm512_fnmadd_ps(four, _mm512_add_ps(z[1], z[2]), _mm512_add_ps(z[3], z[4]));
+  r[2] = _mm512_fmadd_ps(four, _mm512_sub_ps(z[1], z[2]), _mm512_sub_ps(z[4], z[3]));
+  r[3] = _mm512_fmadd_ps(two, _mm512_sub_ps(z[3], z[1]), _mm512_sub_ps(z[4], z[2]));
+  r[4] = _mm512_fmadd_ps(two, _mm512_sub_ps(z[1], z[3]), _mm512_sub_ps(z[4], z[2]));
+  r[5] = _mm512_fmadd_ps(four, z[1], _mm512_fnmadd_ps(five, z[3], z[5]));
+}
+
+// A^T m for one column (or row) of 6: the output transform.
+inline void output_rows(const V16 m[6], V16 o[4]) {
+  const V16 s12 = _mm512_add_ps(m[1], m[2]), d12 = _mm512_sub_ps(m[1], m[2]);
+  const V16 s34 = _mm512_add_ps(m[3], m[4]), d34 = _mm512_sub_ps(m[3], m[4]);
+  o[0] = _mm512_add_ps(_mm512_add_ps(m[0], s12), s34);
+  o[1] = _mm512_fmadd_ps(_mm512_set1_ps(2.f), d34, d12);
+  o[2] = _mm512_fmadd_ps(_mm512_set1_ps(4.f), s34, s12);
+  o[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.f), d34, d12), m[5]);
+}
+
+// Tiles [t0, t0 + count) into V[36][tpad][c]; rows count..tpad (the last block's padding) zero.
+void input_transform(const RunArgs& a, const Tiling& d, int64_t t0, int64_t count, int64_t tpad, float* v) {
+  const int64_t C = d.c;
+  const V16 zero = _mm512_setzero_ps();
+  for (int64_t tl = 0; tl < tpad; ++tl) {
+    if (tl >= count) {
+      for (int p = 0; p < 36; ++p) std::memset(v + (p * tpad + tl) * C, 0, static_cast<size_t>(C) * sizeof(float));
+      continue;
+    }
+    const int64_t t = t0 + tl, img = t / (d.th * d.tw), r = t % (d.th * d.tw), iy0 = r / d.tw * 4 - 1, ix0 = r % d.tw * 4 - 1;
+    const float* base = a.src + img * d.h * d.w * C;
+    const bool inside = iy0 >= 0 && ix0 >= 0 && iy0 + 6 <= d.h && ix0 + 6 <= d.w;
+    bool row_in[6], col_in[6];
+    for (int i = 0; i < 6; ++i) {
+      row_in[i] = inside || (iy0 + i >= 0 && iy0 + i < d.h);
+      col_in[i] = inside || (ix0 + i >= 0 && ix0 + i < d.w);
+    }
+    float* vt = v + tl * C;
+    for (int64_t c = 0; c < C; c += 16) {
+      V16 tmp[6][6];  // [row of B^T d][column]
+      for (int j = 0; j < 6; ++j) {
+        V16 z[6], r6[6];
+        for (int i = 0; i < 6; ++i)
+          z[i] = row_in[i] && col_in[j] ? _mm512_loadu_ps(base + ((iy0 + i) * d.w + ix0 + j) * C + c) : zero;
+        input_rows(z, r6);
+        for (int i = 0; i < 6; ++i) tmp[i][j] = r6[i];
+      }
+      for (int i = 0; i < 6; ++i) {
+        V16 r6[6];
+        input_rows(tmp[i], r6);
+        for (int j = 0; j < 6; ++j) _mm512_storeu_ps(vt + (i * 6 + j) * tpad * C + c, r6[j]);
+      }
+    }
+  }
+}
+
+// c[6][16 * NV] = a[6][k] x b[k][16 * NV]: a's rows lda apart, b packed [k][16 * NV], c's rows
+// ldc apart. NV = 4 is the main kernel; 1 to 3 take a layer's last, narrower panel.
+template <int NV>
+inline void micro_kernel(const float* a, int64_t lda, const float* b, int64_t k, float* c, int64_t ldc) {
+  constexpr int kNr = 16 * NV;
+  V16 acc[6][NV];
+#pragma GCC unroll 6
+  for (int r = 0; r < 6; ++r)
+#pragma GCC unroll 4
+    for (int q = 0; q < NV; ++q) acc[r][q] = _mm512_setzero_ps();
+  const float* a0 = a;
+  const float* a1 = a + lda;
+  const float* a2 = a + 2 * lda;
+  const float* a3 = a + 3 * lda;
+  const float* a4 = a + 4 * lda;
+  const float* a5 = a + 5 * lda;
+  for (int64_t i = 0; i < k; ++i) {
+    V16 bv[NV];
+#pragma GCC unroll 4
+    for (int q = 0; q < NV; ++q) bv[q] = _mm512_loadu_ps(b + i * kNr + q * 16);
+    const float* rows[6] = {a0 + i, a1 + i, a2 + i, a3 + i, a4 + i, a5 + i};
+#pragma GCC unroll 6
+    for (int r = 0; r < 6; ++r) {
+      const V16 av = _mm512_set1_ps(*rows[r]);
+#pragma GCC unroll 4
+      for (int q = 0; q < NV; ++q) acc[r][q] = _mm512_fmadd_ps(av, bv[q], acc[r][q]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < 6; ++r)
+#pragma GCC unroll 4
+    for (int q = 0; q < NV; ++q) _mm512_storeu_ps(c + r * ldc + q * 16, acc[r][q]);
+}
+
+// M[p] = V[p] x U[p] for the 36 positions; U's panels as panel_width says (64 wide, the last
+// one 16 to 48; 80 channels as 48 + 32).
+void multiply(const RunArgs& a, const Tiling& d, int64_t tpad, const float* v, float* m) {
+  const int64_t C = d.c, OC = d.oc;
+  for (int p = 0; p < 36; ++p) {
+    const float* vp = v + p * tpad * C;
+    float* mp = m + p * tpad * OC;
+    const float* up = a.packed + p * C * OC;
+    for (int64_t o0 = 0, nr = 0; o0 < OC; o0 += nr) {
+      nr = panel_width(true, OC, o0);
+      const float* panel = up + o0 * C;
+      for (int64_t t = 0; t < tpad; t += 6) {
+        const float* at = vp + t * C;
+        float* ct = mp + t * OC + o0;
+        switch (nr) {
+          case 64: micro_kernel<4>(at, C, panel, C, ct, OC); break;
+          case 48: micro_kernel<3>(at, C, panel, C, ct, OC); break;
+          case 32: micro_kernel<2>(at, C, panel, C, ct, OC); break;
+          default: micro_kernel<1>(at, C, panel, C, ct, OC); break;
+        }
+      }
+    }
+  }
+}
+
+// Bias and the post ops on 16 output channels; `at` is the element offset in dst (and sum).
+inline V16 epilogue(const RunArgs& a, V16 x, int64_t at) {
+  for (int64_t i = 0; i < a.post_count; ++i) {
+    const WinoPost& p = a.posts[i];
+    switch (p.kind) {
+      case WinoPostKind::kRelu: x = _mm512_max_ps(x, _mm512_setzero_ps()); break;
+      case WinoPostKind::kLeakyRelu:
+        x = _mm512_mask_mul_ps(x, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), x, _mm512_set1_ps(p.alpha));
+        break;
+      case WinoPostKind::kSilu:
+      case WinoPostKind::kSigmoid: {
+        f32x16 v;
+        std::memcpy(&v, &x, sizeof v);
+        const f32x16 s = 1.0f / (1.0f + fast_exp_of(-v));
+        const f32x16 r = p.kind == WinoPostKind::kSilu ? v * s : s;
+        std::memcpy(&x, &r, sizeof x);
+        break;
+      }
+      case WinoPostKind::kHardSwish: {
+        const V16 g = _mm512_fmadd_ps(x, _mm512_set1_ps(1.f / 6.f), _mm512_set1_ps(0.5f));
+        x = _mm512_mul_ps(x, _mm512_min_ps(_mm512_max_ps(g, _mm512_setzero_ps()), _mm512_set1_ps(1.f)));
+        break;
+      }
+      case WinoPostKind::kClip: x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(p.alpha)), _mm512_set1_ps(p.beta)); break;
+      case WinoPostKind::kSum: x = _mm512_add_ps(x, _mm512_loadu_ps(a.sum + at)); break;
+    }
+  }
+  return x;
+}
+
+// M[36][tpad][oc] of tiles [t0, t0 + count) back to 4x4 outputs, with bias and epilogue, into dst.
+void output_transform(const RunArgs& a, const Tiling& d, int64_t t0, int64_t count, int64_t tpad, const float* m) {
+  const int64_t OC = d.oc;
+  for (int64_t tl = 0; tl < count; ++tl) {
+    const int64_t t = t0 + tl, img = t / (d.th * d.tw), r = t % (d.th * d.tw), oy0 = r / d.tw * 4, ox0 = r % d.tw * 4;
+    const int64_t rows = std::min<int64_t>(4, d.h - oy0), cols = std::min<int64_t>(4, d.w - ox0);
+    const float* mt = m + tl * OC;
+    for (int64_t o = 0; o < OC; o += 16) {
+      V16 tmp[4][6];
+      for (int j = 0; j < 6; ++j) {
+        V16 col[6], o4[4];
+        for (int i = 0; i < 6; ++i) col[i] = _mm512_loadu_ps(mt + (i * 6 + j) * tpad * OC + o);
+        output_rows(col, o4);
+        for (int i = 0; i < 4; ++i) tmp[i][j] = o4[i];
+      }
+      const V16 bias = _mm512_loadu_ps(a.bias + o);
+      for (int64_t i = 0; i < rows; ++i) {
+        V16 o4[4];
+        output_rows(tmp[i], o4);
+        for (int64_t j = 0; j < cols; ++j) {
+          const int64_t at = ((img * d.h + oy0 + i) * d.w + ox0 + j) * OC + o;
+          _mm512_storeu_ps(a.dst + at, epilogue(a, _mm512_add_ps(o4[j], bias), at));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void run_avx512(const RunArgs& a) {
+  const WinogradGeometry& g = a.g;
+  Tiling d{g.n, g.h, g.w, g.c, g.oc, (g.h + 3) / 4, (g.w + 3) / 4, 0};
+  d.tiles = g.n * d.th * d.tw;
+  // No more tiles per block than an even share of the threads needs (small layers).
+  const int64_t share = (d.tiles + a.threads - 1) / a.threads;
+  const int64_t tpad = std::min(a.block_tiles, (share + 5) / 6 * 6);
+  const int64_t blocks = (d.tiles + tpad - 1) / tpad;
+  parallel_for(blocks, a.threads, 1, [&](int64_t b0, int64_t b1) {
+    float* v = thread_buffer(static_cast<size_t>(36 * tpad * (g.c + g.oc)));
+    float* m = v + 36 * tpad * g.c;
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t t0 = b * tpad, count = std::min(tpad, d.tiles - t0);
+      input_transform(a, d, t0, count, tpad, v);
+      multiply(a, d, tpad, v, m);
+      output_transform(a, d, t0, count, tpad, m);
+    }
+  });
+}
+
+}  // namespace sd::native::ops::wino
