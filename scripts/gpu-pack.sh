@@ -31,23 +31,27 @@ if [[ ! -s $model || tools/make_yolov8n.py -nt $model ]]; then
   mv "$model.tmp" "$model"
 fi
 # The NVDEC clips (H.264 640x360, HEVC 320x180) and their CPU-decoded reference frames (the GPU
-# machine has no FFmpeg): made here.
+# machine has no FFmpeg): made here. And the nvdec_e2e clip: H.264 at 1280x720, 90 frames (3 s,
+# 1.3 MB), with no reference (the check downloads NVDEC's own frames; 90 reference frames would
+# be 124 MB).
 make_clip() {
   local dir=$1
   shift
-  if [[ ! -s $dir/reference.nv12 || "$b/tools/streamdet_nvdec_clip" -nt $dir/reference.nv12 ]]; then
+  if [[ ! -e $dir/reference.nv12 || "$b/tools/streamdet_nvdec_clip" -nt $dir/reference.nv12 ]]; then  # written last (empty: --no-reference)
     rm -rf "$dir"
     "$b/tools/streamdet_nvdec_clip" --out "$dir" "$@" || { echo "gpu-pack.sh: streamdet_nvdec_clip $* failed: no pack without the NVDEC clips" >&2; exit 1; }
   fi
 }
 make_clip "$b/nvdec_clip"
 make_clip "$b/nvdec_clip_hevc" --codec hevc --width 320 --height 180
+make_clip "$b/nvdec_clip_720p" --width 1280 --height 720 --frames 90 --no-reference
 stage=.gpu/stage
 rm -rf .gpu
 mkdir -p "$stage/lib"
 cp "$b/tools/streamdet_gpu_check" "$b/tests/streamdet_native_tests" "$stage/"
 cp -r "$b/nvdec_clip" "$stage/nvdec"
 cp -r "$b/nvdec_clip_hevc" "$stage/nvdec_hevc"
+cp -r "$b/nvdec_clip_720p" "$stage/nvdec_720p"
 ldd "$b/tools/streamdet_gpu_check" "$b/tests/streamdet_native_tests" | awk '/=> \// {print $3}' | sort -u | while read -r lib; do
   case "$(basename "$lib")" in
     libc.so* | libm.so* | libdl.so* | librt.so* | libpthread.so* | ld-linux*) ;;  # the system's own
@@ -59,3 +63,9 @@ rm -rf "$stage"
 # The YOLOv8n-architecture model goes along as it is: the GPU machine never exports it.
 cp "$model" .gpu/yolov8n_arch.onnx
 ls -l .gpu/
+# What the device tool carries at most (64 MiB for all of .gpu/): refused here rather than there.
+size=$(du -sb .gpu | cut -f1)
+if ((size > 60 * 1024 * 1024)); then
+  echo "gpu-pack.sh: .gpu/ is $size bytes, over the 60 MiB kept under the device tool's 64 MiB carry limit" >&2
+  exit 1
+fi

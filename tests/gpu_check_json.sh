@@ -78,6 +78,14 @@ for key, codec, size in (("nvdec", "h264", "640x360"), ("nvdec_hevc", "hevc", "3
     need(n["pass"] is True or (isinstance(n["error"], str) and n["error"]), f"{key}: failed without an error: {n}")
     if n["pass"]:
         need(n["psnr_db"]["min"] >= 50 and n["pts_in_order"] and n["decode_fps"] > 0, f"{key}: {n}")
+# The end-to-end part (tools/gpu_check_nvdec_e2e.h): here there is no NVDEC, and it says so.
+if "nvdec_e2e" in r:
+    n = r["nvdec_e2e"]
+    for k in ("pass", "error", "fps", "engine_fps", "e2e_over_engine", "frames", "input", "precision", "codec", "clip_frames"):
+        need(k in n, f"nvdec_e2e.{k} missing")
+    need(n["input"] == "1280x720" and n["codec"] == "h264", f"nvdec_e2e clip: {n}")
+    need(n["pass"] is False and n.get("skipped") is True and n["error"].startswith("skipped: no NVDEC"), f"nvdec_e2e on the CPU path: {n}")
+    need(n["fps"] is None and n["frames"] == 0, f"nvdec_e2e measured without NVDEC: {n}")
 # The streams part (tools/gpu_check_streams.h): one row per count, in order, end to end on the CPU path.
 streams = r.get("streams", [])
 need([s["streams"] for s in streams] == want_streams, f"streams rows {[s['streams'] for s in streams]}, expected {want_streams}")
@@ -106,18 +114,23 @@ case $what in
     prog=$4
     "$(dirname "$prog")/streamdet_nvdec_clip" --out "$work/clip" >/dev/null
     "$(dirname "$prog")/streamdet_nvdec_clip" --out "$work/clip_hevc" --codec hevc --width 320 --height 180 >/dev/null
+    "$(dirname "$prog")/streamdet_nvdec_clip" --out "$work/clip_720p" --width 1280 --height 720 --frames 4 --no-reference >/dev/null
     "$prog" --backend cpu --cases 4 --iters 3 --threads 1 --json "$work/check.json" --nvdec-clip "$work/clip" --nvdec-clip "$work/clip_hevc" \
       --model models/tiny_synth_v8.onnx --input 1x3x256x256 \
       --timing models/tiny_synth_v8_dynamic.onnx --timing-input 3x64x64 --batches 1 3 --overlap-batch 2 --timing-iters 3 --row-seconds 1 \
-      --streams 8 32 --stream-workers 2 --stream-frame 160x120 --streams-seconds 1 --streams-budget 10 >"$work/check.txt"
+      --streams 8 32 --stream-workers 2 --stream-frame 160x120 --streams-seconds 1 --streams-budget 10 \
+      --nvdec-e2e "$work/clip_720p" --nvdec-e2e-seconds 1 --nvdec-e2e-budget 5 >"$work/check.txt"
     check_json "$work/check.json" true 10 1 4 8 32
-    python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert "nvdec" in r and "nvdec_hevc" in r, "no nvdec or nvdec_hevc in check.json"' "$work/check.json"
+    python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert "nvdec" in r and "nvdec_hevc" in r and "nvdec_e2e" in r, "no nvdec, nvdec_hevc or nvdec_e2e in check.json"' "$work/check.json"
+    python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["nvdec_e2e"]["clip_frames"] == 4, r["nvdec_e2e"]' "$work/check.json"
     # A timing budget spent before the rows: each is recorded as skipped, and the check fails.
     rc=0
     "$prog" --backend cpu --cases 1 --iters 3 --threads 1 --json "$work/skipped.json" \
       --timing models/tiny_synth_v8_dynamic.onnx --timing-input 3x64x64 --batches 1 3 --timing-budget 0 \
-      --streams 8 32 --stream-frame 160x120 --streams-budget 0 >"$work/skipped.txt" || rc=$?
+      --streams 8 32 --stream-frame 160x120 --streams-budget 0 --nvdec-clip "$work/clip_720p" >"$work/skipped.txt" || rc=$?
     [[ $rc == 1 ]] || { echo "--timing-budget 0: exit $rc, expected 1"; exit 1; }
+    # A clip without reference frames (the nvdec_e2e clip's kind): the NVDEC check says so by name.
+    python3 -c 'import json, sys; n = json.load(open(sys.argv[1]))["nvdec"]; assert n["pass"] is False and "no reference frames" in n["error"], n' "$work/skipped.json"
     python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))["timing"]; assert len(t) == 4 and all(r["error"].startswith("skipped: the timing budget") and r["pass"] is False for r in t), t' "$work/skipped.json"
     python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["streams"]; assert [r["streams"] for r in s] == [8, 32] and all(r["error"].startswith("skipped: the streams budget") and r["skipped"] is True and r["pass"] is False for r in s), s' "$work/skipped.json"
     # fp16 leading (the GPU's rows): fp32's batch 1 first as the reference, every row in fp16 held
@@ -157,7 +170,9 @@ PY
     done
     grep -q '^total: ' "$work/out/summary.txt"
     check_json "$work/out/check.json" true 10 1 4 8 32
-    python3 -c 'import json, sys; assert "nvdec" in json.load(open(sys.argv[1])), "no nvdec in check.json"' "$work/out/check.json"
+    python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert "nvdec" in r and "nvdec_e2e" in r, "no nvdec or nvdec_e2e in check.json"' "$work/out/check.json"
+    [[ $(grep -c '^  nvdec_e2e' "$work/out/summary.txt") == 1 ]] && grep -q '^  nvdec_e2e: not counted here: skipped: no NVDEC' "$work/out/summary.txt" ||
+      { echo "summary.txt: not one nvdec_e2e line saying it is skipped"; exit 1; }
     # The whole listing read (not grep -q): an early exit would make tar die of SIGPIPE, and pipefail fail the test.
     tar -tzf "$work/out/logs.tar.gz" | grep 'check.txt' >/dev/null || { echo "logs.tar.gz has no check.txt"; exit 1; }
     files=$(find "$work/out" -type f | wc -l)

@@ -256,6 +256,28 @@ TEST_P(NvdecClipOf, TheReferenceFramesAreWhatTheCpuDecodes) {
 
 INSTANTIATE_TEST_SUITE_P(NvdecClip, NvdecClipOf, testing::Values("h264", "hevc"));
 
+// The GPU check's nvdec_e2e clip (gpu-pack.sh: 720p, --no-reference): its frames counted, no
+// reference (which at 720p would be 1.4 MB a frame); a reference of the wrong size still refused.
+TEST(NvdecClip, WithoutReferenceIsReadWithItsFramesAndNoReference) {
+  test::TempDir dir;
+  const std::string tool = clip_tool();
+  if (!std::filesystem::exists(tool)) GTEST_SKIP() << tool << " is not built (streamdet_test_programs builds it)";
+  const std::string out = dir.file("clip");
+  ASSERT_EQ(std::system((tool + " --out " + out + " --width 1280 --height 720 --frames 4 --no-reference >/dev/null").c_str()), 0);
+  EXPECT_EQ(std::filesystem::file_size(out + "/reference.nv12"), 0u);
+  auto clip = load_nvdec_clip(out);
+  ASSERT_TRUE(clip) << clip.error().message;
+  EXPECT_FALSE(clip->has_reference());
+  EXPECT_EQ(clip->width, 1280);
+  EXPECT_EQ(clip->height, 720);
+  EXPECT_EQ(clip->frames(), 4u);
+  EXPECT_EQ(clip->packets.size(), 4u);
+  std::ofstream(out + "/reference.nv12", std::ios::binary) << "not a frame";
+  auto truncated = load_nvdec_clip(out);
+  ASSERT_FALSE(truncated);
+  EXPECT_NE(truncated.error().message.find("reference.nv12 holds 11 bytes"), std::string::npos) << truncated.error().message;
+}
+
 TEST(NvdecClip, PsnrOfKnownDifferences) {
   std::vector<uint8_t> a(1000, 100), b = a;
   EXPECT_EQ(psnr_u8(a.data(), b.data(), a.size()), kIdenticalPsnr);

@@ -13,6 +13,8 @@
 //       [--timing yolov8n.onnx [--timing-input 3x640x640] [--batches 1 8 32 64] [--timing-budget 45]]
 // --timing: latency at batch 1 with and without CUDA graphs and throughput per batch (gpu_check_timing.h).
 // --streams 8 32: many synthetic streams end to end on one GPU, M workers (gpu_check_streams.h).
+// --nvdec-e2e DIR: a 720p H.264 clip through NVDEC, the GPU letterbox, the model and the GPU
+// decode + NMS, frames per second against the engine alone (gpu_check_nvdec_e2e.h).
 // With --backend cpu it checks the CPU's default path the same way: what the test suite runs to
 // keep this program and its JSON working on machines without a GPU (tests/gpu_check_json.sh).
 #include <algorithm>
@@ -34,6 +36,7 @@
 #include "engine/native/cuda/cuda_backend.h"
 #include "engine/native/session.h"
 #include "postprocess/detection_parity.h"
+#include "gpu_check_nvdec_e2e.h"
 #include "gpu_check_streams.h"
 #include "gpu_check_timing.h"
 #include "nvdec_check.h"
@@ -266,6 +269,13 @@ int main(int argc, char** argv) {
   app.add_option("--nvdec-clip", nvdec_clips,
                  "an NVDEC clip's folder (tools/nvdec_clip.h), decoded by NVDEC against its CPU-decoded frames (repeatable: "
                  "\"nvdec\" for H.264, \"nvdec_hevc\" for HEVC)");
+  gpu_check::NvdecE2eOptions e2e;
+  app.add_option("--nvdec-e2e", e2e.clip,
+                 "an NVDEC clip's folder (no reference needed: the pack's 720p H.264) end to end on the GPU, against the engine alone");
+  app.add_option("--nvdec-e2e-model", e2e.model, "its model, a YOLOv8 head (default: --timing's; input --timing-input)");
+  app.add_option("--nvdec-e2e-seconds", e2e.seconds, "its timed seconds end to end (the engine alone: 3)")->capture_default_str();
+  app.add_option("--nvdec-e2e-budget", e2e.budget_seconds, "seconds for the whole part (the timed part recorded as skipped past it)")
+      ->capture_default_str();
   app.add_option("--abort-after", abort_after, "abort() once this op's results are written, as a crash would (tests the partial JSON)");
   CLI11_PARSE(app, argc, argv);
 
@@ -416,6 +426,32 @@ int main(int argc, char** argv) {
     }
     if (on_gpu)
       if (const Status dev = cuda_device_status(device); !dev) report["context_lost"] = context_lost = "context lost after streams";
+  }
+  if (!e2e.clip.empty()) {
+    json row;
+    auto dims = parse_shape(timing_input);
+    if (e2e.model.empty()) e2e.model = timing.model;
+    if (!context_lost.empty()) {
+      row = {{"pass", false}, {"error", "not run: " + context_lost}};
+    } else if (e2e.model.empty() || !dims || dims->rank != 3) {
+      row = {{"pass", false}, {"error", "no model (--nvdec-e2e-model or --timing) or no CxHxW --timing-input"}};
+    } else {
+      e2e.channels = static_cast<int>((*dims)[0]), e2e.height = static_cast<int>((*dims)[1]), e2e.width = static_cast<int>((*dims)[2]);
+      e2e.device = device;
+      e2e.threads = on_gpu ? 1 : threads;
+      row = gpu_check::nvdec_e2e(e2e, *gpu);
+      if (on_gpu)
+        if (const Status dev = cuda_device_status(device); !dev) {
+          row["pass"] = false;
+          row["error"] = dev.error().message;
+          report["context_lost"] = context_lost = "context lost after nvdec_e2e";
+        }
+    }
+    std::printf("\nnvdec_e2e: %s\n", row.dump().c_str());
+    report["nvdec_e2e"] = row;
+    // Counted on a GPU only: here (--backend cpu) there is no NVDEC, and the part says so.
+    if (on_gpu && !row["pass"].get<bool>()) ++failed;
+    write(1);
   }
   for (const auto& key : nvdec_keys)
     if (on_gpu && !report[key]["pass"].get<bool>()) ++failed;

@@ -5,8 +5,9 @@
 // crop); then decoded by FFmpeg's H.264 decoder on the CPU into the NV12 reference frames.
 // With --mp4 it also writes the same scene as H.264 in MP4 (length-prefixed NAL units, the
 // parameter sets in the container), what the Annex-B filter's tests demux.
-// --codec hevc makes the same with libx265 (clip.hevc).
-//   streamdet_nvdec_clip --out DIR [--codec h264|hevc] [--mp4 FILE] [--width 640 --height 360 --frames 48]
+// --codec hevc makes the same with libx265 (clip.hevc). --no-reference leaves reference.nv12 empty
+// (the frames are still decoded and counted): the GPU check's 720p nvdec_e2e clip, which needs none.
+//   streamdet_nvdec_clip --out DIR [--codec h264|hevc] [--mp4 FILE] [--width 640 --height 360 --frames 48] [--no-reference]
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -143,12 +144,14 @@ int main(int argc, char** argv) {
   CLI::App app{"makes the GPU check's NVDEC clip: H.264 Annex-B by libx264 and its CPU-decoded NV12 frames"};
   std::string out, mp4, codec = "h264";
   int width = 640, height = 360, frames = 48;
+  bool no_reference = false;
   app.add_option("--out", out, "folder for clip.h264, clip.json, reference.nv12")->required();
   app.add_option("--mp4", mp4, "also write the scene as H.264 in MP4 here");
   app.add_option("--codec", codec, "h264 (libx264) or hevc (libx265)")->capture_default_str()->check(CLI::IsMember({"h264", "hevc"}));
   app.add_option("--width", width)->capture_default_str();
   app.add_option("--height", height)->capture_default_str();
   app.add_option("--frames", frames)->capture_default_str();
+  app.add_flag("--no-reference", no_reference, "leave reference.nv12 empty (a clip for timing alone)");
   CLI11_PARSE(app, argc, argv);
   auto die = [](const std::string& what) {
     std::fprintf(stderr, "streamdet_nvdec_clip: %s\n", what.c_str());
@@ -206,6 +209,7 @@ int main(int argc, char** argv) {
   av_packet_free(&pkt);
   if (static_cast<int>(clip.frames()) != frames)
     return die(std::to_string(clip.frames()) + " frames decoded of " + std::to_string(frames) + " encoded");
+  if (no_reference) clip.reference.clear();
   if (Status s = save_nvdec_clip(clip, out); !s) return die(s.error().message);
   if (!mp4.empty())
     if (std::string e = write_mp4(mp4, width, height, frames); !e.empty()) return die(e);

@@ -53,6 +53,10 @@ nlohmann::json nvdec_check(const std::string& clip_dir, int device, int timed_pa
               {"input", std::to_string(clip->width) + "x" + std::to_string(clip->height)},
               {"frames_expected", clip->frames()},
               {"frames_decoded", 0}});
+  if (!clip->has_reference()) {
+    row["error"] = clip_dir + ": no reference frames (made with --no-reference): nothing to compare NVDEC with";
+    return row;
+  }
   // Correctness: every frame against the reference, in display order with its PTS.
   std::vector<uint8_t> host(clip->frame_bytes());
   std::vector<double> psnr;

@@ -42,7 +42,7 @@ Result<NvdecClip> load_nvdec_clip(const std::string& dir) {
   SD_ASSIGN_OR_RETURN(clip.reference, read_all(dir + "/reference.nv12"));
   if (clip.width <= 0 || clip.height <= 0 || clip.width % 2 || clip.height % 2)
     return fail(ErrorCode::kSource, dir + "/clip.json: size " + std::to_string(clip.width) + "x" + std::to_string(clip.height));
-  if (clip.reference.size() != clip.frames() * clip.frame_bytes())
+  if (!clip.reference.empty() && clip.reference.size() != clip.frames() * clip.frame_bytes())
     return fail(ErrorCode::kSource, dir + "/reference.nv12 holds " + std::to_string(clip.reference.size()) + " bytes, expected " +
                                         std::to_string(clip.frames()) + " frames of " + std::to_string(clip.frame_bytes()));
   for (const auto& p : clip.packets)

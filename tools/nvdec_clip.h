@@ -5,7 +5,9 @@
 //   DIR/clip.h264       the stream (Annex-B; clip.hevc for HEVC)
 //   DIR/clip.json       {"codec", "width", "height", "packets": [[offset, size, pts], ...] in
 //                        decode order, "display_pts": [...] the frames' pts in display order}
-//   DIR/reference.nv12  the CPU-decoded frames in display order, width x height x 3/2 bytes each
+//   DIR/reference.nv12  the CPU-decoded frames in display order, width x height x 3/2 bytes each;
+//                       empty for a clip made with --no-reference (the nvdec_e2e clip: timing and
+//                       its own downloads, no reference, which at 720p would be 1.4 MB a frame)
 #pragma once
 
 #include <cstddef>
@@ -27,11 +29,12 @@ struct NvdecClip {
   std::vector<uint8_t> stream;
   std::vector<Packet> packets;      // decode order
   std::vector<int64_t> display_pts;  // one per reference frame
-  std::vector<uint8_t> reference;    // NV12 frames, display order
+  std::vector<uint8_t> reference;    // NV12 frames, display order; empty: none (has_reference)
 
   std::string stream_file() const { return "clip." + codec; }
   size_t frame_bytes() const { return static_cast<size_t>(width) * static_cast<size_t>(height) * 3 / 2; }
   size_t frames() const { return display_pts.size(); }
+  bool has_reference() const { return !reference.empty(); }
   const uint8_t* reference_frame(size_t i) const { return reference.data() + i * frame_bytes(); }
 };
 
