@@ -13,6 +13,7 @@
 //    with its QuantizeLinear (its only reader) writes bytes.
 // The float ops they replace compute the same floats in the same order, so the results are
 // those of the graph as written (qdq_fusion_test.cpp checks it).
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -112,6 +113,9 @@ int new_value(Graph& g, const std::string& name) {
 // One rewrite at node i, or false. May insert nodes before or after i (the caller restarts).
 bool rewrite_at(Graph& g, size_t i, const Index& ix) {
   Node& n = g.nodes[i];
+  // Before validation: a node may come with no inputs or outputs (the loader refuses it later;
+  // found by the fuzzer: tests/data/fuzz/split_without_input.onnx).
+  if (n.inputs.empty() || n.outputs.empty()) return false;
   if (is_op(n, "DequantizeLinear") && n.inputs[0] >= 0 && !g.values[static_cast<size_t>(n.inputs[0])].constant) {
     const auto p = per_tensor(g, n);
     if (!p) return false;
@@ -146,7 +150,8 @@ bool rewrite_at(Graph& g, size_t i, const Index& ix) {
       g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(i));
       return true;
     }
-    if (is_op(*src, "Concat") && ix.only_use(n.inputs[0])) {  // Concat(x...) -> Q  =>  Concat(Q(x)...)
+    if (is_op(*src, "Concat") && ix.only_use(n.inputs[0]) && !src->inputs.empty() &&
+        std::all_of(src->inputs.begin(), src->inputs.end(), [](int v) { return v >= 0; })) {  // Concat(x...) -> Q  =>  Concat(Q(x)...)
       const size_t ci = static_cast<size_t>(ix.prod[static_cast<size_t>(n.inputs[0])]);
       const Node qn = n;
       std::vector<Node> qs;
