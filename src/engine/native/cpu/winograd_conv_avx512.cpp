@@ -12,7 +12,7 @@
 #include <cstring>
 #include <memory>
 
-#include "engine/native/cpu/fast_math.h"
+#include "engine/native/cpu/sigmoid_avx512.h"
 #include "engine/native/cpu/winograd_conv.h"
 #include "engine/native/parallel.h"
 
@@ -166,15 +166,10 @@ inline V16 epilogue(const RunArgs& a, V16 x, int64_t at) {
       case WinoPostKind::kLeakyRelu:
         x = _mm512_mask_mul_ps(x, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), x, _mm512_set1_ps(p.alpha));
         break;
-      case WinoPostKind::kSilu:
-      case WinoPostKind::kSigmoid: {
-        f32x16 v;
-        std::memcpy(&v, &x, sizeof v);
-        const f32x16 s = 1.0f / (1.0f + fast_exp_of(-v));
-        const f32x16 r = p.kind == WinoPostKind::kSilu ? v * s : s;
-        std::memcpy(&x, &r, sizeof x);
-        break;
-      }
+      // The AVX-512 activation kernels' table-based exp (sigmoid_avx512.h): a degree-2
+      // polynomial and a 16-entry table in a register instead of fast_exp_of's degree-6.
+      case WinoPostKind::kSilu: x = avx512_math::silu(x); break;
+      case WinoPostKind::kSigmoid: x = avx512_math::sigmoid(x); break;
       case WinoPostKind::kHardSwish: {
         const V16 g = _mm512_fmadd_ps(x, _mm512_set1_ps(1.f / 6.f), _mm512_set1_ps(0.5f));
         x = _mm512_mul_ps(x, _mm512_min_ps(_mm512_max_ps(g, _mm512_setzero_ps()), _mm512_set1_ps(1.f)));
