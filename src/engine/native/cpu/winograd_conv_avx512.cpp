@@ -185,6 +185,8 @@ inline V16 epilogue(const RunArgs& a, V16 x, int64_t at) {
 // M[36][tpad][oc] of tiles [t0, t0 + count) back to 4x4 outputs, with bias and epilogue, into dst.
 void output_transform(const RunArgs& a, const Tiling& d, int64_t t0, int64_t count, int64_t tpad, const float* m) {
   const int64_t OC = d.oc;
+  // SiLU alone, YOLOv8's every 3x3, without epilogue()'s loop and switch per vector.
+  const bool silu_only = a.post_count == 1 && a.posts[0].kind == WinoPostKind::kSilu;
   for (int64_t tl = 0; tl < count; ++tl) {
     const int64_t t = t0 + tl, img = t / (d.th * d.tw), r = t % (d.th * d.tw), oy0 = r / d.tw * 4, ox0 = r % d.tw * 4;
     const int64_t rows = std::min<int64_t>(4, d.h - oy0), cols = std::min<int64_t>(4, d.w - ox0);
@@ -203,7 +205,8 @@ void output_transform(const RunArgs& a, const Tiling& d, int64_t t0, int64_t cou
         output_rows(tmp[i], o4);
         for (int64_t j = 0; j < cols; ++j) {
           const int64_t at = ((img * d.h + oy0 + i) * d.w + ox0 + j) * OC + o;
-          _mm512_storeu_ps(a.dst + at, epilogue(a, _mm512_add_ps(o4[j], bias), at));
+          const V16 x = _mm512_add_ps(o4[j], bias);
+          _mm512_storeu_ps(a.dst + at, silu_only ? avx512_math::silu(x) : epilogue(a, x, at));
         }
       }
     }
