@@ -17,85 +17,23 @@
 namespace sd::native::ops::wino {
 namespace {
 
-using V8 = __m256;
-
-struct Tiling {
-  int64_t n, h, w, c, oc;
-  int64_t th, tw, tiles;  // tiles per column and row of an image, in all
+// This file's vectors for the shared transforms (winograd_transforms.inc).
+struct Ops {
+  using V = __m256;
+  static constexpr int64_t kLanes = 8;
+  static V set1(float x) { return _mm256_set1_ps(x); }
+  static V zero() { return _mm256_setzero_ps(); }
+  static V add(V x, V y) { return _mm256_add_ps(x, y); }
+  static V sub(V x, V y) { return _mm256_sub_ps(x, y); }
+  static V fmadd(V x, V y, V z) { return _mm256_fmadd_ps(x, y, z); }
+  static V fnmadd(V x, V y, V z) { return _mm256_fnmadd_ps(x, y, z); }
+  static V loadu(const float* p) { return _mm256_loadu_ps(p); }
+  static void storeu(float* p, V x) { _mm256_storeu_ps(p, x); }
 };
 
-// Each thread's block buffers, kept between runs (grown when a larger layer comes).
-float* thread_buffer(size_t floats) {
-  struct Freer {
-    void operator()(float* p) const { std::free(p); }
-  };
-  thread_local std::unique_ptr<float, Freer> buf;
-  thread_local size_t have = 0;
-  if (have < floats) {
-    buf.reset(static_cast<float*>(std::aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64)));
-    if (!buf) std::abort();  // out of memory for a few hundred KiB: nothing sensible to do
-    have = floats;
-  }
-  return buf.get();
-}
+#include "engine/native/cpu/winograd_transforms.inc"
 
-// B^T z for one column (or row) of 6: F(4x4, 3x3)'s input transform.
-inline void input_rows(const V8 z[6], V8 r[6]) {
-  const V8 four = _mm256_set1_ps(4.f), five = _mm256_set1_ps(5.f), two = _mm256_set1_ps(2.f);
-  r[0] = _mm256_fmadd_ps(four, z[0], _mm256_fnmadd_ps(five, z[2], z[4]));
-  r[1] = _mm256_fnmadd_ps(four, _mm256_add_ps(z[1], z[2]), _mm256_add_ps(z[3], z[4]));
-  r[2] = _mm256_fmadd_ps(four, _mm256_sub_ps(z[1], z[2]), _mm256_sub_ps(z[4], z[3]));
-  r[3] = _mm256_fmadd_ps(two, _mm256_sub_ps(z[3], z[1]), _mm256_sub_ps(z[4], z[2]));
-  r[4] = _mm256_fmadd_ps(two, _mm256_sub_ps(z[1], z[3]), _mm256_sub_ps(z[4], z[2]));
-  r[5] = _mm256_fmadd_ps(four, z[1], _mm256_fnmadd_ps(five, z[3], z[5]));
-}
-
-// A^T m for one column (or row) of 6: the output transform.
-inline void output_rows(const V8 m[6], V8 o[4]) {
-  const V8 s12 = _mm256_add_ps(m[1], m[2]), d12 = _mm256_sub_ps(m[1], m[2]);
-  const V8 s34 = _mm256_add_ps(m[3], m[4]), d34 = _mm256_sub_ps(m[3], m[4]);
-  o[0] = _mm256_add_ps(_mm256_add_ps(m[0], s12), s34);
-  o[1] = _mm256_fmadd_ps(_mm256_set1_ps(2.f), d34, d12);
-  o[2] = _mm256_fmadd_ps(_mm256_set1_ps(4.f), s34, s12);
-  o[3] = _mm256_add_ps(_mm256_fmadd_ps(_mm256_set1_ps(8.f), d34, d12), m[5]);
-}
-
-// Tiles [t0, t0 + count) into V[36][tpad][c]; rows count..tpad (the last block's padding) zero.
-void input_transform(const RunArgs& a, const Tiling& d, int64_t t0, int64_t count, int64_t tpad, float* v) {
-  const int64_t C = d.c;
-  const V8 zero = _mm256_setzero_ps();
-  for (int64_t tl = 0; tl < tpad; ++tl) {
-    if (tl >= count) {
-      for (int p = 0; p < 36; ++p) std::memset(v + (p * tpad + tl) * C, 0, static_cast<size_t>(C) * sizeof(float));
-      continue;
-    }
-    const int64_t t = t0 + tl, img = t / (d.th * d.tw), r = t % (d.th * d.tw), iy0 = r / d.tw * 4 - 1, ix0 = r % d.tw * 4 - 1;
-    const float* base = a.src + img * d.h * d.w * C;
-    const bool inside = iy0 >= 0 && ix0 >= 0 && iy0 + 6 <= d.h && ix0 + 6 <= d.w;
-    // Which of the 6 rows and columns lie inside the image (all of them away from the border).
-    bool row_in[6], col_in[6];
-    for (int i = 0; i < 6; ++i) {
-      row_in[i] = inside || (iy0 + i >= 0 && iy0 + i < d.h);
-      col_in[i] = inside || (ix0 + i >= 0 && ix0 + i < d.w);
-    }
-    float* vt = v + tl * C;
-    for (int64_t c = 0; c < C; c += 8) {
-      V8 tmp[6][6];  // [row of B^T d][column]
-      for (int j = 0; j < 6; ++j) {
-        V8 z[6], r6[6];
-        for (int i = 0; i < 6; ++i)
-          z[i] = row_in[i] && col_in[j] ? _mm256_loadu_ps(base + ((iy0 + i) * d.w + ix0 + j) * C + c) : zero;
-        input_rows(z, r6);
-        for (int i = 0; i < 6; ++i) tmp[i][j] = r6[i];
-      }
-      for (int i = 0; i < 6; ++i) {
-        V8 r6[6];
-        input_rows(tmp[i], r6);
-        for (int j = 0; j < 6; ++j) _mm256_storeu_ps(vt + (i * 6 + j) * tpad * C + c, r6[j]);
-      }
-    }
-  }
-}
+using V8 = V;
 
 // c[6][NR] = a[6][k] x b[k][NR]: a's rows lda apart, b packed [k][NR], c's rows ldc apart.
 template <int NR>

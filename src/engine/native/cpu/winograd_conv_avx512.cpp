@@ -19,84 +19,23 @@
 namespace sd::native::ops::wino {
 namespace {
 
-using V16 = __m512;
-
-struct Tiling {
-  int64_t n, h, w, c, oc;
-  int64_t th, tw, tiles;  // tiles per column and row of an image, in all
+// This file's vectors for the shared transforms (winograd_transforms.inc).
+struct Ops {
+  using V = __m512;
+  static constexpr int64_t kLanes = 16;
+  static V set1(float x) { return _mm512_set1_ps(x); }
+  static V zero() { return _mm512_setzero_ps(); }
+  static V add(V x, V y) { return _mm512_add_ps(x, y); }
+  static V sub(V x, V y) { return _mm512_sub_ps(x, y); }
+  static V fmadd(V x, V y, V z) { return _mm512_fmadd_ps(x, y, z); }
+  static V fnmadd(V x, V y, V z) { return _mm512_fnmadd_ps(x, y, z); }
+  static V loadu(const float* p) { return _mm512_loadu_ps(p); }
+  static void storeu(float* p, V x) { _mm512_storeu_ps(p, x); }
 };
 
-// Each thread's block buffers, kept between runs (grown when a larger layer comes).
-float* thread_buffer(size_t floats) {
-  struct Freer {
-    void operator()(float* p) const { std::free(p); }
-  };
-  thread_local std::unique_ptr<float, Freer> buf;
-  thread_local size_t have = 0;
-  if (have < floats) {
-    buf.reset(static_cast<float*>(std::aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64)));
-    if (!buf) std::abort();  // out of memory for a few hundred KiB: nothing sensible to do
-    have = floats;
-  }
-  return buf.get();
-}
+#include "engine/native/cpu/winograd_transforms.inc"
 
-// B^T z for one column (or row) of 6: F(4x4, 3x3)'s input transform.
-inline void input_rows(const V16 z[6], V16 r[6]) {
-  const V16 four = _mm512_set1_ps(4.f), five = _mm512_set1_ps(5.f), two = _mm512_set1_ps(2.f);
-  r[0] = _mm512_fmadd_ps(four, z[0], _mm512_fnmadd_ps(five, z[2], z[4]));
-  r[1] = _mm512_fnmadd_ps(four, _mm512_add_ps(z[1], z[2]), _mm512_add_ps(z[3], z[4]));
-  r[2] = _mm512_fmadd_ps(four, _mm512_sub_ps(z[1], z[2]), _mm512_sub_ps(z[4], z[3]));
-  r[3] = _mm512_fmadd_ps(two, _mm512_sub_ps(z[3], z[1]), _mm512_sub_ps(z[4], z[2]));
-  r[4] = _mm512_fmadd_ps(two, _mm512_sub_ps(z[1], z[3]), _mm512_sub_ps(z[4], z[2]));
-  r[5] = _mm512_fmadd_ps(four, z[1], _mm512_fnmadd_ps(five, z[3], z[5]));
-}
-
-// A^T m for one column (or row) of 6: the output transform.
-inline void output_rows(const V16 m[6], V16 o[4]) {
-  const V16 s12 = _mm512_add_ps(m[1], m[2]), d12 = _mm512_sub_ps(m[1], m[2]);
-  const V16 s34 = _mm512_add_ps(m[3], m[4]), d34 = _mm512_sub_ps(m[3], m[4]);
-  o[0] = _mm512_add_ps(_mm512_add_ps(m[0], s12), s34);
-  o[1] = _mm512_fmadd_ps(_mm512_set1_ps(2.f), d34, d12);
-  o[2] = _mm512_fmadd_ps(_mm512_set1_ps(4.f), s34, s12);
-  o[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.f), d34, d12), m[5]);
-}
-
-// Tiles [t0, t0 + count) into V[36][tpad][c]; rows count..tpad (the last block's padding) zero.
-void input_transform(const RunArgs& a, const Tiling& d, int64_t t0, int64_t count, int64_t tpad, float* v) {
-  const int64_t C = d.c;
-  const V16 zero = _mm512_setzero_ps();
-  for (int64_t tl = 0; tl < tpad; ++tl) {
-    if (tl >= count) {
-      for (int p = 0; p < 36; ++p) std::memset(v + (p * tpad + tl) * C, 0, static_cast<size_t>(C) * sizeof(float));
-      continue;
-    }
-    const int64_t t = t0 + tl, img = t / (d.th * d.tw), r = t % (d.th * d.tw), iy0 = r / d.tw * 4 - 1, ix0 = r % d.tw * 4 - 1;
-    const float* base = a.src + img * d.h * d.w * C;
-    const bool inside = iy0 >= 0 && ix0 >= 0 && iy0 + 6 <= d.h && ix0 + 6 <= d.w;
-    bool row_in[6], col_in[6];
-    for (int i = 0; i < 6; ++i) {
-      row_in[i] = inside || (iy0 + i >= 0 && iy0 + i < d.h);
-      col_in[i] = inside || (ix0 + i >= 0 && ix0 + i < d.w);
-    }
-    float* vt = v + tl * C;
-    for (int64_t c = 0; c < C; c += 16) {
-      V16 tmp[6][6];  // [row of B^T d][column]
-      for (int j = 0; j < 6; ++j) {
-        V16 z[6], r6[6];
-        for (int i = 0; i < 6; ++i)
-          z[i] = row_in[i] && col_in[j] ? _mm512_loadu_ps(base + ((iy0 + i) * d.w + ix0 + j) * C + c) : zero;
-        input_rows(z, r6);
-        for (int i = 0; i < 6; ++i) tmp[i][j] = r6[i];
-      }
-      for (int i = 0; i < 6; ++i) {
-        V16 r6[6];
-        input_rows(tmp[i], r6);
-        for (int j = 0; j < 6; ++j) _mm512_storeu_ps(vt + (i * 6 + j) * tpad * C + c, r6[j]);
-      }
-    }
-  }
-}
+using V16 = V;
 
 // c[6][16 * NV] = a[6][k] x b[k][16 * NV]: a's rows lda apart, b packed [k][16 * NV], c's rows
 // ldc apart. NV = 4 is the main kernel; 1 to 3 take a layer's last, narrower panel.
