@@ -3,7 +3,8 @@
 // YOLOv8n's 3x3 stride-1 shapes, channels-last, with bias and SiLU as the engine runs them
 // (oneDNN: the convolution with bias, then our SiLU pass over the output, as dnnl_conv.cpp does;
 // ours: SiLU in the output transform). Args: input channels, output channels, side,
-// implementation (0 oneDNN, 1 ours as the processor allows, 2 ours' AVX2 variant), threads (2: the setting; 1 for
+// implementation (0 oneDNN, 1 ours as the processor allows, 2 ours' AVX2 variant, 3 ours with the bf16
+// GEMM where the processor has AVX512_BF16, as --precision bf16 takes it), threads (2: the setting; 1 for
 // tuning on a busy machine, where the CPU time column of one thread is steadier than wall time).
 // For oneDNN's AVX2 kernel on an AVX-512 machine, cap it as `--cpu-isa avx2` does for the
 // engine:  ONEDNN_MAX_CPU_ISA=AVX2 ./build/bench/streamdet_bench --benchmark_filter=Winograd
@@ -39,7 +40,8 @@ void BM_Conv3x3Winograd(benchmark::State& state) {
   std::vector<float> y(static_cast<size_t>(oc * side * side));
   omp_set_num_threads(threads);
   if (ours) {
-    const WinogradConv conv({1, c, side, side, oc}, w.data(), b.data(), {{WinoPostKind::kSilu}}, variant);
+    const WinoGemm gemm = state.range(3) == 3 ? WinoGemm::kBf16 : WinoGemm::kFloat32;
+    const WinogradConv conv({1, c, side, side, oc}, w.data(), b.data(), {{WinoPostKind::kSilu}}, variant, gemm);
     state.SetLabel(conv.name());  // the AVX-512 variant where the processor has it
     for (auto _ : state) {
       conv.run(x.data(), y.data(), nullptr, threads);
@@ -79,11 +81,11 @@ void BM_Conv3x3Winograd(benchmark::State& state) {
 // YOLOv8n at 640: the head's 64->80, 80->80 and 64->64 at 80x80 (P3), 80->80 at 40x40 and 20x20,
 // and the C2f bottlenecks 32->32 at 80x80, 64->64 at 40x40, 128->128 at 20x20.
 BENCHMARK(BM_Conv3x3Winograd)
-    ->ArgsProduct({{64}, {80}, {80}, {0, 1, 2}, {1, 2}})
-    ->ArgsProduct({{80}, {80}, {80, 40, 20}, {0, 1, 2}, {1, 2}})
-    ->ArgsProduct({{64}, {64}, {80, 40}, {0, 1, 2}, {1, 2}})
-    ->ArgsProduct({{32}, {32}, {80}, {0, 1, 2}, {1, 2}})
-    ->ArgsProduct({{128}, {128}, {20}, {0, 1, 2}, {1, 2}})
+    ->ArgsProduct({{64}, {80}, {80}, {0, 1, 2, 3}, {1, 2}})
+    ->ArgsProduct({{80}, {80}, {80, 40, 20}, {0, 1, 2, 3}, {1, 2}})
+    ->ArgsProduct({{64}, {64}, {80, 40}, {0, 1, 2, 3}, {1, 2}})
+    ->ArgsProduct({{32}, {32}, {80}, {0, 1, 2, 3}, {1, 2}})
+    ->ArgsProduct({{128}, {128}, {20}, {0, 1, 2, 3}, {1, 2}})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 

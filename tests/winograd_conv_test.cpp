@@ -14,6 +14,19 @@
 // worst case these shapes measured (1.6e-6, on 16 channels; 0.3e-6 to 1.1e-6 on the others; a
 // direct float32 convolution stays near 1e-7); a wrong transform coefficient or tap gives errors
 // of order 0.1 to 1 of it.
+//
+// The bf16 variant (--precision bf16) rounds the transformed input V = B^T d B and weights
+// U = G g G^T to bf16 (8 significant bits: a relative error of at most 2^-9 each, so about 2^-8
+// on each product V_p U_p), sums in float32 and transforms back in float32. Its error is about
+// 2^-8 of sum_p |A-coefficients| |V_p U_p|, and that sum is much larger than sum |x * w|: B^T's
+// rows have magnitudes up to 10 (|4| + |5| + |1|), A^T's up to 17 (1 + 8 + 8), in both directions.
+// So bf16 Winograd F(4x4, 3x3) is far less accurate than a bf16 direct convolution: a simulation
+// in double with U and V rounded to bf16 (random data, 16 and 64 channels, 200 tiles each) gave
+// worst errors of 1.1e-2 to 2.7e-2 of sum |x * w|, a bf16 direct convolution 4e-4 to 8e-4; this
+// kernel measured 1.4e-3 to 2.3e-2 worst and 2e-4 to 2.5e-3 root mean square on the cases here.
+// Bounds: 6e-2 worst and 1.5e-2 root mean square (tolerance / 4), over twice what bf16 gives;
+// a wrong tap, coefficient or channel pair puts errors of 0.1 to 1 on most outputs.
+// (Whole-model accuracy with it: docs/benchmarks.md, "bf16 Winograd (issue 23)".)
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -29,6 +42,7 @@
 namespace sd {
 namespace {
 
+using native::ops::WinoGemm;
 using native::ops::WinogradConv;
 using native::ops::WinogradGeometry;
 using native::ops::WinoPost;
@@ -85,8 +99,10 @@ struct WinoCase {
   std::vector<WinoPost> posts;
 };
 
-// Every case on the variant `isa` selects, against the double-precision direct convolution.
-void expect_matches_direct(cpu::Isa isa) {
+// Every case on the variant `isa` and `gemm` select, against the double-precision direct
+// convolution: the worst error relative to sum |x * w| below `tolerance`, its root mean square
+// below a quarter of it.
+void expect_matches_direct(cpu::Isa isa, WinoGemm gemm = WinoGemm::kFloat32, double tolerance = 1e-5) {
   const WinoCase cases[] = {
       {"16->16 13x11, no bias", {1, 16, 13, 11, 16}, false, {}},
       {"24->24 9x17, SiLU", {1, 24, 9, 17, 24}, true, {{WinoPostKind::kSilu}}},
@@ -108,19 +124,27 @@ void expect_matches_direct(cpu::Isa isa) {
     for (auto* v : {&x, &w, &b, &sum})
       for (float& f : *v) f = u(rng);
     const auto want = direct_conv(g, x, w, k.bias ? b.data() : nullptr, k.posts, sum);
-    const WinogradConv conv(g, w.data(), k.bias ? b.data() : nullptr, k.posts, isa);
+    const WinogradConv conv(g, w.data(), k.bias ? b.data() : nullptr, k.posts, isa, gemm);
     const bool wide = isa >= cpu::Isa::kAvx512 && g.c % 16 == 0 && g.oc % 16 == 0;
-    EXPECT_STREQ(conv.name(), wide ? "streamdet:wino_4x3:avx512" : "streamdet:wino_4x3:avx2") << k.name;
+    const bool bf16 = wide && gemm == WinoGemm::kBf16 && isa >= cpu::Isa::kAvx512Bf16;
+    EXPECT_STREQ(conv.name(), bf16   ? "streamdet:wino_4x3:avx512_bf16"
+                              : wide ? "streamdet:wino_4x3:avx512"
+                                     : "streamdet:wino_4x3:avx2")
+        << k.name;
+    EXPECT_EQ(conv.bf16(), bf16) << k.name;
     for (int threads : {1, 3}) {
       std::vector<float> y(want.y.size(), std::numeric_limits<float>::quiet_NaN());
       conv.run(x.data(), y.data(), sum.data(), threads);
-      double worst = 0;
+      double worst = 0, squares = 0;
       size_t worst_at = 0;
       for (size_t i = 0; i < y.size(); ++i) {
         const double err = std::fabs(double{y[i]} - want.y[i]) / want.scale[i];
         if (!(err <= worst)) worst = err, worst_at = i;  // NaN (an output never written) counts as worst
+        squares += err * err;
       }
-      EXPECT_LT(worst, 1e-5) << conv.name() << ", " << k.name << ", " << threads << " threads: output " << worst_at << " is "
+      const double rms = std::sqrt(squares / static_cast<double>(y.size()));
+      EXPECT_LT(rms, tolerance / 4) << conv.name() << ", " << k.name << ", " << threads << " threads: root mean square error";
+      EXPECT_LT(worst, tolerance) << conv.name() << ", " << k.name << ", " << threads << " threads: output " << worst_at << " is "
                              << y[worst_at] << ", want " << want.y[worst_at];
     }
   }
@@ -135,6 +159,19 @@ TEST(WinogradConv, Avx512VariantMatchesTheDirectConvolution) {
   if (cpu::detected_isa() < cpu::Isa::kAvx512)
     GTEST_SKIP() << "the AVX-512 variant needs AVX-512 F/BW/DQ/VL; this processor has " << cpu::isa_name(cpu::detected_isa());
   expect_matches_direct(cpu::Isa::kAvx512);
+}
+
+TEST(WinogradConv, Bf16VariantMatchesTheDirectConvolutionToBf16Precision) {
+  if (cpu::detected_isa() < cpu::Isa::kAvx512Bf16)
+    GTEST_SKIP() << "the bf16 variant needs AVX512_BF16; this processor has " << cpu::isa_name(cpu::detected_isa());
+  expect_matches_direct(cpu::Isa::kAvx512Bf16, WinoGemm::kBf16, 6e-2);
+}
+
+// Below AVX512_BF16 a bf16 request gets the float32 variants, with their float32 accuracy.
+TEST(WinogradConv, Bf16RequestWithoutAvx512Bf16TakesTheFloat32Variant) {
+  if (cpu::detected_isa() < cpu::Isa::kAvx512)
+    GTEST_SKIP() << "needs AVX-512 F/BW/DQ/VL; this processor has " << cpu::isa_name(cpu::detected_isa());
+  expect_matches_direct(cpu::Isa::kAvx512Vnni, WinoGemm::kBf16);
 }
 
 TEST(WinogradConv, TakesOnlyThe3x3Stride1Pad1Shapes) {

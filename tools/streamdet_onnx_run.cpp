@@ -1,6 +1,7 @@
 // Runs an ONNX model once in the native engine (and optionally OpenCV DNN) and dumps the first
 // output as raw float32: the counterpart of ../shared/tools/ort-bench --dump for parity checks.
 //   streamdet_onnx_run MODEL.onnx --shape 1x3x640x640 [--input in.f32] [--dump out.f32] [--compare ref.f32]
+//                      [--precision fp32|bf16] [--conv3x3 measured|onednn|winograd]
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -9,6 +10,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "engine/native/conv_choice.h"
+#include "engine/native/cpu/bf16_support.h"
+#include "engine/native/precision.h"
 #include "engine/native/session.h"
 
 using namespace sd;
@@ -16,7 +20,7 @@ using namespace sd::native;
 
 int main(int argc, char** argv) {
   CLI::App app{"run an ONNX model in the native engine; dump or compare its first output"};
-  std::string model, shape_text = "1x3x640x640", input, dump, compare;
+  std::string model, shape_text = "1x3x640x640", input, dump, compare, precision = "fp32", conv3x3 = "measured";
   int threads = 1;
   bool no_optimize = false;
   app.add_option("model", model)->required();
@@ -26,6 +30,9 @@ int main(int argc, char** argv) {
   app.add_option("--compare", compare, "raw float32 reference of the first output (e.g. from ort-bench --dump)");
   app.add_option("--threads", threads);
   app.add_flag("--no-optimize", no_optimize, "skip the graph passes");
+  app.add_option("--precision", precision, "fp32 or bf16 (as run's --precision)")->check(CLI::IsMember({"fp32", "bf16"}));
+  app.add_option("--conv3x3", conv3x3, "the 3x3 stride-1 convolutions: timed choice, oneDNN's, or our Winograd")
+      ->check(CLI::IsMember({"measured", "onednn", "winograd"}));
   CLI11_PARSE(app, argc, argv);
   std::vector<int64_t> dims;
   std::stringstream ss(shape_text);
@@ -33,6 +40,10 @@ int main(int argc, char** argv) {
   Shape shape = Shape::from(dims.begin(), dims.end());
   LoadOptions lo;
   lo.optimize = !no_optimize;
+  auto p = resolve_precision(precision, cpu_has_bf16());
+  if (!p) return std::fprintf(stderr, "%s\n", p.error().message.c_str()), 2;
+  lo.precision = *p;
+  lo.conv3x3 = conv3x3 == "onednn" ? Conv3x3Choice::kOneDnn : conv3x3 == "winograd" ? Conv3x3Choice::kWinograd : Conv3x3Choice::kMeasured;
   using Clock = std::chrono::steady_clock;
   auto ms_since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
   auto t_load = Clock::now();

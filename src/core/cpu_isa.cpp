@@ -15,7 +15,9 @@ Isa detect() {
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-  if (avx512 && __builtin_cpu_supports("avx512vnni")) return Isa::kAvx512Vnni;
+  const bool vnni = avx512 && __builtin_cpu_supports("avx512vnni");
+  if (vnni && __builtin_cpu_supports("avx512bf16")) return Isa::kAvx512Bf16;
+  if (vnni) return Isa::kAvx512Vnni;
   if (avx512) return Isa::kAvx512;
   if (avx2) return Isa::kAvx2;
   return Isa::kBaseline;
@@ -25,7 +27,7 @@ constexpr bool kX86 = false;
 Isa detect() { return Isa::kBaseline; }
 #endif
 
-std::atomic<int> g_cap{static_cast<int>(Isa::kAvx512Vnni)};
+std::atomic<int> g_cap{static_cast<int>(Isa::kAvx512Bf16)};
 
 }  // namespace
 
@@ -49,6 +51,7 @@ bool cap_isa(Isa isa) {
     case Isa::kAvx2: d = dnnl_cpu_isa_avx2; break;
     case Isa::kAvx512: d = dnnl_cpu_isa_avx512_core; break;
     case Isa::kAvx512Vnni: d = dnnl_cpu_isa_avx512_core_vnni; break;
+    case Isa::kAvx512Bf16: d = dnnl_cpu_isa_avx512_core_bf16; break;
   }
   return dnnl_set_max_cpu_isa(d) == dnnl_success;
 }
@@ -65,6 +68,7 @@ const char* isa_name(Isa isa) {
     case Isa::kAvx2: return "avx2";
     case Isa::kAvx512: return "avx512";
     case Isa::kAvx512Vnni: return "avx512_vnni";
+    case Isa::kAvx512Bf16: return "avx512_bf16";
   }
   return "?";
 }
@@ -74,6 +78,7 @@ std::optional<Isa> parse_isa(std::string_view name) {
   if (name == "avx2") return Isa::kAvx2;
   if (name == "avx512") return Isa::kAvx512;
   if (name == "avx512_vnni") return Isa::kAvx512Vnni;
+  if (name == "avx512_bf16") return Isa::kAvx512Bf16;
   return std::nullopt;
 }
 

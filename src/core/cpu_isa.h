@@ -24,6 +24,7 @@ enum class Isa {
   kAvx2,        // AVX2 + FMA (x86-64-v3)
   kAvx512,      // AVX-512 F, BW, DQ, VL (x86-64-v4)
   kAvx512Vnni,  // the above with VNNI (int8 dot products); our float kernels run their AVX-512 variant
+  kAvx512Bf16,  // the above with AVX512_BF16 (vdpbf16ps): the bf16 Winograd kernel (--precision bf16)
 };
 
 // What this processor (and its operating system) can run, by CPUID; computed once.
@@ -40,7 +41,7 @@ bool cap_isa(Isa isa);
 // Every level this processor runs, lowest first (kBaseline always): the variants tests can call.
 std::vector<Isa> runnable_isas();
 
-// "sse4.2", "avx2", "avx512", "avx512_vnni" ("portable" for kBaseline on other processors).
+// "sse4.2", "avx2", "avx512", "avx512_vnni", "avx512_bf16" ("portable" for kBaseline on other processors).
 const char* isa_name(Isa isa);
 
 // The inverse of isa_name (also "baseline" and "portable" for kBaseline); nullopt if unknown.

@@ -92,13 +92,13 @@ class ConvKernel : public Kernel {
 
     SD_ASSIGN_OR_RETURN(post_, ops::post_ops(ctx));
     if (try_stem(ctx)) return ok();
-    // Our Winograd (winograd_conv.h, AVX2 or AVX-512): forced by the loader's option, or timed
-    // against oneDNN's primitive (its Winograd or direct kernel) once that is built.
+    // Our Winograd (winograd_conv.h, AVX2 or AVX-512, and its bf16 variant under --precision bf16
+    // where the processor has AVX512_BF16): forced by the loader's option, or timed against
+    // oneDNN's primitive (its Winograd or direct kernel, or its bf16 direct kernel) once that is built.
     const auto choice = static_cast<Conv3x3Choice>(a.get_int(kConv3x3Choice, static_cast<int64_t>(Conv3x3Choice::kMeasured)));
-    const bool own_fits = !bf16_ && own_winograd_applies();
+    const bool own_fits = own_winograd_applies();
     if (own_fits && choice == Conv3x3Choice::kWinograd) {
-      own_wino_ = make_own_winograd(ctx);
-      impl_ = own_wino_->name();
+      take_own_winograd(make_own_winograd(ctx, bf16_ ? ops::WinoGemm::kBf16 : ops::WinoGemm::kFloat32));
       return ok();
     }
     const bool timed = own_fits && choice == Conv3x3Choice::kMeasured && cpu::active_isa() >= cpu::Isa::kAvx2;
@@ -240,15 +240,29 @@ class ConvKernel : public Kernel {
     return true;
   }
 
-  // Ours against oneDNN's primitive as built (its Winograd on AVX-512, else its direct kernel) on
-  // this shape; ours runs the node when faster, and oneDNN's primitive, weights and scratchpads
-  // are dropped.
+  // Ours against oneDNN's primitive as built (its Winograd on AVX-512, else its direct kernel;
+  // with --precision bf16 its bf16 direct kernel) on this shape; ours runs the node when faster,
+  // and oneDNN's primitive, weights and scratchpads are dropped. With --precision bf16 ours is
+  // the float32 variant and, where the processor has AVX512_BF16, the bf16 one: the fastest of
+  // the three runs (bf16 is never slower here than float32 on these nodes).
   void take_own_winograd_if_faster(const OpContext& ctx) {
     const int threads = static_cast<int>(std::max<int64_t>(1, ctx.node.attrs.get_int(kPlanThreads, 1)));
-    auto own = make_own_winograd(ctx);
-    if (!own_is_faster(ctx, *own, threads)) return;
+    std::vector<std::unique_ptr<ops::WinogradConv>> own;
+    own.push_back(make_own_winograd(ctx, ops::WinoGemm::kFloat32));
+    if (bf16_) {
+      auto b = make_own_winograd(ctx, ops::WinoGemm::kBf16);
+      if (b->bf16()) own.push_back(std::move(b));
+    }
+    const int best = fastest_own(ctx, own, threads);
+    if (best < 0) return;
+    take_own_winograd(std::move(own[static_cast<size_t>(best)]));
+  }
+
+  // `own` runs the node; oneDNN's primitive (if built), weights and scratchpads are dropped.
+  void take_own_winograd(std::unique_ptr<ops::WinogradConv> own) {
     own_wino_ = std::move(own);
     impl_ = own_wino_->name();
+    if (own_wino_->bf16()) impl_ += " (bf16)";
     conv_ = {};
     weights_.reset();
     args_.clear(), to_args_.clear(), from_args_.clear();
@@ -262,7 +276,7 @@ class ConvKernel : public Kernel {
            ops::WinogradConv::applies(g_.c, g_.oc, g_.kh, g_.kw, g_.sh, g_.sw, g_.dh, g_.dw, g_.group, g_.pt, g_.pl, g_.pb, g_.pr);
   }
 
-  std::unique_ptr<ops::WinogradConv> make_own_winograd(const OpContext& ctx) const {
+  std::unique_ptr<ops::WinogradConv> make_own_winograd(const OpContext& ctx, ops::WinoGemm gemm) const {
     std::vector<ops::WinoPost> posts;
     for (const PostOp& p : post_) {
       ops::WinoPostKind k = ops::WinoPostKind::kRelu;
@@ -279,32 +293,35 @@ class ConvKernel : public Kernel {
     }
     return std::make_unique<ops::WinogradConv>(ops::WinogradGeometry{g_.n, g_.c, g_.h, g_.w, g_.oc},
                                                static_cast<const float*>(ctx.constants[1]->data()),
-                                               has_bias_ ? static_cast<const float*>(ctx.constants[2]->data()) : nullptr, std::move(posts));
+                                               has_bias_ ? static_cast<const float*>(ctx.constants[2]->data()) : nullptr, std::move(posts),
+                                               cpu::active_isa(), gemm);
   }
 
-  // Times oneDNN's primitive (as run() runs it) and `own` on this node's shape with the session's
-  // threads, on made-up data: a warm-up run, then the best of up to three each. Costs a few ms a node
-  // at load; the two differ by far more than the noise where it matters (docs/benchmarks.md).
-  // The answer is kept per shape, post ops and threads for the process: YOLO models repeat their
-  // layer shapes (YOLOv8n's 32 eligible layers have 18), and later sessions plan at no cost.
-  bool own_is_faster(const OpContext& ctx, const ops::WinogradConv& own, int threads) {
+  // Times oneDNN's primitive (as run() runs it) and each of `own` on this node's shape with the
+  // session's threads, on made-up data: a warm-up run, then the best of up to three each. Costs a
+  // few ms a node at load; they differ by far more than the noise where it matters
+  // (docs/benchmarks.md). Returns the index in `own` of the fastest, or -1 when oneDNN's is.
+  // The answer is kept per shape, post ops, threads and precision for the process: YOLO models
+  // repeat their layer shapes (YOLOv8n's 32 eligible layers have 18), and later sessions plan at no cost.
+  int fastest_own(const OpContext& ctx, const std::vector<std::unique_ptr<ops::WinogradConv>>& own, int threads) {
     std::string key = std::to_string(g_.n) + "," + std::to_string(g_.c) + "," + std::to_string(g_.h) + "," + std::to_string(g_.w) + "," +
                       std::to_string(g_.oc) + "," + std::to_string(threads) + "," + std::to_string(has_bias_) + "," +
                       cpu::isa_name(cpu::active_isa());
     for (const PostOp& p : post_) key += "," + std::to_string(static_cast<int>(p.kind));
+    if (bf16_) key += ",bf16:" + std::to_string(own.size());
     static std::mutex mutex;
-    static std::map<std::string, bool> answers;
+    static std::map<std::string, int> answers;
     {
       const std::lock_guard lock(mutex);
       if (auto it = answers.find(key); it != answers.end()) return it->second;
     }
-    const bool faster = time_own_against_onednn(ctx, own, threads);
+    const int best = time_own_against_onednn(ctx, own, threads);
     const std::lock_guard lock(mutex);
-    answers.emplace(key, faster);
-    return faster;
+    answers.emplace(key, best);
+    return best;
   }
 
-  bool time_own_against_onednn(const OpContext& ctx, const ops::WinogradConv& own, int threads) {
+  int time_own_against_onednn(const OpContext& ctx, const std::vector<std::unique_ptr<ops::WinogradConv>>& own, int threads) {
     const Shape src_shape{g_.n, g_.h, g_.w, g_.c}, dst_shape{g_.n, g_.oh, g_.ow, g_.oc};
     HostTensor src(DType::kFloat32, src_shape), dst(DType::kFloat32, dst_shape), sum(DType::kFloat32, dst_shape);
     float* x = static_cast<float*>(src.data());
@@ -322,19 +339,28 @@ class ConvKernel : public Kernel {
       fn();
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     };
-    auto onednn_run = [&] { (void)run(in, std::span<const TensorRef>(&out, 1), ec); };
-    auto own_run = [&] { own.run(x, dst.as<float>(), sum.as<float>(), threads); };
-    onednn_run(), own_run();  // warm-up: first-touch of the buffers, oneDNN's lazy setup
-    // Alternating, best of up to three each; stopped early where one is clearly faster (by 20%:
-    // the kernels differ by 2-3x where they differ at all), which halves what the timing adds to
-    // the load on YOLO models (docs/benchmarks.md).
-    double onednn = 1e30, ours = 1e30;
-    for (int i = 0; i < 3; ++i) {
-      onednn = std::min(onednn, once(onednn_run));
-      ours = std::min(ours, once(own_run));
-      if (ours < 0.8 * onednn || onednn < 0.8 * ours) break;
+    // Candidate 0 is oneDNN's primitive, i + 1 is own[i].
+    auto candidate_run = [&](size_t i) {
+      if (i == 0)
+        (void)run(in, std::span<const TensorRef>(&out, 1), ec);
+      else
+        own[i - 1]->run(x, dst.as<float>(), sum.as<float>(), threads);
+    };
+    const size_t n = own.size() + 1;
+    for (size_t i = 0; i < n; ++i) candidate_run(i);  // warm-up: first-touch of the buffers, oneDNN's lazy setup
+    // Alternating, best of up to three each; stopped early where one is clearly faster than all
+    // others (by 20%: the kernels differ by 2-3x where they differ at all), which halves what the
+    // timing adds to the load on YOLO models (docs/benchmarks.md).
+    std::vector<double> best(n, 1e30);
+    size_t fastest = 0;
+    for (int round = 0; round < 3; ++round) {
+      for (size_t i = 0; i < n; ++i) best[i] = std::min(best[i], once([&] { candidate_run(i); }));
+      fastest = static_cast<size_t>(std::min_element(best.begin(), best.end()) - best.begin());
+      bool clear = true;
+      for (size_t i = 0; i < n; ++i) clear = clear && (i == fastest || best[fastest] < 0.8 * best[i]);
+      if (clear) break;
     }
-    return ours < onednn;
+    return static_cast<int>(fastest) - 1;
   }
 
   // Winograd F(4x4, 3x3) (oneDNN's jit_wino_4x3) for 3x3 stride-1 convolutions: about half the

@@ -4,8 +4,20 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 namespace sd::native::ops {
+namespace {
+
+// float32 to bf16, rounded to nearest even as vcvtneps2bf16 does (NaN kept a quiet NaN).
+uint16_t to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
+  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+}  // namespace
 
 bool WinogradConv::applies(int64_t c, int64_t oc, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w, int64_t dilation_h,
                            int64_t dilation_w, int64_t group, int64_t pt, int64_t pl, int64_t pb, int64_t pr) {
@@ -14,13 +26,19 @@ bool WinogradConv::applies(int64_t c, int64_t oc, int64_t kh, int64_t kw, int64_
 }
 
 WinogradConv::WinogradConv(const WinogradGeometry& g, const float* weights, const float* bias, std::vector<WinoPost> posts,
-                           cpu::Isa isa)
-    : g_(g), avx512_(isa >= cpu::Isa::kAvx512 && g.c % 16 == 0 && g.oc % 16 == 0), posts_(std::move(posts)) {
+                           cpu::Isa isa, WinoGemm gemm)
+    : g_(g),
+      avx512_(isa >= cpu::Isa::kAvx512 && g.c % 16 == 0 && g.oc % 16 == 0),
+      bf16_(avx512_ && gemm == WinoGemm::kBf16 && isa >= cpu::Isa::kAvx512Bf16),
+      posts_(std::move(posts)) {
   // G for F(4x4, 3x3) (Lavin & Gray, 2016), in double: the transformed weights are rounded once.
   static const double G[6][3] = {{1.0 / 4, 0, 0},          {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
                                  {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
   const int64_t C = g.c, OC = g.oc;
-  packed_.assign(static_cast<size_t>(36 * C * OC), 0.f);
+  if (bf16_)
+    packed_bf16_.assign(static_cast<size_t>(36 * C * OC), 0);
+  else
+    packed_.assign(static_cast<size_t>(36 * C * OC), 0.f);
   // Output channels in panels as the kernel reads them (wino::panel_width): each one's panel start.
   std::vector<int64_t> panel_of(static_cast<size_t>(OC));
   for (int64_t o0 = 0, nr = 0; o0 < OC; o0 += nr) {
@@ -37,7 +55,11 @@ WinogradConv::WinogradConv(const WinogradGeometry& g, const float* weights, cons
       for (int i = 0; i < 6; ++i)
         for (int j = 0; j < 6; ++j) {
           const double u = t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2];  // (G g) G^T
-          packed_[static_cast<size_t>((i * 6 + j) * C * OC + o0 * C + c * nr + lane)] = static_cast<float>(u);
+          const size_t panel = static_cast<size_t>((i * 6 + j) * C * OC + o0 * C);
+          if (bf16_)
+            packed_bf16_[panel + static_cast<size_t>((c / 2 * nr + lane) * 2 + c % 2)] = to_bf16(static_cast<float>(u));
+          else
+            packed_[panel + static_cast<size_t>(c * nr + lane)] = static_cast<float>(u);
         }
     }
   }
@@ -52,9 +74,20 @@ WinogradConv::WinogradConv(const WinogradGeometry& g, const float* weights, cons
 
 void WinogradConv::run(const float* src, float* dst, const float* sum, int threads) const {
 #if defined(__x86_64__)
-  const wino::RunArgs args{g_,     packed_.data(), bias_.data(), posts_.data(), static_cast<int64_t>(posts_.size()), block_tiles_,
-                           src,    dst,            sum,          std::max(1, threads)};
-  if (avx512_)
+  const wino::RunArgs args{g_,
+                           packed_.empty() ? nullptr : packed_.data(),
+                           packed_bf16_.empty() ? nullptr : packed_bf16_.data(),
+                           bias_.data(),
+                           posts_.data(),
+                           static_cast<int64_t>(posts_.size()),
+                           block_tiles_,
+                           src,
+                           dst,
+                           sum,
+                           std::max(1, threads)};
+  if (bf16_)
+    wino::run_avx512bf16(args);
+  else if (avx512_)
     wino::run_avx512(args);
   else
     wino::run_avx2(args);

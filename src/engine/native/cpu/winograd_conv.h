@@ -17,6 +17,12 @@
 // channels and output channels multiples of 16, else the AVX2 variant). Neither may be run where
 // cpu::detected_isa() < kAvx2.
 //
+// With --precision bf16 a third variant (winograd_conv_avx512bf16.cpp, processors with
+// AVX512_BF16) runs the 36 GEMMs in bf16: the transformed input and weights rounded to bf16, pairs
+// of channels multiplied and summed by vdpbf16ps into float32 accumulators (twice the multiply-adds
+// of an FMA an instruction); the transforms and the epilogue stay float32. Its error is bf16's
+// (a relative 2^-9 on each transformed operand), about 1e-3 of the output's scale.
+//
 // Float error: the transforms multiply by up to 8 (A^T) and 5 (B^T) and G holds 1/6 and 1/24, so
 // the result's rounding error is larger than a direct convolution's: up to ~2e-6 of the sum of
 // |products| per output, against ~1e-7 (tests/winograd_conv_test.cpp bounds it at 1e-5).
@@ -36,6 +42,9 @@ struct WinoPost {
   float alpha = 0, beta = 0;  // LeakyRelu's slope, Clip's bounds
 };
 
+// The arithmetic of the 36 GEMMs: float32, or bf16 products with float32 sums (--precision bf16).
+enum class WinoGemm { kFloat32, kBf16 };
+
 struct WinogradGeometry {
   int64_t n, c, h, w, oc;  // output is [n, h, w, oc]: stride 1, pad 1
 };
@@ -50,8 +59,10 @@ class WinogradConv {
   // weights: OIHW [oc, c, 3, 3]; bias: [oc] or null. Transforms and packs the weights for the
   // variant `isa` allows: AVX-512 from kAvx512 up when both channel counts are multiples of 16,
   // AVX2 otherwise (tests pass each runnable level to compare the variants on one processor).
+  // gemm = kBf16 asks for the bf16 variant: taken from kAvx512Bf16 up with both channel counts
+  // multiples of 16, else the float32 variant as above (bf16() says which).
   WinogradConv(const WinogradGeometry& g, const float* weights, const float* bias, std::vector<WinoPost> posts,
-               cpu::Isa isa = cpu::active_isa());
+               cpu::Isa isa = cpu::active_isa(), WinoGemm gemm = WinoGemm::kFloat32);
 
   // src: [n, h, w, c]; dst: [n, h, w, oc]; sum: the residual operand, [n, h, w, oc], needed
   // when the epilogue has a kSum. Needs AVX2 + FMA (cpu::detected_isa() >= kAvx2), and AVX-512
@@ -61,15 +72,22 @@ class WinogradConv {
   // Tiles per block (a multiple of 6): the unit of work a thread takes.
   int64_t tiles_per_block() const { return block_tiles_; }
 
-  // The variant the weights were packed for: "streamdet:wino_4x3:avx2" or "...:avx512" (the
-  // plan's implementation name).
-  const char* name() const { return avx512_ ? "streamdet:wino_4x3:avx512" : "streamdet:wino_4x3:avx2"; }
+  // The variant the weights were packed for: "streamdet:wino_4x3:avx2", "...:avx512" or
+  // "...:avx512_bf16" (the plan's implementation name).
+  const char* name() const {
+    return bf16_ ? "streamdet:wino_4x3:avx512_bf16" : avx512_ ? "streamdet:wino_4x3:avx512" : "streamdet:wino_4x3:avx2";
+  }
+  // Whether the GEMMs run in bf16 (the bf16 variant was taken).
+  bool bf16() const { return bf16_; }
 
  private:
   WinogradGeometry g_;
   bool avx512_ = false;        // which kernel run() calls (and how packed_ is laid out)
+  bool bf16_ = false;          // the bf16 variant (avx512_ too): packed_bf16_ instead of packed_
   std::vector<float> packed_;  // [36][panels][c][panel width]: U = G g G^T by position; panels of
                                // 16 output channels (the last 8) for AVX2, 64 (the last 16-48) for AVX-512
+  std::vector<uint16_t> packed_bf16_;  // the bf16 variant's U, rounded to bf16: [36][panels][c / 2][panel width][2]
+                                       // (channel pairs side by side, as vdpbf16ps takes them)
   std::vector<float> bias_;    // [oc]
   std::vector<WinoPost> posts_;
   int64_t block_tiles_ = 6;
@@ -81,6 +99,7 @@ namespace wino {
 struct RunArgs {
   WinogradGeometry g;
   const float* packed;
+  const uint16_t* packed_bf16;  // the bf16 variant's weights (packed is null then)
   const float* bias;
   const WinoPost* posts;
   int64_t post_count;
@@ -94,6 +113,7 @@ struct RunArgs {
 #if defined(__x86_64__)
 void run_avx2(const RunArgs& a);
 void run_avx512(const RunArgs& a);  // channels and output channels multiples of 16
+void run_avx512bf16(const RunArgs& a);  // the same, with AVX512_BF16 (packed_bf16)
 
 // The width of the packed weight panel starting at output channel o0 of oc. AVX2: 16 (the last
 // one 8 when oc is an odd multiple of 8). AVX-512: 64, the last one what is left, except that 80

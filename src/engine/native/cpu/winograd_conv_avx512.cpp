@@ -19,23 +19,7 @@
 namespace sd::native::ops::wino {
 namespace {
 
-// This file's vectors for the shared transforms (winograd_transforms.inc).
-struct Ops {
-  using V = __m512;
-  static constexpr int64_t kLanes = 16;
-  static V set1(float x) { return _mm512_set1_ps(x); }
-  static V zero() { return _mm512_setzero_ps(); }
-  static V add(V x, V y) { return _mm512_add_ps(x, y); }
-  static V sub(V x, V y) { return _mm512_sub_ps(x, y); }
-  static V fmadd(V x, V y, V z) { return _mm512_fmadd_ps(x, y, z); }
-  static V fnmadd(V x, V y, V z) { return _mm512_fnmadd_ps(x, y, z); }
-  static V loadu(const float* p) { return _mm512_loadu_ps(p); }
-  static void storeu(float* p, V x) { _mm512_storeu_ps(p, x); }
-};
-
-#include "engine/native/cpu/winograd_transforms.inc"
-
-using V16 = V;
+#include "engine/native/cpu/winograd_avx512_common.inc"
 
 // c[6][16 * NV] = a[6][k] x b[k][16 * NV]: a's rows lda apart, b packed [k][16 * NV], c's rows
 // ldc apart. NV = 4 is the main kernel; 1 to 3 take a layer's last, narrower panel.
@@ -90,62 +74,6 @@ void multiply(const RunArgs& a, const Tiling& d, int64_t tpad, const float* v, f
           case 48: micro_kernel<3>(at, C, panel, C, ct, OC); break;
           case 32: micro_kernel<2>(at, C, panel, C, ct, OC); break;
           default: micro_kernel<1>(at, C, panel, C, ct, OC); break;
-        }
-      }
-    }
-  }
-}
-
-// Bias and the post ops on 16 output channels; `at` is the element offset in dst (and sum).
-inline V16 epilogue(const RunArgs& a, V16 x, int64_t at) {
-  for (int64_t i = 0; i < a.post_count; ++i) {
-    const WinoPost& p = a.posts[i];
-    switch (p.kind) {
-      case WinoPostKind::kRelu: x = _mm512_max_ps(x, _mm512_setzero_ps()); break;
-      case WinoPostKind::kLeakyRelu:
-        x = _mm512_mask_mul_ps(x, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), x, _mm512_set1_ps(p.alpha));
-        break;
-      // The AVX-512 activation kernels' table-based exp (sigmoid_avx512.h): a degree-2
-      // polynomial and a 16-entry table in a register instead of fast_exp_of's degree-6.
-      case WinoPostKind::kSilu: x = avx512_math::silu(x); break;
-      case WinoPostKind::kSigmoid: x = avx512_math::sigmoid(x); break;
-      case WinoPostKind::kHardSwish: {
-        const V16 g = _mm512_fmadd_ps(x, _mm512_set1_ps(1.f / 6.f), _mm512_set1_ps(0.5f));
-        x = _mm512_mul_ps(x, _mm512_min_ps(_mm512_max_ps(g, _mm512_setzero_ps()), _mm512_set1_ps(1.f)));
-        break;
-      }
-      case WinoPostKind::kClip: x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(p.alpha)), _mm512_set1_ps(p.beta)); break;
-      case WinoPostKind::kSum: x = _mm512_add_ps(x, _mm512_loadu_ps(a.sum + at)); break;
-    }
-  }
-  return x;
-}
-
-// M[36][tpad][oc] of tiles [t0, t0 + count) back to 4x4 outputs, with bias and epilogue, into dst.
-void output_transform(const RunArgs& a, const Tiling& d, int64_t t0, int64_t count, int64_t tpad, const float* m) {
-  const int64_t OC = d.oc;
-  // SiLU alone, YOLOv8's every 3x3, without epilogue()'s loop and switch per vector.
-  const bool silu_only = a.post_count == 1 && a.posts[0].kind == WinoPostKind::kSilu;
-  for (int64_t tl = 0; tl < count; ++tl) {
-    const int64_t t = t0 + tl, img = t / (d.th * d.tw), r = t % (d.th * d.tw), oy0 = r / d.tw * 4, ox0 = r % d.tw * 4;
-    const int64_t rows = std::min<int64_t>(4, d.h - oy0), cols = std::min<int64_t>(4, d.w - ox0);
-    const float* mt = m + tl * OC;
-    for (int64_t o = 0; o < OC; o += 16) {
-      V16 tmp[4][6];
-      for (int j = 0; j < 6; ++j) {
-        V16 col[6], o4[4];
-        for (int i = 0; i < 6; ++i) col[i] = _mm512_loadu_ps(mt + (i * 6 + j) * tpad * OC + o);
-        output_rows(col, o4);
-        for (int i = 0; i < 4; ++i) tmp[i][j] = o4[i];
-      }
-      const V16 bias = _mm512_loadu_ps(a.bias + o);
-      for (int64_t i = 0; i < rows; ++i) {
-        V16 o4[4];
-        output_rows(tmp[i], o4);
-        for (int64_t j = 0; j < cols; ++j) {
-          const int64_t at = ((img * d.h + oy0 + i) * d.w + ox0 + j) * OC + o;
-          const V16 x = _mm512_add_ps(o4[j], bias);
-          _mm512_storeu_ps(a.dst + at, silu_only ? avx512_math::silu(x) : epilogue(a, x, at));
         }
       }
     }

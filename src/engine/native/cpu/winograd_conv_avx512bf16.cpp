@@ -1,0 +1,122 @@
+// WinogradConv's bf16 variant (compiled with -march=x86-64-v4 -mavx512bf16; winograd_conv.h), for
+// --precision bf16 on processors with AVX512_BF16: the AVX-512 variant's steps with the 36 GEMMs
+// in bf16. Per block of six tiles, the input transform in float32, rounded to bf16 as it is stored
+// into V[36][6][c]; 36 GEMMs V[p] x U[p] into float32 M[36][6][oc] with a 6x64 vdpbf16ps
+// micro-kernel (24 accumulators; each instruction multiplies a pair of channels for 16 output
+// channels and adds both products, so twice the multiply-adds of an FMA and half the bytes of
+// input and weights to read); then the float32 output transform with the epilogue, as the AVX-512
+// variant (winograd_avx512_common.inc).
+//
+// Why: oneDNN 2.6's bf16 convolution is a direct one, at about this processor's bf16 peak; on
+// YOLOv8n's 3x3 layers it was slower than our float32 Winograd (docs/benchmarks.md), which does
+// a quarter of the multiplications. Winograd with a bf16 GEMM does both.
+#define STREAMDET_ISA_VARIANT avx512bf16
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "engine/native/cpu/sigmoid_avx512.h"
+#include "engine/native/cpu/winograd_conv.h"
+#include "engine/native/parallel.h"
+
+namespace sd::native::ops::wino {
+namespace {
+
+#include "engine/native/cpu/winograd_avx512_common.inc"
+
+// Two bf16 values (a channel pair) as one 32-bit lane, for a broadcast.
+inline int32_t pair_at(const uint16_t* p) {
+  int32_t x;
+  std::memcpy(&x, p, sizeof x);
+  return x;
+}
+
+// c[6][16 * NV] = a[6][k] x b[k][16 * NV] in bf16 with float32 sums: a's rows lda apart (bf16,
+// channels in order), b packed [k / 2][16 * NV][2] (each output channel's pair of consecutive
+// channels side by side), c's rows ldc apart (float32). k even. NV = 4 is the main kernel; 1 to 3
+// take a layer's last, narrower panel.
+template <int NV>
+inline void micro_kernel(const uint16_t* a, int64_t lda, const uint16_t* b, int64_t k, float* c, int64_t ldc) {
+  constexpr int kNr = 16 * NV;
+  V16 acc[6][NV];
+#pragma GCC unroll 6
+  for (int r = 0; r < 6; ++r)
+#pragma GCC unroll 4
+    for (int q = 0; q < NV; ++q) acc[r][q] = _mm512_setzero_ps();
+  const uint16_t* a0 = a;
+  const uint16_t* a1 = a + lda;
+  const uint16_t* a2 = a + 2 * lda;
+  const uint16_t* a3 = a + 3 * lda;
+  const uint16_t* a4 = a + 4 * lda;
+  const uint16_t* a5 = a + 5 * lda;
+  for (int64_t i = 0; i < k; i += 2) {
+    __m512bh bv[NV];
+#pragma GCC unroll 4
+    for (int q = 0; q < NV; ++q) bv[q] = (__m512bh)_mm512_loadu_si512(b + i * kNr + q * 32);
+    const uint16_t* rows[6] = {a0 + i, a1 + i, a2 + i, a3 + i, a4 + i, a5 + i};
+#pragma GCC unroll 6
+    for (int r = 0; r < 6; ++r) {
+      const __m512bh av = (__m512bh)_mm512_set1_epi32(pair_at(rows[r]));
+#pragma GCC unroll 4
+      for (int q = 0; q < NV; ++q) acc[r][q] = _mm512_dpbf16_ps(acc[r][q], av, bv[q]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < 6; ++r)
+#pragma GCC unroll 4
+    for (int q = 0; q < NV; ++q) _mm512_storeu_ps(c + r * ldc + q * 16, acc[r][q]);
+}
+
+// M[p] = V[p] x U[p] for the 36 positions; U's panels as panel_width says (64 wide, the last
+// one 16 to 48; 80 channels as 48 + 32), the same as the float32 AVX-512 variant's.
+void multiply(const RunArgs& a, const Tiling& d, int64_t tpad, const uint16_t* v, float* m) {
+  const int64_t C = d.c, OC = d.oc;
+  for (int p = 0; p < 36; ++p) {
+    const uint16_t* vp = v + p * tpad * C;
+    float* mp = m + p * tpad * OC;
+    const uint16_t* up = a.packed_bf16 + p * C * OC;
+    for (int64_t o0 = 0, nr = 0; o0 < OC; o0 += nr) {
+      nr = panel_width(true, OC, o0);
+      const uint16_t* panel = up + o0 * C;
+      for (int64_t t = 0; t < tpad; t += 6) {
+        const uint16_t* at = vp + t * C;
+        float* ct = mp + t * OC + o0;
+        switch (nr) {
+          case 64: micro_kernel<4>(at, C, panel, C, ct, OC); break;
+          case 48: micro_kernel<3>(at, C, panel, C, ct, OC); break;
+          case 32: micro_kernel<2>(at, C, panel, C, ct, OC); break;
+          default: micro_kernel<1>(at, C, panel, C, ct, OC); break;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void run_avx512bf16(const RunArgs& a) {
+  const WinogradGeometry& g = a.g;
+  Tiling d{g.n, g.h, g.w, g.c, g.oc, (g.h + 3) / 4, (g.w + 3) / 4, 0};
+  d.tiles = g.n * d.th * d.tw;
+  // No more tiles per block than an even share of the threads needs (small layers).
+  const int64_t share = (d.tiles + a.threads - 1) / a.threads;
+  const int64_t tpad = std::min(a.block_tiles, (share + 5) / 6 * 6);
+  const int64_t blocks = (d.tiles + tpad - 1) / tpad;
+  parallel_for(blocks, a.threads, 1, [&](int64_t b0, int64_t b1) {
+    // [bf16 V: 36 * tpad * c halves, a multiple of 16 floats as c is] [float32 M: 36 * tpad * oc]
+    float* buf = thread_buffer(static_cast<size_t>(36 * tpad * (g.c / 2 + g.oc)));
+    auto* v = reinterpret_cast<uint16_t*>(buf);
+    float* m = buf + 36 * tpad * g.c / 2;
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t t0 = b * tpad, count = std::min(tpad, d.tiles - t0);
+      input_transform(a, d, t0, count, tpad, v);
+      multiply(a, d, tpad, v, m);
+      output_transform(a, d, t0, count, tpad, m);
+    }
+  });
+}
+
+}  // namespace sd::native::ops::wino
