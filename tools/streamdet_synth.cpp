@@ -214,6 +214,10 @@ int main(int argc, char** argv) {
   track->add_option("--appearance-weight", tracker_options.appearance_weight,
                     "cost per unit of descriptor distance (with --video; 0: motion alone)")
       ->capture_default_str();
+  track->add_option("--partial-box", tracker_options.partial_box,
+                    "a confident box under this share of the track's size alone, its prediction overlapped by "
+                    "another's, is the part seen: the filter gets the whole box (0: never)")
+      ->capture_default_str();
   track->add_option("--reid-distance", tracker_options.reid_distance,
                     "a lost track re-found beyond its gate when the descriptors are this close (0: never)")
       ->capture_default_str();
