@@ -260,6 +260,53 @@ TEST(ByteTracker, AnObjectSeenInPartWhilePassingBehindAnotherKeepsItsId) {
   EXPECT_GE(changed_before, 6) << "the boxes as they are lose the object in most of these";
 }
 
+// An object walks out of the picture at its right edge; a moment later another of its class comes
+// in at the same place. Told the picture's size, the tracker drops the first one's track once it
+// is predicted out of the picture, and the newcomer gets an id of its own; not told (or before),
+// the lost track is re-found on the newcomer where it was last seen.
+int64_t id_of_an_object_coming_in_where_another_left(bool picture_known) {
+  ByteTracker t;
+  if (picture_known) t.set_picture_size(640, 480);
+  double time = 0;
+  for (int f = 0; f < 30; ++f, time += kFrameMs) {
+    // 60 px wide, 6 px a frame towards the right edge; the box is cut at the edge.
+    const double x1 = 500 + 6.0 * f, x2 = std::min(640.0, x1 + 60);
+    if (x2 - x1 >= 10) t.update(std::vector{box_at((x1 + x2) / 2, 200, x2 - x1, 60)}, time);
+  }
+  for (int f = 0; f < 6; ++f, time += kFrameMs) t.update({}, time);
+  int64_t id = -1;
+  for (int f = 0; f < 10; ++f, time += kFrameMs) {  // the newcomer, coming in leftwards
+    const double x1 = 620 - 4.0 * f, x2 = 640;
+    id = t.update(std::vector{box_at((x1 + x2) / 2, 205, x2 - x1, 60)}, time)[0];
+  }
+  return id;
+}
+
+TEST(ByteTracker, AnObjectComingInWhereAnotherLeftThePictureGetsANewId) {
+  EXPECT_EQ(id_of_an_object_coming_in_where_another_left(true), 2);
+  EXPECT_EQ(id_of_an_object_coming_in_where_another_left(false), 1) << "unknown picture: the lost track takes it";
+}
+
+// An object standing still starts off fast (8 px a frame) and, after five frames, goes behind
+// something for eight: the filter's velocity has followed only part of the start, and its
+// prediction lags far behind where the object comes out. Its last boxes, moving on as they moved,
+// put it there (observed_motion): it keeps its id.
+int64_t id_of_an_object_hidden_just_after_it_started(bool observed_motion) {
+  TrackerOptions o;
+  o.observed_motion = observed_motion;
+  ByteTracker t(o);
+  double time = 0, x = 100;
+  for (int f = 0; f < 40; ++f, time += kFrameMs) t.update(std::vector{box_at(x, 200, 30, 60)}, time);
+  for (int f = 0; f < 5; ++f, time += kFrameMs) t.update(std::vector{box_at(x += 8, 200, 30, 60)}, time);
+  for (int f = 0; f < 8; ++f, time += kFrameMs, x += 8) t.update({}, time);
+  return t.update(std::vector{box_at(x += 8, 200, 30, 60)}, time)[0];
+}
+
+TEST(ByteTracker, AnObjectHiddenJustAfterItStartedIsFoundWhereItsBoxesPutIt) {
+  EXPECT_EQ(id_of_an_object_hidden_just_after_it_started(true), 1);
+  EXPECT_EQ(id_of_an_object_hidden_just_after_it_started(false), -1) << "the filter alone loses it";
+}
+
 // An object seen only at low scores for a long time (far away, blurred) after a confident start
 // is still followed: after kBlindFrames its low-score boxes move the filter again.
 TEST(ByteTracker, AMovingObjectSeenOnlyAtLowScoresIsStillFollowed) {

@@ -1,6 +1,7 @@
 #include "track/byte_tracker.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -27,6 +28,7 @@ constexpr float kCrowdedOverlap = 0.1f;        // a box overlapping two tracks' 
 }  // namespace
 
 enum class TrackState { kTracked, kLost };
+constexpr int kSeenBoxes = 4;  // boxes kept for a track's observed motion (OC-SORT's delta_t = 3)
 
 struct ByteTracker::Track {
   using State = TrackState;
@@ -42,6 +44,22 @@ struct ByteTracker::Track {
   double last_confident_ms = 0;  // when it last took a box from the first rounds (or was born)
   float whole_w = 0, whole_h = 0;  // its box's size when last seen with no other track over it
   bool occluded = false;           // this frame: its prediction is overlapped by another track's
+  // The centres of its last kSeenBoxes confident boxes and when they were seen (oldest first).
+  std::array<float, kSeenBoxes> seen_x{}, seen_y{};
+  std::array<double, kSeenBoxes> seen_ms{};
+  int seen_count = 0;
+  void remember(const Detection& d, double ms) {
+    if (seen_count == kSeenBoxes) {
+      std::rotate(seen_x.begin(), seen_x.begin() + 1, seen_x.end());
+      std::rotate(seen_y.begin(), seen_y.begin() + 1, seen_y.end());
+      std::rotate(seen_ms.begin(), seen_ms.begin() + 1, seen_ms.end());
+      --seen_count;
+    }
+    const auto k = static_cast<size_t>(seen_count++);
+    seen_x[k] = 0.5f * (d.x1 + d.x2);
+    seen_y[k] = 0.5f * (d.y1 + d.y2);
+    seen_ms[k] = ms;
+  }
   bool matched_this_frame = false;
 };
 using State = TrackState;
@@ -142,7 +160,10 @@ void ByteTracker::take(Track& track, const Detection& det, double timestamp_ms, 
   // low scores for longer is followed by its boxes again.
   const bool blind = low_score && timestamp_ms - track.last_confident_ms <= kBlindFrames * frame_interval_ms_;
   if (!blind) BoxKalman::update(track.filter, low_score ? det : whole_box(track, det));
-  if (!low_score) track.last_confident_ms = timestamp_ms;
+  if (!low_score) {
+    track.last_confident_ms = timestamp_ms;
+    track.remember(det, timestamp_ms);
+  }
   if (!low_score && !track.occluded) {
     track.whole_w = det.x2 - det.x1;
     track.whole_h = det.y2 - det.y1;
@@ -171,6 +192,13 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
     t.predicted_to_ms = std::max(t.predicted_to_ms, timestamp_ms);
     t.matched_this_frame = false;
   }
+  // A lost track predicted out of the picture has left it: gone, so that it does not take an object
+  // coming in at the same edge a moment later (the gated and re-finding rounds would let it).
+  if (picture_width_ > 0 && picture_height_ > 0)
+    std::erase_if(tracks_, [&](const Track& t) {
+      const double cx = t.filter.mean(0), cy = t.filter.mean(1);
+      return t.state == State::kLost && (cx < 0 || cy < 0 || cx > picture_width_ || cy > picture_height_);
+    });
   if (options_.partial_box > 0 && options_.motion) mark_occluded();
 
   std::vector<size_t> high, low;
@@ -250,10 +278,22 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
     std::vector<double> costs(lost.size() * high_left.size(), kNoEdge);
     for (size_t r = 0; r < lost.size(); ++r) {
       const Track& t = tracks_[lost[r]];
+      // OC-SORT's observation-centric view: where its last confident boxes, moving on as they
+      // moved, put it now. The filter's velocity follows an object that starts, speeds up or turns
+      // only slowly (its velocity noise is small), and a lost track's prediction runs on with it.
+      double seen_cx = 0, seen_cy = 0;
+      const size_t last = static_cast<size_t>(std::max(0, t.seen_count - 1));
+      const bool observed = options_.observed_motion && t.seen_count >= 2 && t.seen_ms[last] > t.seen_ms[0];
+      if (observed) {
+        const double ahead = (timestamp_ms - t.seen_ms[last]) / (t.seen_ms[last] - t.seen_ms[0]);
+        seen_cx = t.seen_x[last] + ahead * (t.seen_x[last] - t.seen_x[0]);
+        seen_cy = t.seen_y[last] + ahead * (t.seen_y[last] - t.seen_y[0]);
+      }
       for (size_t c = 0; c < high_left.size(); ++c) {
         const Detection& d = detections[high_left[c]];
         if (!options_.class_agnostic && d.class_id != t.class_id) continue;
-        const double d2 = BoxKalman::centre_distance2(t.filter, d);
+        double d2 = BoxKalman::centre_distance2(t.filter, d);
+        if (observed && d2 >= kGateChi2) d2 = std::min(d2, BoxKalman::centre_distance2(t.filter, d, seen_cx, seen_cy));
         const double dist = looks.empty() ? 0.0 : appearance_distance(t.look, looks[high_left[c]]);
         if (d2 < kGateChi2)
           costs[r * high_left.size() + c] = d2 / kGateChi2 + options_.appearance_weight * dist;
@@ -299,6 +339,7 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
     t.last_box = d;
     t.whole_w = d.x2 - d.x1;
     t.whole_h = d.y2 - d.y1;
+    t.remember(d, timestamp_ms);
     if (!looks.empty()) t.look = looks[i];
     t.predicted_to_ms = t.first_seen_ms = t.last_seen_ms = t.last_confident_ms = timestamp_ms;
     t.matched_this_frame = true;

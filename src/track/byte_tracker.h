@@ -8,7 +8,8 @@
 // then the confirmed tracks still unmatched to the confident detections left, by IoU with their
 // prediction or their last box (OC-SORT's recovery), then the lost ones by the distance of the
 // detection from their predicted centre under the filter's uncertainty (DeepSORT's gate); then
-// the tracks born last frame to the confident detections left. A confident detection left over
+// the tracks born last frame to the confident detections left (the gated round also looks for a
+// lost track where its last boxes' own motion puts it, OC-SORT's observation-centric view). A confident detection left over
 // (>= new_track_thresh) starts a track, confirmed when it is matched again (at once on the first
 // frame); a track unmatched is lost, and removed when lost for longer than the buffer. Class-aware
 // unless class_agnostic: a track only takes detections of its own class. A confident box that is
@@ -62,6 +63,9 @@ struct TrackerOptions {
   // still seen: the filter is given the whole box, as large as predicted, against the box's edges
   // on the side seen, so that it keeps the object's size, centre and velocity (0: never).
   double partial_box = 0.8;
+  // The gated round also looks for a lost track where its last 4 confident boxes, moving on as
+  // they moved, put it now (OC-SORT's observation-centric motion), under the filter's uncertainty.
+  bool observed_motion = true;
 };
 
 class ByteTracker {
@@ -81,6 +85,13 @@ class ByteTracker {
                               std::span<const Appearance> looks = {});
 
   const TrackerOptions& options() const { return options_; }
+
+  // The picture's size in the detections' pixels (0: unknown, the default). Known, a lost track
+  // whose predicted centre is out of the picture has left it and is removed.
+  void set_picture_size(int width, int height) {
+    picture_width_ = width;
+    picture_height_ = height;
+  }
 
   // The confirmed tracks matched in the last frame.
   size_t live_track_count() const;
@@ -125,6 +136,7 @@ class ByteTracker {
   double frame_interval_ms_;
   std::vector<Track> tracks_;
   int64_t next_id_ = 1;
+  int picture_width_ = 0, picture_height_ = 0;
   bool first_frame_ = true;
 };
 
