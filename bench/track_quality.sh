@@ -9,7 +9,8 @@
 # objects a clip (about 8 in view at once), seeds 1-3; "sparse", 30 objects, seeds 4-6. Each clip
 # also with every second frame dropped (--keep-every 2). Clips and detections are made once in
 # OUT_DIR; the tracker runs each time with the options given, with the clip's video for the
-# appearance cue (as `streamdet run --track` has the frames; `--appearance-weight 0`: boxes alone).
+# appearance cue and the picture's size (as `streamdet run --track` has the frames;
+# `--appearance-weight 0`: boxes alone; `--no-picture`: lost tracks leaving the picture kept).
 #   bench/track_quality.sh OUT_DIR [streamdet_synth track options, e.g. --match-thresh 0.9]
 #   SEEDS="11 12 13 14 15 16" bench/track_quality.sh OUT_DIR   # held-out clips: six seeds, the
 #   first three dense, the last three sparse (default 1 2 3 4 5 6; use another OUT_DIR per set)
