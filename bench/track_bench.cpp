@@ -4,6 +4,8 @@
 //     a frame on one core, issue 24).
 //   BM_ByteTrackerUpdateAppearance/100: the same with the appearance cue (a descriptor per detection,
 //     made beforehand: the update's own cost).
+//   BM_ByteTrackerUpdateAppearanceNoPartialBox/100: the same with partial_box 0 (what the handling of
+//     partly hidden objects' boxes costs).
 //   BM_AppearanceDescribe/{0,1}: one detection's colour descriptor read from a 1920x1080 frame,
 //     BGR (0) or I420 (1): what the tracking stage adds per detection with the cue on.
 //   BM_PlaceCounter/100: lines and zones (3 lines, 2 zones) fed one frame of 100 tracked objects.
@@ -91,7 +93,7 @@ cv::Mat colour_frame() {
   return m;
 }
 
-void BM_ByteTrackerUpdateAppearance(benchmark::State& state) {
+void update_with_looks(benchmark::State& state, const sd::track::TrackerOptions& options) {
   const int n = static_cast<int>(state.range(0));
   const Scene scene = make_scene(n, 1);
   const cv::Mat picture = colour_frame();
@@ -103,7 +105,7 @@ void BM_ByteTrackerUpdateAppearance(benchmark::State& state) {
     looks.emplace_back();
     for (const Detection& d : frames.back()) looks.back().push_back(sd::track::describe_box(view, d));
   }
-  sd::track::ByteTracker tracker;
+  sd::track::ByteTracker tracker(options);
   int f = 0;
   for (auto _ : state) {
     const auto k = static_cast<size_t>(f % 256);
@@ -111,13 +113,22 @@ void BM_ByteTrackerUpdateAppearance(benchmark::State& state) {
     benchmark::DoNotOptimize(ids.data());
     if (++f % 256 == 0) {
       state.PauseTiming();
-      tracker = sd::track::ByteTracker();
+      tracker = sd::track::ByteTracker(options);
       state.ResumeTiming();
     }
   }
   state.counters["live_tracks"] = static_cast<double>(tracker.live_track_count());
 }
+void BM_ByteTrackerUpdateAppearance(benchmark::State& state) { update_with_looks(state, {}); }
 BENCHMARK(BM_ByteTrackerUpdateAppearance)->Arg(10)->Arg(100)->Arg(300)->Unit(benchmark::kMicrosecond);
+// The same without the partly-hidden-box handling (--track-partial-box 0): what it costs, A/B in
+// one binary.
+void BM_ByteTrackerUpdateAppearanceNoPartialBox(benchmark::State& state) {
+  sd::track::TrackerOptions options;
+  options.partial_box = 0;
+  update_with_looks(state, options);
+}
+BENCHMARK(BM_ByteTrackerUpdateAppearanceNoPartialBox)->Arg(100)->Unit(benchmark::kMicrosecond);
 
 void BM_AppearanceDescribe(benchmark::State& state) {
   const cv::Mat bgr = colour_frame();

@@ -9,8 +9,11 @@
 # objects a clip (about 8 in view at once), seeds 1-3; "sparse", 30 objects, seeds 4-6. Each clip
 # also with every second frame dropped (--keep-every 2). Clips and detections are made once in
 # OUT_DIR; the tracker runs each time with the options given, with the clip's video for the
-# appearance cue (as `streamdet run --track` has the frames; `--appearance-weight 0`: boxes alone).
+# appearance cue and the picture's size (as `streamdet run --track` has the frames;
+# `--appearance-weight 0`: boxes alone; `--no-picture`: lost tracks leaving the picture kept).
 #   bench/track_quality.sh OUT_DIR [streamdet_synth track options, e.g. --match-thresh 0.9]
+#   SEEDS="11 12 13 14 15 16" bench/track_quality.sh OUT_DIR   # held-out clips: six seeds, the
+#   first three dense, the last three sparse (default 1 2 3 4 5 6; use another OUT_DIR per set)
 # Prints one markdown row per (set, frames, detections): IDF1 and MOTA of the three clips pooled,
 # HOTA averaged over them, ID switches, ground-truth tracks, and switches per 20 ground-truth tracks.
 set -euo pipefail
@@ -21,9 +24,15 @@ synth=$build/tools/streamdet_synth
 model=models/tiny_synth_v8.onnx
 mkdir -p "$out"
 
-for seed in 1 2 3 4 5 6; do
+read -r -a seeds <<<"${SEEDS:-1 2 3 4 5 6}"
+if ((${#seeds[@]} != 6)); then
+  echo "track_quality.sh: SEEDS must name six seeds (three dense clips, three sparse), got '${SEEDS:-}'" >&2
+  exit 2
+fi
+for n in 0 1 2 3 4 5; do
+  seed=${seeds[n]}
   objects=60
-  ((seed > 3)) && objects=30
+  ((n > 2)) && objects=30
   for keep in 1 2; do
     c=$out/s$seed.k$keep
     if [[ ! -s $c.dets.jsonl ]]; then
@@ -35,7 +44,7 @@ for seed in 1 2 3 4 5 6; do
     for kind in jitter dets; do
       "$synth" track --detections "$c.$kind.jsonl" --video "$c.mp4" --out "$c.$kind.tracked.jsonl" "$@"
       "$synth" mot --truth "$c.truth.jsonl" --tracks "$c.$kind.tracked.jsonl" --json |
-        sed "s/^{/{\"seed\":$seed,\"keep\":$keep,\"kind\":\"$kind\",/"
+        sed "s/^{/{\"dense\":$((n < 3)),\"seed\":$seed,\"keep\":$keep,\"kind\":\"$kind\",/"
     done
   done
 done | python3 -c '
@@ -43,7 +52,7 @@ import collections, json, sys
 groups = collections.defaultdict(list)
 for line in sys.stdin:
     r = json.loads(line)
-    groups[("dense" if r["seed"] <= 3 else "sparse", r["keep"], r["kind"])].append(r)
+    groups[("dense" if r["dense"] else "sparse", r["keep"], r["kind"])].append(r)
 print("| clips | frames | detections | IDF1 | MOTA | HOTA (mean of the clips) | ID switches / truth tracks | per 20 tracks |")
 print("|---|---|---|---|---|---|---|---|")
 for (clips, keep, kind), rs in sorted(groups.items(), key=lambda g: (g[0][0], g[0][1], g[0][2] != "jitter")):

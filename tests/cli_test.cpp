@@ -320,7 +320,8 @@ TEST(Cli, TrackingOptionsAreCheckedBeforeAnythingRuns) {
            {{"--track-low", "0.6", "--track-thresh", "0.5"}, "--track-low 0.6 is above --track-thresh 0.5"},
            {{"--track-thresh", "nan"}, "--track-thresh"},
            {{"--track-buffer", "-1"}, "--track-buffer"},
-           {{"--track-appearance", "maybe"}, "unknown --track-appearance 'maybe' (on|off)"}}) {
+           {{"--track-appearance", "maybe"}, "unknown --track-appearance 'maybe' (on|off)"},
+           {{"--track-partial-box", "1.5"}, "--track-partial-box: must be a number in [0, 1], got 1.5"}}) {
     std::vector<std::string> full{"run", "-m", kTinyModel, "-s", "synth:w=320,h=192,frames=5", "-d", out};
     full.insert(full.end(), args.begin(), args.end());
     auto r = run_cli(dir, full);

@@ -194,6 +194,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   std::string track_dets, track_out, track_video;
+  bool no_picture = false;
   sd::track::TrackerOptions tracker_options;
   double frame_interval_ms = 0;
   auto* track = app.add_subcommand("track", "run the ByteTrack tracker over a detections JSONL, by timestamp");
@@ -214,6 +215,14 @@ int main(int argc, char** argv) {
   track->add_option("--appearance-weight", tracker_options.appearance_weight,
                     "cost per unit of descriptor distance (with --video; 0: motion alone)")
       ->capture_default_str();
+  track->add_option("--partial-box", tracker_options.partial_box,
+                    "a confident box under this share of the track's size alone, its prediction overlapped by "
+                    "another's, is the part seen: the filter gets the whole box (0: never)")
+      ->capture_default_str();
+  track->add_option("--observed-motion", tracker_options.observed_motion,
+                    "gated round: also look for a lost track where its last boxes' own motion puts it")
+      ->capture_default_str();
+  track->add_flag("--no-picture", no_picture, "do not tell the tracker the video's size (lost tracks leaving it are kept)");
   track->add_option("--reid-distance", tracker_options.reid_distance,
                     "a lost track re-found beyond its gate when the descriptors are this close (0: never)")
       ->capture_default_str();
@@ -256,7 +265,9 @@ int main(int argc, char** argv) {
       looks = std::move(*described);
     }
     return report(sd::eval::write_frames_jsonl(
-        sd::eval::run_tracker(std::move(*frames), tracker_options, frame_interval_ms, looks), track_out));
+        sd::eval::run_tracker(std::move(*frames), tracker_options, frame_interval_ms, looks,
+                              track_video.empty() || no_picture ? std::pair{0, 0} : sd::eval::video_size(track_video)),
+        track_out));
   }
   return report(print_eval(eval_truth, eval_dets, eval_iou));
 }

@@ -203,6 +203,11 @@ void add_tracking_options(CLI::App& cmd, RunOptions& r, RunFlags& flags) {
   cmd.add_option("--track-buffer", t.track_buffer, "frames (at 30 fps) a lost track is kept: 30 is one second")
       ->capture_default_str()
       ->check(real_in(0, 1e6, Interval::kClosed, "frames"));
+  cmd.add_option("--track-partial-box", t.partial_box,
+                 "a box narrower or shorter than this share of its object seen alone, while its track overlaps another, "
+                 "is the part still seen: the tracker keeps the whole object's size (0: off)")
+      ->capture_default_str()
+      ->check(real_in(0, 1, Interval::kClosed));
   cmd.add_flag("--track-agnostic", t.class_agnostic, "a track may take detections of any class (default: its own class only)");
   cmd.add_option("--track-appearance", flags.track_appearance,
                  "on: each track also keeps its boxes' colours, which tell apart objects close together; off: boxes alone")

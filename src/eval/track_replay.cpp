@@ -42,7 +42,8 @@ std::vector<FrameRecord> jitter_truth(const std::vector<FrameRecord>& truth, con
 }
 
 std::vector<FrameRecord> run_tracker(std::vector<FrameRecord> frames, const track::TrackerOptions& options,
-                                     double frame_interval_ms, const std::vector<std::vector<track::Appearance>>& looks) {
+                                     double frame_interval_ms, const std::vector<std::vector<track::Appearance>>& looks,
+                                     std::pair<int, int> picture) {
   std::vector<size_t> order(frames.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -64,6 +65,7 @@ std::vector<FrameRecord> run_tracker(std::vector<FrameRecord> frames, const trac
     }
   }
   track::ByteTracker tracker(options, frame_interval_ms);
+  tracker.set_picture_size(picture.first, picture.second);
   std::vector<Detection> dets;
   for (size_t n = 0; n < frames.size(); ++n) {
     FrameRecord& f = frames[n];
@@ -75,6 +77,12 @@ std::vector<FrameRecord> run_tracker(std::vector<FrameRecord> frames, const trac
     for (size_t k = 0; k < f.boxes.size(); ++k) f.boxes[k].track_id = ids[k];
   }
   return frames;
+}
+
+std::pair<int, int> video_size(const std::string& video_path) {
+  cv::VideoCapture video(video_path, cv::CAP_FFMPEG);
+  if (!video.isOpened()) return {0, 0};
+  return {static_cast<int>(video.get(cv::CAP_PROP_FRAME_WIDTH)), static_cast<int>(video.get(cv::CAP_PROP_FRAME_HEIGHT))};
 }
 
 Result<std::vector<std::vector<track::Appearance>>> describe_boxes(const std::vector<FrameRecord>& frames,

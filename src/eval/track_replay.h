@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -31,10 +32,14 @@ std::vector<FrameRecord> jitter_truth(const std::vector<FrameRecord>& truth, con
 // detection's track_id (-1 where the tracker gave none). frame_interval_ms <= 0: the median gap
 // between consecutive timestamps (a file source's nominal interval), 1000 / 30 with < 2 frames.
 // looks: empty (motion alone), or per frame (in `frames`' order) one descriptor per box, from
-// describe_boxes.
+// describe_boxes. picture: the frames' size (the video's), {0, 0} unknown (ByteTracker::set_picture_size).
 std::vector<FrameRecord> run_tracker(std::vector<FrameRecord> frames, const track::TrackerOptions& options,
                                      double frame_interval_ms = 0,
-                                     const std::vector<std::vector<track::Appearance>>& looks = {});
+                                     const std::vector<std::vector<track::Appearance>>& looks = {},
+                                     std::pair<int, int> picture = {0, 0});
+
+// The size of a video's frames ({0, 0} when it cannot be read).
+std::pair<int, int> video_size(const std::string& video_path);
 
 // The appearance descriptors of every box, read from the video the detections were made on (a
 // record's "frame" is the video's frame index, as `streamdet run --detections` and `clip` write

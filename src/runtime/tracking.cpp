@@ -64,6 +64,9 @@ void track_frame(track::ByteTracker& tracker, Detections& detections, const Fram
   // Only the confident detections' looks are used (the low-score round goes by boxes alone).
   if (tracker.options().appearance)
     looks = describe_detections(detections, frame, static_cast<float>(tracker.options().track_thresh));
+  // Detections are in the original picture's pixels (the frame may be decoded smaller).
+  const cv::Size picture = frame.original_size.width > 0 ? frame.original_size : frame.size();
+  tracker.set_picture_size(picture.width, picture.height);
   const std::vector<int64_t> ids = tracker.update(detections, frame.timestamp_ms, looks);
   for (size_t i = 0; i < detections.size(); ++i) detections[i].track_id = ids[i];
   keep_confident(detections, conf);

@@ -70,11 +70,15 @@ void BoxKalman::update(BoxState& s, const Detection& box) {
 }
 
 double BoxKalman::centre_distance2(const BoxState& s, const Detection& box) {
+  return centre_distance2(s, box, s.mean(0), s.mean(1));
+}
+
+double BoxKalman::centre_distance2(const BoxState& s, const Detection& box, double cx, double cy) {
   const Vec4 z = measurement_of(box);
   const double r = kStdPosition * s.mean(3);
   Eigen::Matrix2d cov = s.covariance.topLeftCorner<2, 2>();
   cov.diagonal().array() += r * r;
-  const Eigen::Vector2d d = z.head<2>() - s.mean.head<2>();
+  const Eigen::Vector2d d = z.head<2>() - Eigen::Vector2d(cx, cy);
   return d.dot(cov.llt().solve(d));
 }
 

@@ -32,6 +32,8 @@ class BoxKalman {
   // the prediction's uncertainty plus the measurement's (grows with the time unseen): chi-square
   // with 2 degrees of freedom for a box of this object.
   static double centre_distance2(const BoxState& state, const Detection& box);
+  // The same from another predicted centre (cx, cy), under the state's uncertainty.
+  static double centre_distance2(const BoxState& state, const Detection& box, double cx, double cy);
   // The state's box, corners in pixels (the height never below 1 px, the width never negative).
   static Detection box_of(const BoxState& state);
 };

@@ -1,6 +1,9 @@
 #include "track/byte_tracker.h"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "track/assignment.h"
@@ -16,6 +19,8 @@ constexpr double kDuplicateLimit = 0.15;        // a live and a lost track this 
 constexpr double kRecoveryLimit = 0.7;          // recovery round: IoU with the last box seen > 0.3
 constexpr double kGateChi2 = 5.991;             // gated recovery: chi-square, 2 dof, 95%
 constexpr double kBlindFrames = 10;             // low-score boxes leave the filter alone this long
+constexpr float kOccludedOverlap = 0.1f;        // a prediction overlapped this much (a share of its
+                                                // area) by another track's may be partly hidden
 constexpr double kNoEdge = std::numeric_limits<double>::quiet_NaN();
 constexpr float kCrowdedOverlap = 0.1f;        // a box overlapping two tracks' predictions this much
                                                 // is shared: it does not teach either its colours
@@ -23,6 +28,7 @@ constexpr float kCrowdedOverlap = 0.1f;        // a box overlapping two tracks' 
 }  // namespace
 
 enum class TrackState { kTracked, kLost };
+constexpr int kSeenBoxes = 4;  // boxes kept for a track's observed motion (OC-SORT's delta_t = 3)
 
 struct ByteTracker::Track {
   using State = TrackState;
@@ -36,6 +42,24 @@ struct ByteTracker::Track {
   double predicted_to_ms = 0;  // the time the filter's state is for
   double first_seen_ms = 0, last_seen_ms = 0;
   double last_confident_ms = 0;  // when it last took a box from the first rounds (or was born)
+  float whole_w = 0, whole_h = 0;  // its box's size when last seen with no other track over it
+  bool occluded = false;           // this frame: its prediction is overlapped by another track's
+  // The centres of its last kSeenBoxes confident boxes and when they were seen (oldest first).
+  std::array<float, kSeenBoxes> seen_x{}, seen_y{};
+  std::array<double, kSeenBoxes> seen_ms{};
+  int seen_count = 0;
+  void remember(const Detection& d, double ms) {
+    if (seen_count == kSeenBoxes) {
+      std::rotate(seen_x.begin(), seen_x.begin() + 1, seen_x.end());
+      std::rotate(seen_y.begin(), seen_y.begin() + 1, seen_y.end());
+      std::rotate(seen_ms.begin(), seen_ms.begin() + 1, seen_ms.end());
+      --seen_count;
+    }
+    const auto k = static_cast<size_t>(seen_count++);
+    seen_x[k] = 0.5f * (d.x1 + d.x2);
+    seen_y[k] = 0.5f * (d.y1 + d.y2);
+    seen_ms[k] = ms;
+  }
   bool matched_this_frame = false;
 };
 using State = TrackState;
@@ -98,6 +122,36 @@ std::vector<double> ByteTracker::costs_of(const std::vector<size_t>& tracks, con
   return costs;
 }
 
+Detection ByteTracker::whole_box(const Track& track, const Detection& det) const {
+  // A confident box may be the part of an object still seen as well: the object partly behind
+  // another (its prediction overlapped by another track's) and the box narrower or shorter than
+  // the object was when last seen alone. Fed as it is, it shrinks the filter's box and drags its
+  // centre and velocity towards the part seen; the object then comes out larger and elsewhere than
+  // predicted, and is not found. The filter gets instead the whole object's box, as large as
+  // predicted, put against the detection's edges on the side nearest the prediction's (the other
+  // side, further from the prediction's, is the hidden one).
+  const float w = det.x2 - det.x1, h = det.y2 - det.y1;
+  if (!track.occluded || options_.partial_box <= 0 ||
+      (w >= options_.partial_box * track.whole_w && h >= options_.partial_box * track.whole_h))
+    return det;
+  const Detection p = BoxKalman::box_of(track.filter);
+  const float pw = p.x2 - p.x1, ph = p.y2 - p.y1;
+  Detection whole = det;
+  if (w < pw) {
+    if (std::abs(det.x1 - p.x1) <= std::abs(det.x2 - p.x2))
+      whole.x2 = det.x1 + pw;
+    else
+      whole.x1 = det.x2 - pw;
+  }
+  if (h < ph) {
+    if (std::abs(det.y1 - p.y1) <= std::abs(det.y2 - p.y2))
+      whole.y2 = det.y1 + ph;
+    else
+      whole.y1 = det.y2 - ph;
+  }
+  return whole;
+}
+
 void ByteTracker::take(Track& track, const Detection& det, double timestamp_ms, bool low_score, const Appearance* look) {
   // A low score is mostly an object partly hidden, whose box is the part still seen: shrinking and
   // shifting as the occluder covers it, it would bend the filter's velocity, and the prediction
@@ -105,8 +159,15 @@ void ByteTracker::take(Track& track, const Detection& det, double timestamp_ms, 
   // filter predicting the whole object's motion, for up to kBlindFrames; an object seen only at
   // low scores for longer is followed by its boxes again.
   const bool blind = low_score && timestamp_ms - track.last_confident_ms <= kBlindFrames * frame_interval_ms_;
-  if (!blind) BoxKalman::update(track.filter, det);
-  if (!low_score) track.last_confident_ms = timestamp_ms;
+  if (!blind) BoxKalman::update(track.filter, low_score ? det : whole_box(track, det));
+  if (!low_score) {
+    track.last_confident_ms = timestamp_ms;
+    track.remember(det, timestamp_ms);
+  }
+  if (!low_score && !track.occluded) {
+    track.whole_w = det.x2 - det.x1;
+    track.whole_h = det.y2 - det.y1;
+  }
   if (look && !low_score) blend_appearance(track.look, *look);
   track.state = State::kTracked;
   track.score = det.score;
@@ -131,6 +192,14 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
     t.predicted_to_ms = std::max(t.predicted_to_ms, timestamp_ms);
     t.matched_this_frame = false;
   }
+  // A lost track predicted out of the picture has left it: gone, so that it does not take an object
+  // coming in at the same edge a moment later (the gated and re-finding rounds would let it).
+  if (picture_width_ > 0 && picture_height_ > 0)
+    std::erase_if(tracks_, [&](const Track& t) {
+      const double cx = t.filter.mean(0), cy = t.filter.mean(1);
+      return t.state == State::kLost && (cx < 0 || cy < 0 || cx > picture_width_ || cy > picture_height_);
+    });
+  if (options_.partial_box > 0 && options_.motion) mark_occluded();
 
   std::vector<size_t> high, low;
   for (size_t i = 0; i < detections.size(); ++i) {
@@ -209,10 +278,22 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
     std::vector<double> costs(lost.size() * high_left.size(), kNoEdge);
     for (size_t r = 0; r < lost.size(); ++r) {
       const Track& t = tracks_[lost[r]];
+      // OC-SORT's observation-centric view: where its last confident boxes, moving on as they
+      // moved, put it now. The filter's velocity follows an object that starts, speeds up or turns
+      // only slowly (its velocity noise is small), and a lost track's prediction runs on with it.
+      double seen_cx = 0, seen_cy = 0;
+      const size_t last = static_cast<size_t>(std::max(0, t.seen_count - 1));
+      const bool observed = options_.observed_motion && t.seen_count >= 2 && t.seen_ms[last] > t.seen_ms[0];
+      if (observed) {
+        const double ahead = (timestamp_ms - t.seen_ms[last]) / (t.seen_ms[last] - t.seen_ms[0]);
+        seen_cx = t.seen_x[last] + ahead * (t.seen_x[last] - t.seen_x[0]);
+        seen_cy = t.seen_y[last] + ahead * (t.seen_y[last] - t.seen_y[0]);
+      }
       for (size_t c = 0; c < high_left.size(); ++c) {
         const Detection& d = detections[high_left[c]];
         if (!options_.class_agnostic && d.class_id != t.class_id) continue;
-        const double d2 = BoxKalman::centre_distance2(t.filter, d);
+        double d2 = BoxKalman::centre_distance2(t.filter, d);
+        if (observed && d2 >= kGateChi2) d2 = std::min(d2, BoxKalman::centre_distance2(t.filter, d, seen_cx, seen_cy));
         const double dist = looks.empty() ? 0.0 : appearance_distance(t.look, looks[high_left[c]]);
         if (d2 < kGateChi2)
           costs[r * high_left.size() + c] = d2 / kGateChi2 + options_.appearance_weight * dist;
@@ -256,6 +337,9 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
     t.score = d.score;
     t.filter = BoxKalman::initiate(d);
     t.last_box = d;
+    t.whole_w = d.x2 - d.x1;
+    t.whole_h = d.y2 - d.y1;
+    t.remember(d, timestamp_ms);
     if (!looks.empty()) t.look = looks[i];
     t.predicted_to_ms = t.first_seen_ms = t.last_seen_ms = t.last_confident_ms = timestamp_ms;
     t.matched_this_frame = true;
@@ -275,6 +359,32 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
   remove_duplicates();
   first_frame_ = false;
   return ids;
+}
+
+void ByteTracker::mark_occluded() {
+  // A sweep over the predicted boxes sorted by their left edge: each box meets only the boxes that
+  // start before it ends (few), not every other track.
+  const size_t n = tracks_.size();
+  std::vector<Detection> boxes(n);
+  std::vector<uint32_t> order(n);
+  for (size_t k = 0; k < n; ++k) {
+    boxes[k] = BoxKalman::box_of(tracks_[k].filter);
+    order[k] = static_cast<uint32_t>(k);
+    tracks_[k].occluded = false;
+  }
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return boxes[a].x1 < boxes[b].x1; });
+  for (size_t i = 0; i < n; ++i) {
+    const Detection& a = boxes[order[i]];
+    const float area_a = (a.x2 - a.x1) * (a.y2 - a.y1);
+    for (size_t j = i + 1; j < n && boxes[order[j]].x1 < a.x2; ++j) {
+      const Detection& b = boxes[order[j]];
+      const float iy = std::min(a.y2, b.y2) - std::max(a.y1, b.y1);
+      if (iy <= 0) continue;
+      const float overlap = (std::min(a.x2, b.x2) - b.x1) * iy;  // b starts inside a
+      if (overlap > kOccludedOverlap * area_a) tracks_[order[i]].occluded = true;
+      if (overlap > kOccludedOverlap * (b.x2 - b.x1) * (b.y2 - b.y1)) tracks_[order[j]].occluded = true;
+    }
+  }
 }
 
 void ByteTracker::remove_duplicates() {

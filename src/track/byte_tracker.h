@@ -8,10 +8,15 @@
 // then the confirmed tracks still unmatched to the confident detections left, by IoU with their
 // prediction or their last box (OC-SORT's recovery), then the lost ones by the distance of the
 // detection from their predicted centre under the filter's uncertainty (DeepSORT's gate); then
-// the tracks born last frame to the confident detections left. A confident detection left over
+// the tracks born last frame to the confident detections left (the gated round also looks for a
+// lost track where its last boxes' own motion puts it, OC-SORT's observation-centric view). A confident detection left over
 // (>= new_track_thresh) starts a track, confirmed when it is matched again (at once on the first
 // frame); a track unmatched is lost, and removed when lost for longer than the buffer. Class-aware
-// unless class_agnostic: a track only takes detections of its own class.
+// unless class_agnostic: a track only takes detections of its own class. A confident box that is
+// only the part still seen of an object partly behind another (narrower or shorter than the object
+// was when seen alone, while its prediction overlaps another track's) moves the filter as the
+// whole object's box, as large as predicted, against the box's edges on the side seen
+// (partial_box).
 //
 // Appearance (with `appearance` on and the detections' descriptors given, track/appearance.h):
 // each track keeps a moving average of its detections' colour descriptors, updated only from a
@@ -53,6 +58,14 @@ struct TrackerOptions {
   // 13.8: 99.9%): an object that comes out from an occlusion far from where it was predicted.
   double reid_distance = 0.05;
   double reid_chi2 = 13.8;
+  // A confident box narrower or shorter than this share of the track's box when last seen alone,
+  // while the track's prediction is overlapped by another track's, is the part of the object
+  // still seen: the filter is given the whole box, as large as predicted, against the box's edges
+  // on the side seen, so that it keeps the object's size, centre and velocity (0: never).
+  double partial_box = 0.8;
+  // The gated round also looks for a lost track where its last 4 confident boxes, moving on as
+  // they moved, put it now (OC-SORT's observation-centric motion), under the filter's uncertainty.
+  bool observed_motion = true;
 };
 
 class ByteTracker {
@@ -72,6 +85,13 @@ class ByteTracker {
                               std::span<const Appearance> looks = {});
 
   const TrackerOptions& options() const { return options_; }
+
+  // The picture's size in the detections' pixels (0: unknown, the default). Known, a lost track
+  // whose predicted centre is out of the picture has left it and is removed.
+  void set_picture_size(int width, int height) {
+    picture_width_ = width;
+    picture_height_ = height;
+  }
 
   // The confirmed tracks matched in the last frame.
   size_t live_track_count() const;
@@ -107,11 +127,16 @@ class ByteTracker {
   void take(Track& track, const Detection& det, double timestamp_ms, bool low_score = false,
             const Appearance* look = nullptr);
   void remove_duplicates();
+  // Sets each track's `occluded`: its predicted box overlapped by another track's (> 10% of it).
+  void mark_occluded();
+  // The box the filter is given for a confident detection (the whole object's, see partial_box).
+  Detection whole_box(const Track& track, const Detection& det) const;
 
   TrackerOptions options_;
   double frame_interval_ms_;
   std::vector<Track> tracks_;
   int64_t next_id_ = 1;
+  int picture_width_ = 0, picture_height_ = 0;
   bool first_frame_ = true;
 };
 
