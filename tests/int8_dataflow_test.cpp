@@ -9,6 +9,7 @@
 #include <random>
 
 #include "engine/native/cpu/byte_table_kernel.h"
+#include "engine/native/cpu/quantize_nhwc.h"
 #include "engine/native/session.h"
 #include "onnx_builder.h"
 
@@ -300,6 +301,90 @@ TEST(Int8Dataflow, AddTablesVariantsMatchThePlainLoops) {
 #else
   GTEST_SKIP() << "only the plain loops run here";
 #endif
+}
+
+// The image's QuantizeLinear written channels-last in one pass (cpu/quantize_nhwc.h) against
+// QuantizeLinear's definition element by element: rows longer than a block, channels more than
+// a block's, halves of a step (round half to even), saturation, NaN and infinities.
+TEST(Int8Dataflow, QuantizeToChannelsLastMatchesQuantizeLinearElementByElement) {
+  const float scale = 0.25f;
+  for (const bool is_signed : {false, true})
+    for (const Shape& s : {Shape{1, 3, 5, 300}, Shape{2, 3, 4, 7}, Shape{1, 20, 3, 5}, Shape{1, 1, 2, 2}}) {
+      const int32_t zero = is_signed ? -3 : 9;
+      std::vector<float> x(static_cast<size_t>(s.numel()));
+      for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int64_t>(i * 37 % 301) - 150) * 0.125f;  // halves of a step
+      x[1] = std::nanf("");
+      x[2] = INFINITY;
+      x[3] = -INFINITY;
+      std::vector<uint8_t> y(x.size(), 0xAB);
+      ops::quantize_to_nhwc(x.data(), s[0], s[1], s[2], s[3], scale, zero, is_signed, y.data(), 2);
+      const float lo = is_signed ? -128.f : 0.f, hi = is_signed ? 127.f : 255.f;
+      for (int64_t n = 0; n < s[0]; ++n)
+        for (int64_t c = 0; c < s[1]; ++c)
+          for (int64_t h = 0; h < s[2]; ++h)
+            for (int64_t w = 0; w < s[3]; ++w) {
+              const float v = x[static_cast<size_t>(((n * s[1] + c) * s[2] + h) * s[3] + w)];
+              float q = std::nearbyint(v / scale) + static_cast<float>(zero);  // ONNX: saturate(round(x / y_scale) + y_zero_point)
+              q = std::isnan(q) ? 0.f : std::clamp(q, lo, hi);
+              const auto want = static_cast<uint8_t>(is_signed ? static_cast<uint8_t>(static_cast<int8_t>(q)) : static_cast<uint8_t>(q));
+              ASSERT_EQ(y[static_cast<size_t>(((n * s[2] + h) * s[3] + w) * s[1] + c)], want)
+                  << "shape " << s[0] << "x" << s[1] << "x" << s[2] << "x" << s[3] << " signed " << is_signed << " at " << n << "," << c << "," << h << "," << w;
+            }
+    }
+}
+
+// A QDQ model's image into its first int8 convolution: quantized straight into channels-last (no
+// layout conversion of the bytes before the convolution), the same result as plain NCHW all the
+// way; where the quantized image is also read by something else it stays plain.
+TEST(Int8Dataflow, ImageQuantizedStraightIntoChannelsLast) {
+  const int64_t size = 19;
+  for (const bool also_output : {false, true}) {
+    SCOPED_TRACE(also_output ? "quantized image also an output" : "quantized image read by the convolution only");
+    Built m;
+    m.b.input("x", {1, 3, size, size});
+    const std::string q = m.quantize("x", 1.f / 255.f, 0);
+    const std::string y = m.conv_silu(q, 1.f / 255.f, 0, 3, 16, 3, 0.04f, 40);
+    m.b.output(y);
+    if (also_output) m.b.output(q, onnx::TensorProto::UINT8);
+    const std::string bytes = m.b.bytes();
+    auto model = NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".");
+    ASSERT_TRUE(model) << model.error().message;
+    HostTensor x(DType::kFloat32, Shape{1, 3, size, size});
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> u(0.f, 1.f);
+    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
+    const TensorRef ref = x.ref();
+    std::vector<HostTensor> out[2];
+    for (const bool channels_last : {false, true}) {
+      SessionOptions so;
+      so.threads = 2;
+      so.channels_last = channels_last;
+      auto s = NativeSession::create(*model, so);
+      ASSERT_TRUE(s) << s.error().message;
+      ASSERT_TRUE((*s)->run(std::span<const TensorRef>(&ref, 1), out[channels_last]));
+      if (!channels_last) continue;
+      auto summary = (*s)->plan_summary({x.shape()});
+      ASSERT_TRUE(summary) << summary.error().message;
+      int conversions = 0, int8_conv_at = -1, conversion_before_conv = 0;
+      std::string quantize_impl = "?";
+      for (size_t i = 0; i < summary->steps.size(); ++i) {
+        const auto& st = summary->steps[i];
+        if (st.label == "layout conversion") ++conversions, conversion_before_conv += int8_conv_at < 0;
+        if (st.label.rfind("Int8Conv", 0) == 0) int8_conv_at = static_cast<int>(i);
+        if (st.label.rfind("QuantizeLinear", 0) == 0) quantize_impl = st.implementation;
+      }
+      ASSERT_GE(int8_conv_at, 0);
+      EXPECT_EQ(quantize_impl, also_output ? "" : "streamdet:quantize_to_nhwc");
+      EXPECT_EQ(conversion_before_conv, also_output ? 1 : 0);
+      EXPECT_EQ(conversions, also_output ? 2 : 1);  // the output's back to plain
+    }
+    ASSERT_EQ(out[0].size(), out[1].size());
+    for (size_t k = 0; k < out[0].size(); ++k) {
+      ASSERT_EQ(out[0][k].shape(), out[1][k].shape());
+      ASSERT_EQ(out[0][k].dtype(), out[1][k].dtype());
+      EXPECT_EQ(std::memcmp(out[0][k].data(), out[1][k].data(), out[0][k].bytes()), 0) << "output " << k;
+    }
+  }
 }
 
 }  // namespace
