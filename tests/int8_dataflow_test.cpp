@@ -303,6 +303,37 @@ TEST(Int8Dataflow, AddTablesVariantsMatchThePlainLoops) {
 #endif
 }
 
+// Int8AddTables quantized by one lookup in the table of all pairs: every pair of bytes, each
+// variant, the same bytes as the add-divide-round loop (uint8 and int8 results, sums on halves
+// of a step), tails below 16 included.
+TEST(Int8Dataflow, PairTableGivesTheBytesOfTheQuantizedSum) {
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> u(-6.f, 6.f);
+  std::vector<float> ta(256), tb(256);
+  for (int i = 0; i < 256; ++i) {
+    ta[static_cast<size_t>(i)] = i % 5 == 0 ? 0.125f * static_cast<float>(i % 40 - 20) : u(rng);
+    tb[static_cast<size_t>(i)] = i % 7 == 0 ? 0.f : u(rng);
+  }
+  std::vector<uint8_t> a(65536 + 7), b(a.size());
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint8_t>(i >> 8), b[i] = static_cast<uint8_t>(i * 7 + 3);
+  std::vector<std::pair<std::string, ops::byte_table::AddPairsFn>> variants{{"baseline", ops::byte_table::add_pairs_baseline}};
+#if defined(__x86_64__)
+  if (cpu::detected_isa() >= cpu::Isa::kAvx512) variants.emplace_back("avx512", ops::byte_table::add_pairs_avx512);
+#endif
+  for (const ops::byte_table::AddTables q : {ops::byte_table::AddTables{0.05f, 17.f, 0.f, 255.f}, ops::byte_table::AddTables{0.0625f, -3.f, -128.f, 127.f}}) {
+    std::vector<uint8_t> pairs(ops::byte_table::kPairTableBytes);
+    ops::byte_table::fill_pair_table(ta.data(), tb.data(), q, pairs.data());
+    for (const auto& [name, fn] : variants)
+      for (int64_t n : {int64_t{0}, int64_t{5}, int64_t{16}, static_cast<int64_t>(a.size())}) {
+        std::vector<uint8_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n) + 1, 0xAB);
+        ops::byte_table::add_bytes_baseline(a.data(), b.data(), n, ta.data(), tb.data(), q, want.data());
+        fn(a.data(), b.data(), n, pairs.data(), got.data());
+        EXPECT_TRUE(std::equal(want.begin(), want.end(), got.begin())) << name << " n=" << n << " lo=" << q.lo;
+        EXPECT_EQ(got[static_cast<size_t>(n)], 0xAB) << name << " wrote past n=" << n;
+      }
+  }
+}
+
 // The image's QuantizeLinear written channels-last in one pass (cpu/quantize_nhwc.h) against
 // QuantizeLinear's definition element by element: rows longer than a block, channels more than
 // a block's, halves of a step (round half to even), saturation, NaN and infinities.
