@@ -225,6 +225,41 @@ TEST(Int8Dataflow, BroadcastAddOfDequantizedTensorsIsExact) {
   for (int64_t i = 0; i < plain.y[1].numel(); ++i) EXPECT_EQ(fused.y[1].as<float>()[i], plain.y[1].as<float>()[i]) << i;
 }
 
+// The sum of two dequantized tensors read as float and quantized (C2f with two bottlenecks: the
+// next bottleneck's Add reads the floats, its convolution and the Concat the bytes): the bytes
+// come from a second Int8AddTables of the same inputs, no QuantizeLinear of the floats; both
+// bit for bit the graph as written.
+TEST(Int8Dataflow, QuantizedSumBesideItsFloatsIsASecondAddTables) {
+  OnnxBuilder b(13);
+  b.input("a", {1, 8, 5, 7}, onnx::TensorProto::UINT8);
+  b.input("b", {1, 8, 5, 7}, onnx::TensorProto::UINT8);
+  b.initializer("sa", {}, {0.02f});
+  init_raw<uint8_t>(b, "za", {}, onnx::TensorProto::UINT8, {100});
+  b.initializer("sb", {}, {0.035f});
+  init_raw<uint8_t>(b, "zb", {}, onnx::TensorProto::UINT8, {20});
+  b.initializer("so", {}, {0.03f});
+  init_raw<uint8_t>(b, "zo", {}, onnx::TensorProto::UINT8, {60});
+  b.node("DequantizeLinear", {"a", "sa", "za"}, {"da"});
+  b.node("DequantizeLinear", {"b", "sb", "zb"}, {"db"});
+  b.node("Add", {"da", "db"}, {"s"});
+  b.node("QuantizeLinear", {"s", "so", "zo"}, {"q"});
+  b.output("q", onnx::TensorProto::UINT8);
+  b.output("s");
+  const std::string bytes = b.bytes();
+  HostTensor a(DType::kUInt8, Shape{1, 8, 5, 7}), bb(DType::kUInt8, Shape{1, 8, 5, 7});
+  for (int64_t i = 0; i < a.numel(); ++i) a.as<uint8_t>()[i] = static_cast<uint8_t>(i * 37 % 256);
+  for (int64_t i = 0; i < bb.numel(); ++i) bb.as<uint8_t>()[i] = static_cast<uint8_t>(i * 53 % 256);
+  const Ran fused = run(bytes, {a, bb}, true), plain = run(bytes, {a, bb}, false);
+  EXPECT_EQ(count(fused.ops, "Int8AddTables"), 2);
+  EXPECT_EQ(count(fused.ops, "QuantizeLinear"), 0);
+  ASSERT_EQ(fused.y.size(), 2u);
+  ASSERT_EQ(plain.y.size(), 2u);
+  for (int k = 0; k < 2; ++k) {
+    ASSERT_EQ(fused.y[k].shape(), plain.y[k].shape());
+    EXPECT_EQ(std::memcmp(fused.y[k].data(), plain.y[k].data(), plain.y[k].bytes()), 0) << "output " << k;
+  }
+}
+
 // The layout conversion in front of an int8 stem: uint8 NCHW -> NHWC with few channels (the
 // Transpose kernel's few-rows path), against the element by element reference.
 TEST(Int8Dataflow, ByteTransposeToChannelsLastMatchesTheNaiveReference) {
