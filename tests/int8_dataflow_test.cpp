@@ -304,6 +304,28 @@ TEST(Int8Dataflow, ByteTableVariantsMatchThePlainLookup) {
     }
 }
 
+// Int8Table to float, each variant against the plain loop, lengths around the 16-float vectors.
+TEST(Int8Dataflow, FloatTableVariantsMatchThePlainLookup) {
+#if defined(__x86_64__)
+  if (cpu::detected_isa() < cpu::Isa::kAvx512) GTEST_SKIP() << "only the plain lookup runs here";
+  std::mt19937 rng(8);
+  std::uniform_real_distribution<float> u(-6.f, 6.f);
+  std::vector<float> table(256);
+  for (auto& v : table) v = u(rng);
+  std::vector<uint8_t> x(301);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<uint8_t>(i < 256 ? i : rng());
+  for (int64_t n : {0, 1, 15, 16, 17, 256, 301}) {
+    std::vector<float> want(static_cast<size_t>(n)), got(static_cast<size_t>(n) + 1, -1.f);
+    ops::byte_table::lookup_float_baseline(x.data(), want.data(), n, table.data());
+    ops::byte_table::lookup_float_avx512(x.data(), got.data(), n, table.data());
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(want[static_cast<size_t>(i)], got[static_cast<size_t>(i)]) << "n=" << n << " i=" << i;
+    EXPECT_EQ(got[static_cast<size_t>(n)], -1.f) << "wrote past n=" << n;
+  }
+#else
+  GTEST_SKIP() << "only the plain lookup runs here";
+#endif
+}
+
 // Int8AddTables' flat loops, each variant against the plain one: floats bit for bit, and
 // quantized to uint8 and int8 (sums that fall on halves of a step included: round half to even).
 TEST(Int8Dataflow, AddTablesVariantsMatchThePlainLoops) {

@@ -71,6 +71,14 @@ void add_bytes_avx512(const uint8_t* a, const uint8_t* b, int64_t n, const float
   }
 }
 
+void lookup_float_avx512(const uint8_t* x, float* y, int64_t n, const float* table) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512i ix = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, x + i));
+    _mm512_mask_storeu_ps(y + i, m, _mm512_i32gather_ps(ix, table, 4));
+  }
+}
+
 void add_pairs_avx512(const uint8_t* a, const uint8_t* b, int64_t n, const uint8_t* pairs, uint8_t* y) {
   const auto* base = reinterpret_cast<const int*>(pairs);
   for (int64_t i = 0; i < n; i += 16) {

@@ -24,6 +24,15 @@ bool has_vbmi();
 // The variant for `isa` (the highest at or below it).
 LookupFn lookup_kernel(cpu::Isa isa);
 
+// Int8Table to float: y[i] = table[x[i]] over 256 floats. AVX-512: 16 at a time, a gather from
+// the table (1 KiB, in L1).
+using LookupFloatFn = void (*)(const uint8_t* x, float* y, int64_t n, const float* table);
+void lookup_float_baseline(const uint8_t* x, float* y, int64_t n, const float* table);
+#if defined(__x86_64__)
+void lookup_float_avx512(const uint8_t* x, float* y, int64_t n, const float* table);
+#endif
+LookupFloatFn lookup_float_kernel(cpu::Isa isa);
+
 // Int8AddTables on equal shapes: y[i] = ta[a[i]] + tb[b[i]] as float, or that quantized as
 // QuantizeLinear does (x / s rounded half to even, + zf, clamped to [lo, hi]; bytes of int8 or
 // uint8). AVX-512: 16 at a time with gathers from the float tables.

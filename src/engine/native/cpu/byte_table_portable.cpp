@@ -9,6 +9,19 @@ void lookup_baseline(const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* tab
   for (int64_t i = 0; i < n; ++i) y[i] = table[x[i]];
 }
 
+void lookup_float_baseline(const uint8_t* x, float* y, int64_t n, const float* table) {
+  for (int64_t i = 0; i < n; ++i) y[i] = table[x[i]];
+}
+
+LookupFloatFn lookup_float_kernel(cpu::Isa isa) {
+#if defined(__x86_64__)
+  if (isa >= cpu::Isa::kAvx512) return lookup_float_avx512;
+#else
+  (void)isa;
+#endif
+  return lookup_float_baseline;
+}
+
 void add_float_baseline(const uint8_t* a, const uint8_t* b, int64_t n, const float* ta, const float* tb, float* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = ta[a[i]] + tb[b[i]];
 }

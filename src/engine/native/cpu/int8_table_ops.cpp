@@ -60,6 +60,7 @@ class Int8TableKernel : public Kernel {
     SD_ASSIGN_OR_RETURN(out_, out_type(ctx));
     ftab_ = t;
     lookup_ = byte_table::lookup_kernel(cpu::active_isa());
+    lookup_float_ = byte_table::lookup_float_kernel(cpu::active_isa());
     identity_ = out_ == ctx.inputs[0].dtype;
     for (int b = 0; b < 256; ++b) {
       const auto q = static_cast<int32_t>(t[static_cast<size_t>(b)]);
@@ -76,9 +77,7 @@ class Int8TableKernel : public Kernel {
     const int64_t n = in[0].numel();
     if (out_ == DType::kFloat32) {
       auto* y = static_cast<float*>(out[0].data);
-      parallel_for(n, ctx.threads, 16384, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) y[i] = ftab_[x[i]];
-      });
+      parallel_for(n, ctx.threads, 16384, [&](int64_t b, int64_t e) { lookup_float_(x + b, y + b, e - b, ftab_.data()); });
     } else if (identity_) {
       if (out[0].data != in[0].data) std::memcpy(out[0].data, x, static_cast<size_t>(n));
     } else {
@@ -94,6 +93,7 @@ class Int8TableKernel : public Kernel {
   std::array<float, 256> ftab_{};
   std::array<uint8_t, 256> btab_{};
   byte_table::LookupFn lookup_ = byte_table::lookup_baseline;
+  byte_table::LookupFloatFn lookup_float_ = byte_table::lookup_float_baseline;
 };
 
 class Int8AddTablesKernel : public Kernel {
