@@ -421,6 +421,39 @@ TEST(Int8Dataflow, QuantizeToChannelsLastMatchesQuantizeLinearElementByElement) 
     }
 }
 
+// The three-channel row each variant writes (quantize_to_nhwc above takes one of them), against
+// the element by element definition: lengths around the 16-pixel vectors and the 256-pixel
+// blocks, NaN, infinities, halves of a step, both signs of result.
+TEST(Int8Dataflow, QuantizeThreeChannelRowVariantsMatchQuantizeLinear) {
+  std::vector<std::pair<std::string, ops::Quantize3RowFn>> variants{{"baseline", ops::quantize3_row_baseline}};
+#if defined(__x86_64__)
+  if (cpu::detected_isa() >= cpu::Isa::kAvx512 && __builtin_cpu_supports("avx512vbmi")) variants.emplace_back("avx512_vbmi", ops::quantize3_row_avx512_vbmi);
+#endif
+  const int64_t plane = 600;
+  std::vector<float> x(3 * plane);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int64_t>(i * 41 % 333) - 166) * 0.125f;
+  x[5] = std::nanf("");
+  x[plane + 6] = INFINITY;
+  x[2 * plane + 7] = -INFINITY;
+  for (const bool is_signed : {false, true}) {
+    const int32_t zero = is_signed ? 4 : 100;
+    const float scale = 0.25f, lo = is_signed ? -128.f : 0.f, hi = is_signed ? 127.f : 255.f;
+    for (const auto& [name, fn] : variants)
+      for (int64_t len : {0, 1, 15, 16, 17, 255, 256, 257, 600}) {
+        std::vector<uint8_t> y(static_cast<size_t>(3 * len) + 1, 0xAB);
+        fn(x.data(), plane, len, scale, zero, is_signed, y.data());
+        for (int64_t p = 0; p < len; ++p)
+          for (int64_t c = 0; c < 3; ++c) {
+            float q = std::nearbyint(x[static_cast<size_t>(c * plane + p)] / scale) + static_cast<float>(zero);
+            q = std::isnan(q) ? 0.f : std::clamp(q, lo, hi);
+            const auto want = is_signed ? static_cast<uint8_t>(static_cast<int8_t>(q)) : static_cast<uint8_t>(q);
+            ASSERT_EQ(y[static_cast<size_t>(3 * p + c)], want) << name << " len " << len << " pixel " << p << " channel " << c << " signed " << is_signed;
+          }
+        EXPECT_EQ(y[static_cast<size_t>(3 * len)], 0xAB) << name << " wrote past len " << len;
+      }
+  }
+}
+
 // A QDQ model's image into its first int8 convolution: quantized straight into channels-last (no
 // layout conversion of the bytes before the convolution), the same result as plain NCHW all the
 // way; where the quantized image is also read by something else it stays plain.

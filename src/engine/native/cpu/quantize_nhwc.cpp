@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <type_traits>
+
+#include "core/cpu_isa.h"
 
 #include "engine/native/parallel.h"
 
@@ -41,17 +44,18 @@ template <class T>
 void run(const float* x, int64_t n, int64_t c, int64_t h, int64_t w, float s, int32_t z, T* y, int threads) {
   const int64_t plane = h * w;
   const float zf = static_cast<float>(z);
+  const Quantize3RowFn row3 = quantize3_row_kernel();
   parallel_for(n * h, threads, 1, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t b = r / h, row = r % h;
       const float* xr = x + b * c * plane + row * w;
       T* yr = y + (b * plane + row * w) * c;
+      if (c == 3) {  // an image
+        row3(xr, plane, w, s, z, std::is_signed_v<T>, reinterpret_cast<uint8_t*>(yr));
+        continue;
+      }
       for (int64_t w0 = 0; w0 < w; w0 += kBlock) {
         const int64_t len = std::min(kBlock, w - w0);
-        if (c == 3) {  // an image
-          block<T, 3>(xr + w0, plane, c, 0, 3, len, s, zf, yr + w0 * c);
-          continue;
-        }
         for (int64_t c0 = 0; c0 < c; c0 += kMaxBlockChannels)
           block<T, 0>(xr + w0, plane, c, c0, std::min(kMaxBlockChannels, c - c0), len, s, zf, yr + w0 * c);
       }
@@ -60,6 +64,22 @@ void run(const float* x, int64_t n, int64_t c, int64_t h, int64_t w, float s, in
 }
 
 }  // namespace
+
+void quantize3_row_baseline(const float* x, int64_t plane, int64_t len, float scale, int32_t zero_point, bool is_signed, uint8_t* y) {
+  const float zf = static_cast<float>(zero_point);
+  for (int64_t w0 = 0; w0 < len; w0 += kBlock) {
+    const int64_t n = std::min(kBlock, len - w0);
+    if (is_signed) block<int8_t, 3>(x + w0, plane, 3, 0, 3, n, scale, zf, reinterpret_cast<int8_t*>(y) + w0 * 3);
+    else block<uint8_t, 3>(x + w0, plane, 3, 0, 3, n, scale, zf, y + w0 * 3);
+  }
+}
+
+Quantize3RowFn quantize3_row_kernel() {
+#if defined(__x86_64__)
+  if (cpu::active_isa() >= cpu::Isa::kAvx512 && __builtin_cpu_supports("avx512vbmi")) return quantize3_row_avx512_vbmi;
+#endif
+  return quantize3_row_baseline;
+}
 
 void quantize_to_nhwc(const float* x, int64_t n, int64_t c, int64_t h, int64_t w, float scale, int32_t zero_point, bool is_signed,
                       void* y, int threads) {
