@@ -9,6 +9,7 @@
 #include <random>
 
 #include "engine/native/cpu/byte_table_kernel.h"
+#include "engine/native/cpu/quantize_nhwc.h"
 #include "engine/native/session.h"
 #include "onnx_builder.h"
 
@@ -224,6 +225,41 @@ TEST(Int8Dataflow, BroadcastAddOfDequantizedTensorsIsExact) {
   for (int64_t i = 0; i < plain.y[1].numel(); ++i) EXPECT_EQ(fused.y[1].as<float>()[i], plain.y[1].as<float>()[i]) << i;
 }
 
+// The sum of two dequantized tensors read as float and quantized (C2f with two bottlenecks: the
+// next bottleneck's Add reads the floats, its convolution and the Concat the bytes): the bytes
+// come from a second Int8AddTables of the same inputs, no QuantizeLinear of the floats; both
+// bit for bit the graph as written.
+TEST(Int8Dataflow, QuantizedSumBesideItsFloatsIsASecondAddTables) {
+  OnnxBuilder b(13);
+  b.input("a", {1, 8, 5, 7}, onnx::TensorProto::UINT8);
+  b.input("b", {1, 8, 5, 7}, onnx::TensorProto::UINT8);
+  b.initializer("sa", {}, {0.02f});
+  init_raw<uint8_t>(b, "za", {}, onnx::TensorProto::UINT8, {100});
+  b.initializer("sb", {}, {0.035f});
+  init_raw<uint8_t>(b, "zb", {}, onnx::TensorProto::UINT8, {20});
+  b.initializer("so", {}, {0.03f});
+  init_raw<uint8_t>(b, "zo", {}, onnx::TensorProto::UINT8, {60});
+  b.node("DequantizeLinear", {"a", "sa", "za"}, {"da"});
+  b.node("DequantizeLinear", {"b", "sb", "zb"}, {"db"});
+  b.node("Add", {"da", "db"}, {"s"});
+  b.node("QuantizeLinear", {"s", "so", "zo"}, {"q"});
+  b.output("q", onnx::TensorProto::UINT8);
+  b.output("s");
+  const std::string bytes = b.bytes();
+  HostTensor a(DType::kUInt8, Shape{1, 8, 5, 7}), bb(DType::kUInt8, Shape{1, 8, 5, 7});
+  for (int64_t i = 0; i < a.numel(); ++i) a.as<uint8_t>()[i] = static_cast<uint8_t>(i * 37 % 256);
+  for (int64_t i = 0; i < bb.numel(); ++i) bb.as<uint8_t>()[i] = static_cast<uint8_t>(i * 53 % 256);
+  const Ran fused = run(bytes, {a, bb}, true), plain = run(bytes, {a, bb}, false);
+  EXPECT_EQ(count(fused.ops, "Int8AddTables"), 2);
+  EXPECT_EQ(count(fused.ops, "QuantizeLinear"), 0);
+  ASSERT_EQ(fused.y.size(), 2u);
+  ASSERT_EQ(plain.y.size(), 2u);
+  for (int k = 0; k < 2; ++k) {
+    ASSERT_EQ(fused.y[k].shape(), plain.y[k].shape());
+    EXPECT_EQ(std::memcmp(fused.y[k].data(), plain.y[k].data(), plain.y[k].bytes()), 0) << "output " << k;
+  }
+}
+
 // The layout conversion in front of an int8 stem: uint8 NCHW -> NHWC with few channels (the
 // Transpose kernel's few-rows path), against the element by element reference.
 TEST(Int8Dataflow, ByteTransposeToChannelsLastMatchesTheNaiveReference) {
@@ -268,6 +304,28 @@ TEST(Int8Dataflow, ByteTableVariantsMatchThePlainLookup) {
     }
 }
 
+// Int8Table to float, each variant against the plain loop, lengths around the 16-float vectors.
+TEST(Int8Dataflow, FloatTableVariantsMatchThePlainLookup) {
+#if defined(__x86_64__)
+  if (cpu::detected_isa() < cpu::Isa::kAvx512) GTEST_SKIP() << "only the plain lookup runs here";
+  std::mt19937 rng(8);
+  std::uniform_real_distribution<float> u(-6.f, 6.f);
+  std::vector<float> table(256);
+  for (auto& v : table) v = u(rng);
+  std::vector<uint8_t> x(301);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<uint8_t>(i < 256 ? i : rng());
+  for (int64_t n : {0, 1, 15, 16, 17, 256, 301}) {
+    std::vector<float> want(static_cast<size_t>(n)), got(static_cast<size_t>(n) + 1, -1.f);
+    ops::byte_table::lookup_float_baseline(x.data(), want.data(), n, table.data());
+    ops::byte_table::lookup_float_avx512(x.data(), got.data(), n, table.data());
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(want[static_cast<size_t>(i)], got[static_cast<size_t>(i)]) << "n=" << n << " i=" << i;
+    EXPECT_EQ(got[static_cast<size_t>(n)], -1.f) << "wrote past n=" << n;
+  }
+#else
+  GTEST_SKIP() << "only the plain lookup runs here";
+#endif
+}
+
 // Int8AddTables' flat loops, each variant against the plain one: floats bit for bit, and
 // quantized to uint8 and int8 (sums that fall on halves of a step included: round half to even).
 TEST(Int8Dataflow, AddTablesVariantsMatchThePlainLoops) {
@@ -300,6 +358,154 @@ TEST(Int8Dataflow, AddTablesVariantsMatchThePlainLoops) {
 #else
   GTEST_SKIP() << "only the plain loops run here";
 #endif
+}
+
+// Int8AddTables quantized by one lookup in the table of all pairs: every pair of bytes, each
+// variant, the same bytes as the add-divide-round loop (uint8 and int8 results, sums on halves
+// of a step), tails below 16 included.
+TEST(Int8Dataflow, PairTableGivesTheBytesOfTheQuantizedSum) {
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> u(-6.f, 6.f);
+  std::vector<float> ta(256), tb(256);
+  for (int i = 0; i < 256; ++i) {
+    ta[static_cast<size_t>(i)] = i % 5 == 0 ? 0.125f * static_cast<float>(i % 40 - 20) : u(rng);
+    tb[static_cast<size_t>(i)] = i % 7 == 0 ? 0.f : u(rng);
+  }
+  std::vector<uint8_t> a(65536 + 7), b(a.size());
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint8_t>(i >> 8), b[i] = static_cast<uint8_t>(i * 7 + 3);
+  std::vector<std::pair<std::string, ops::byte_table::AddPairsFn>> variants{{"baseline", ops::byte_table::add_pairs_baseline}};
+#if defined(__x86_64__)
+  if (cpu::detected_isa() >= cpu::Isa::kAvx512) variants.emplace_back("avx512", ops::byte_table::add_pairs_avx512);
+#endif
+  for (const ops::byte_table::AddTables q : {ops::byte_table::AddTables{0.05f, 17.f, 0.f, 255.f}, ops::byte_table::AddTables{0.0625f, -3.f, -128.f, 127.f}}) {
+    std::vector<uint8_t> pairs(ops::byte_table::kPairTableBytes);
+    ops::byte_table::fill_pair_table(ta.data(), tb.data(), q, pairs.data());
+    for (const auto& [name, fn] : variants)
+      for (int64_t n : {int64_t{0}, int64_t{5}, int64_t{16}, static_cast<int64_t>(a.size())}) {
+        std::vector<uint8_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n) + 1, 0xAB);
+        ops::byte_table::add_bytes_baseline(a.data(), b.data(), n, ta.data(), tb.data(), q, want.data());
+        fn(a.data(), b.data(), n, pairs.data(), got.data());
+        EXPECT_TRUE(std::equal(want.begin(), want.end(), got.begin())) << name << " n=" << n << " lo=" << q.lo;
+        EXPECT_EQ(got[static_cast<size_t>(n)], 0xAB) << name << " wrote past n=" << n;
+      }
+  }
+}
+
+// The image's QuantizeLinear written channels-last in one pass (cpu/quantize_nhwc.h) against
+// QuantizeLinear's definition element by element: rows longer than a block, channels more than
+// a block's, halves of a step (round half to even), saturation, NaN and infinities.
+TEST(Int8Dataflow, QuantizeToChannelsLastMatchesQuantizeLinearElementByElement) {
+  const float scale = 0.25f;
+  for (const bool is_signed : {false, true})
+    for (const Shape& s : {Shape{1, 3, 5, 300}, Shape{2, 3, 4, 7}, Shape{1, 20, 3, 5}, Shape{1, 1, 2, 2}}) {
+      const int32_t zero = is_signed ? -3 : 9;
+      std::vector<float> x(static_cast<size_t>(s.numel()));
+      for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int64_t>(i * 37 % 301) - 150) * 0.125f;  // halves of a step
+      x[1] = std::nanf("");
+      x[2] = INFINITY;
+      x[3] = -INFINITY;
+      std::vector<uint8_t> y(x.size(), 0xAB);
+      ops::quantize_to_nhwc(x.data(), s[0], s[1], s[2], s[3], scale, zero, is_signed, y.data(), 2);
+      const float lo = is_signed ? -128.f : 0.f, hi = is_signed ? 127.f : 255.f;
+      for (int64_t n = 0; n < s[0]; ++n)
+        for (int64_t c = 0; c < s[1]; ++c)
+          for (int64_t h = 0; h < s[2]; ++h)
+            for (int64_t w = 0; w < s[3]; ++w) {
+              const float v = x[static_cast<size_t>(((n * s[1] + c) * s[2] + h) * s[3] + w)];
+              float q = std::nearbyint(v / scale) + static_cast<float>(zero);  // ONNX: saturate(round(x / y_scale) + y_zero_point)
+              q = std::isnan(q) ? 0.f : std::clamp(q, lo, hi);
+              const auto want = static_cast<uint8_t>(is_signed ? static_cast<uint8_t>(static_cast<int8_t>(q)) : static_cast<uint8_t>(q));
+              ASSERT_EQ(y[static_cast<size_t>(((n * s[2] + h) * s[3] + w) * s[1] + c)], want)
+                  << "shape " << s[0] << "x" << s[1] << "x" << s[2] << "x" << s[3] << " signed " << is_signed << " at " << n << "," << c << "," << h << "," << w;
+            }
+    }
+}
+
+// The three-channel row each variant writes (quantize_to_nhwc above takes one of them), against
+// the element by element definition: lengths around the 16-pixel vectors and the 256-pixel
+// blocks, NaN, infinities, halves of a step, both signs of result.
+TEST(Int8Dataflow, QuantizeThreeChannelRowVariantsMatchQuantizeLinear) {
+  std::vector<std::pair<std::string, ops::Quantize3RowFn>> variants{{"baseline", ops::quantize3_row_baseline}};
+#if defined(__x86_64__)
+  if (cpu::detected_isa() >= cpu::Isa::kAvx512 && __builtin_cpu_supports("avx512vbmi")) variants.emplace_back("avx512_vbmi", ops::quantize3_row_avx512_vbmi);
+#endif
+  const int64_t plane = 600;
+  std::vector<float> x(3 * plane);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int64_t>(i * 41 % 333) - 166) * 0.125f;
+  x[5] = std::nanf("");
+  x[plane + 6] = INFINITY;
+  x[2 * plane + 7] = -INFINITY;
+  for (const bool is_signed : {false, true}) {
+    const int32_t zero = is_signed ? 4 : 100;
+    const float scale = 0.25f, lo = is_signed ? -128.f : 0.f, hi = is_signed ? 127.f : 255.f;
+    for (const auto& [name, fn] : variants)
+      for (int64_t len : {0, 1, 15, 16, 17, 255, 256, 257, 600}) {
+        std::vector<uint8_t> y(static_cast<size_t>(3 * len) + 1, 0xAB);
+        fn(x.data(), plane, len, scale, zero, is_signed, y.data());
+        for (int64_t p = 0; p < len; ++p)
+          for (int64_t c = 0; c < 3; ++c) {
+            float q = std::nearbyint(x[static_cast<size_t>(c * plane + p)] / scale) + static_cast<float>(zero);
+            q = std::isnan(q) ? 0.f : std::clamp(q, lo, hi);
+            const auto want = is_signed ? static_cast<uint8_t>(static_cast<int8_t>(q)) : static_cast<uint8_t>(q);
+            ASSERT_EQ(y[static_cast<size_t>(3 * p + c)], want) << name << " len " << len << " pixel " << p << " channel " << c << " signed " << is_signed;
+          }
+        EXPECT_EQ(y[static_cast<size_t>(3 * len)], 0xAB) << name << " wrote past len " << len;
+      }
+  }
+}
+
+// A QDQ model's image into its first int8 convolution: quantized straight into channels-last (no
+// layout conversion of the bytes before the convolution), the same result as plain NCHW all the
+// way; where the quantized image is also read by something else it stays plain.
+TEST(Int8Dataflow, ImageQuantizedStraightIntoChannelsLast) {
+  const int64_t size = 19;
+  for (const bool also_output : {false, true}) {
+    SCOPED_TRACE(also_output ? "quantized image also an output" : "quantized image read by the convolution only");
+    Built m;
+    m.b.input("x", {1, 3, size, size});
+    const std::string q = m.quantize("x", 1.f / 255.f, 0);
+    const std::string y = m.conv_silu(q, 1.f / 255.f, 0, 3, 16, 3, 0.04f, 40);
+    m.b.output(y);
+    if (also_output) m.b.output(q, onnx::TensorProto::UINT8);
+    const std::string bytes = m.b.bytes();
+    auto model = NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".");
+    ASSERT_TRUE(model) << model.error().message;
+    HostTensor x(DType::kFloat32, Shape{1, 3, size, size});
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> u(0.f, 1.f);
+    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
+    const TensorRef ref = x.ref();
+    std::vector<HostTensor> out[2];
+    for (const bool channels_last : {false, true}) {
+      SessionOptions so;
+      so.threads = 2;
+      so.channels_last = channels_last;
+      auto s = NativeSession::create(*model, so);
+      ASSERT_TRUE(s) << s.error().message;
+      ASSERT_TRUE((*s)->run(std::span<const TensorRef>(&ref, 1), out[channels_last]));
+      if (!channels_last) continue;
+      auto summary = (*s)->plan_summary({x.shape()});
+      ASSERT_TRUE(summary) << summary.error().message;
+      int conversions = 0, int8_conv_at = -1, conversion_before_conv = 0;
+      std::string quantize_impl = "?";
+      for (size_t i = 0; i < summary->steps.size(); ++i) {
+        const auto& st = summary->steps[i];
+        if (st.label == "layout conversion") ++conversions, conversion_before_conv += int8_conv_at < 0;
+        if (st.label.rfind("Int8Conv", 0) == 0) int8_conv_at = static_cast<int>(i);
+        if (st.label.rfind("QuantizeLinear", 0) == 0) quantize_impl = st.implementation;
+      }
+      ASSERT_GE(int8_conv_at, 0);
+      EXPECT_EQ(quantize_impl, also_output ? "" : "streamdet:quantize_to_nhwc");
+      EXPECT_EQ(conversion_before_conv, also_output ? 1 : 0);
+      EXPECT_EQ(conversions, also_output ? 2 : 1);  // the output's back to plain
+    }
+    ASSERT_EQ(out[0].size(), out[1].size());
+    for (size_t k = 0; k < out[0].size(); ++k) {
+      ASSERT_EQ(out[0][k].shape(), out[1][k].shape());
+      ASSERT_EQ(out[0][k].dtype(), out[1][k].dtype());
+      EXPECT_EQ(std::memcmp(out[0][k].data(), out[1][k].data(), out[0][k].bytes()), 0) << "output " << k;
+    }
+  }
 }
 
 }  // namespace

@@ -71,6 +71,25 @@ void add_bytes_avx512(const uint8_t* a, const uint8_t* b, int64_t n, const float
   }
 }
 
+void lookup_float_avx512(const uint8_t* x, float* y, int64_t n, const float* table) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512i ix = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, x + i));
+    _mm512_mask_storeu_ps(y + i, m, _mm512_i32gather_ps(ix, table, 4));
+  }
+}
+
+void add_pairs_avx512(const uint8_t* a, const uint8_t* b, int64_t n, const uint8_t* pairs, uint8_t* y) {
+  const auto* base = reinterpret_cast<const int*>(pairs);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512i ia = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, a + i)), ib = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, b + i));
+    // 4 bytes at each pair's index, the low one its entry.
+    const __m512i v = _mm512_i32gather_epi32(_mm512_or_si512(_mm512_slli_epi32(ia, 8), ib), base, 1);
+    _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(v));
+  }
+}
+
 bool has_vbmi() {
   static const bool vbmi = __builtin_cpu_supports("avx512vbmi");
   return vbmi;

@@ -4,6 +4,7 @@
 // it, else with AVX-512 BW's in-lane shuffles over the 16 rows of 16 entries.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "core/cpu_isa.h"
@@ -23,6 +24,15 @@ bool has_vbmi();
 // The variant for `isa` (the highest at or below it).
 LookupFn lookup_kernel(cpu::Isa isa);
 
+// Int8Table to float: y[i] = table[x[i]] over 256 floats. AVX-512: 16 at a time, a gather from
+// the table (1 KiB, in L1).
+using LookupFloatFn = void (*)(const uint8_t* x, float* y, int64_t n, const float* table);
+void lookup_float_baseline(const uint8_t* x, float* y, int64_t n, const float* table);
+#if defined(__x86_64__)
+void lookup_float_avx512(const uint8_t* x, float* y, int64_t n, const float* table);
+#endif
+LookupFloatFn lookup_float_kernel(cpu::Isa isa);
+
 // Int8AddTables on equal shapes: y[i] = ta[a[i]] + tb[b[i]] as float, or that quantized as
 // QuantizeLinear does (x / s rounded half to even, + zf, clamped to [lo, hi]; bytes of int8 or
 // uint8). AVX-512: 16 at a time with gathers from the float tables.
@@ -37,6 +47,18 @@ void add_bytes_baseline(const uint8_t* a, const uint8_t* b, int64_t n, const flo
 void add_float_avx512(const uint8_t* a, const uint8_t* b, int64_t n, const float* ta, const float* tb, float* y);
 void add_bytes_avx512(const uint8_t* a, const uint8_t* b, int64_t n, const float* ta, const float* tb, const AddTables& q, uint8_t* y);
 #endif
+// The quantized sum as one lookup: a table of all 65536 pairs, pairs[a * 256 + b], filled by
+// fill_pair_table with add_bytes_baseline's arithmetic (so the same bytes), read with one load
+// per element (AVX-512: 16 at a time, a gather of 4 bytes at each index: kPairTableBytes holds
+// the 3 bytes past the last entry).
+inline constexpr size_t kPairTableBytes = 65536 + 4;
+void fill_pair_table(const float* ta, const float* tb, const AddTables& q, uint8_t* pairs);
+using AddPairsFn = void (*)(const uint8_t* a, const uint8_t* b, int64_t n, const uint8_t* pairs, uint8_t* y);
+void add_pairs_baseline(const uint8_t* a, const uint8_t* b, int64_t n, const uint8_t* pairs, uint8_t* y);
+#if defined(__x86_64__)
+void add_pairs_avx512(const uint8_t* a, const uint8_t* b, int64_t n, const uint8_t* pairs, uint8_t* y);
+#endif
+AddPairsFn add_pairs_kernel(cpu::Isa isa);
 AddFloatFn add_float_kernel(cpu::Isa isa);
 AddBytesFn add_bytes_kernel(cpu::Isa isa);
 

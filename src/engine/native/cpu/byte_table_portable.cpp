@@ -1,10 +1,25 @@
 // Int8Table's byte lookup, the baseline variant and the dispatch (byte_table_kernel.h).
 #include "engine/native/cpu/byte_table_kernel.h"
 
+#include <algorithm>
+
 namespace sd::native::ops::byte_table {
 
 void lookup_baseline(const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* table) {
   for (int64_t i = 0; i < n; ++i) y[i] = table[x[i]];
+}
+
+void lookup_float_baseline(const uint8_t* x, float* y, int64_t n, const float* table) {
+  for (int64_t i = 0; i < n; ++i) y[i] = table[x[i]];
+}
+
+LookupFloatFn lookup_float_kernel(cpu::Isa isa) {
+#if defined(__x86_64__)
+  if (isa >= cpu::Isa::kAvx512) return lookup_float_avx512;
+#else
+  (void)isa;
+#endif
+  return lookup_float_baseline;
 }
 
 void add_float_baseline(const uint8_t* a, const uint8_t* b, int64_t n, const float* ta, const float* tb, float* y) {
@@ -21,6 +36,30 @@ void add_bytes_baseline(const uint8_t* a, const uint8_t* b, int64_t n, const flo
     const auto v = static_cast<int32_t>(r);
     y[i] = sgn ? static_cast<uint8_t>(static_cast<int8_t>(v)) : static_cast<uint8_t>(v);
   }
+}
+
+void fill_pair_table(const float* ta, const float* tb, const AddTables& q, uint8_t* pairs) {
+  uint8_t all_b[256];
+  for (int b = 0; b < 256; ++b) all_b[b] = static_cast<uint8_t>(b);
+  for (int a = 0; a < 256; ++a) {
+    uint8_t same_a[256];
+    std::fill(same_a, same_a + 256, static_cast<uint8_t>(a));
+    add_bytes_baseline(same_a, all_b, 256, ta, tb, q, pairs + a * 256);
+  }
+  std::fill(pairs + 65536, pairs + kPairTableBytes, uint8_t{0});
+}
+
+void add_pairs_baseline(const uint8_t* a, const uint8_t* b, int64_t n, const uint8_t* pairs, uint8_t* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = pairs[a[i] << 8 | b[i]];
+}
+
+AddPairsFn add_pairs_kernel(cpu::Isa isa) {
+#if defined(__x86_64__)
+  if (isa >= cpu::Isa::kAvx512) return add_pairs_avx512;
+#else
+  (void)isa;
+#endif
+  return add_pairs_baseline;
 }
 
 AddFloatFn add_float_kernel(cpu::Isa isa) {

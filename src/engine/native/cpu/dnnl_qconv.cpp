@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "engine/native/conv_attrs.h"
+#include "engine/native/cpu/byte_table_kernel.h"
 #include "engine/native/cpu/dnnl_context.h"
 #include "engine/native/cpu/int8_support.h"
 #include "engine/native/cpu/weight_cache.h"
@@ -106,10 +107,10 @@ class Int8ConvKernel : public Kernel {
     scratchpad_.bind(ctx.scratch);
     conv_.execute(stream_, args_);
     if (silu_) {  // in place: the convolution's quantized result -> the quantized SiLU of it
+      // Int8Table's vector lookup (64 bytes at a time on AVX-512): a load and a store per byte
+      // took the int8 YOLOv8n's stem 0.4 of its 0.52 ms (its convolution alone: 0.12 ms).
       auto* y = static_cast<uint8_t*>(out[0].data);
-      parallel_for(static_cast<int64_t>(out[0].bytes()), ctx.threads, 32768, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) y[i] = lut_[y[i]];
-      });
+      parallel_for(static_cast<int64_t>(out[0].bytes()), ctx.threads, 65536, [&](int64_t b, int64_t e) { lookup_(y + b, y + b, e - b, lut_.data()); });
     }
     return ok();
   }
@@ -129,10 +130,12 @@ class Int8ConvKernel : public Kernel {
       lut_[static_cast<size_t>(b)] = out_signed ? static_cast<uint8_t>(static_cast<int8_t>(q)) : static_cast<uint8_t>(q);
     }
     silu_ = true;
+    lookup_ = ops::byte_table::lookup_kernel(cpu::active_isa());
   }
 
   bool silu_ = false;
   std::array<uint8_t, 256> lut_{};
+  ops::byte_table::LookupFn lookup_ = ops::byte_table::lookup_baseline;
   dnnl::convolution_forward::primitive_desc pd_;
   dnnl::convolution_forward conv_;
   std::shared_ptr<const memory> weights_;

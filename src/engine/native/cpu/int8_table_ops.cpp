@@ -11,6 +11,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "engine/native/cpu/byte_table_kernel.h"
 #include "engine/native/op_util.h"
@@ -59,6 +60,7 @@ class Int8TableKernel : public Kernel {
     SD_ASSIGN_OR_RETURN(out_, out_type(ctx));
     ftab_ = t;
     lookup_ = byte_table::lookup_kernel(cpu::active_isa());
+    lookup_float_ = byte_table::lookup_float_kernel(cpu::active_isa());
     identity_ = out_ == ctx.inputs[0].dtype;
     for (int b = 0; b < 256; ++b) {
       const auto q = static_cast<int32_t>(t[static_cast<size_t>(b)]);
@@ -75,9 +77,7 @@ class Int8TableKernel : public Kernel {
     const int64_t n = in[0].numel();
     if (out_ == DType::kFloat32) {
       auto* y = static_cast<float*>(out[0].data);
-      parallel_for(n, ctx.threads, 16384, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) y[i] = ftab_[x[i]];
-      });
+      parallel_for(n, ctx.threads, 16384, [&](int64_t b, int64_t e) { lookup_float_(x + b, y + b, e - b, ftab_.data()); });
     } else if (identity_) {
       if (out[0].data != in[0].data) std::memcpy(out[0].data, x, static_cast<size_t>(n));
     } else {
@@ -93,6 +93,7 @@ class Int8TableKernel : public Kernel {
   std::array<float, 256> ftab_{};
   std::array<uint8_t, 256> btab_{};
   byte_table::LookupFn lookup_ = byte_table::lookup_baseline;
+  byte_table::LookupFloatFn lookup_float_ = byte_table::lookup_float_baseline;
 };
 
 class Int8AddTablesKernel : public Kernel {
@@ -110,14 +111,18 @@ class Int8AddTablesKernel : public Kernel {
     hi_ = out_ == DType::kInt8 ? 127.f : 255.f;
     q_ = {s_, zf_, lo_, hi_};
     add_float_ = byte_table::add_float_kernel(cpu::active_isa());
-    add_bytes_ = byte_table::add_bytes_kernel(cpu::active_isa());
     out_shape_ = ctx.outputs[0].shape;
     flat_ = ctx.inputs[0].shape == out_shape_ && ctx.inputs[1].shape == out_shape_;
+    if (flat_ && out_ != DType::kFloat32) {  // one lookup per element instead of two, a divide and a rounding
+      pairs_.resize(byte_table::kPairTableBytes);
+      byte_table::fill_pair_table(ta_.data(), tb_.data(), q_, pairs_.data());
+      add_pairs_ = byte_table::add_pairs_kernel(cpu::active_isa());
+    }
     sa_ = broadcast_strides(ctx.inputs[0].shape, out_shape_);
     sb_ = broadcast_strides(ctx.inputs[1].shape, out_shape_);
     return ok();
   }
-  std::string implementation() const override { return "streamdet:add_tables"; }
+  std::string implementation() const override { return pairs_.empty() ? "streamdet:add_tables" : "streamdet:add_pair_table"; }
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     const auto* a = static_cast<const uint8_t*>(in[0].data);
     const auto* b = static_cast<const uint8_t*>(in[1].data);
@@ -147,7 +152,7 @@ class Int8AddTablesKernel : public Kernel {
         y[i] = sgn ? static_cast<uint8_t>(static_cast<int8_t>(q)) : static_cast<uint8_t>(q);
       };
       if (flat_) {
-        add_bytes_(a + s, b + s, e - s, ta_.data(), tb_.data(), q_, y + s);
+        add_pairs_(a + s, b + s, e - s, pairs_.data(), y + s);
       } else {
         for (int64_t i = s, ia, ib; i < e; ++i) offsets(i, ia, ib), store(i, ta_[a[ia]] + tb_[b[ib]]);
       }
@@ -164,7 +169,8 @@ class Int8AddTablesKernel : public Kernel {
   std::array<int64_t, Shape::kMaxRank> sa_{}, sb_{};
   byte_table::AddTables q_;
   byte_table::AddFloatFn add_float_ = byte_table::add_float_baseline;
-  byte_table::AddBytesFn add_bytes_ = byte_table::add_bytes_baseline;
+  std::vector<uint8_t> pairs_;  // the quantized sum of every pair of bytes (byte_table_kernel.h)
+  byte_table::AddPairsFn add_pairs_ = byte_table::add_pairs_baseline;
 };
 
 }  // namespace

@@ -12,6 +12,8 @@
 #include <cstring>
 
 #include "engine/native/conv_attrs.h"
+#include "engine/native/cpu/quantize_nhwc.h"
+#include "engine/native/layout_attrs.h"
 #include "engine/native/quant_params.h"
 #include "engine/native/numeric.h"
 #include "engine/native/op_util.h"
@@ -80,12 +82,26 @@ class QdqKernel : public Kernel {
     split_ = split_at(ctx.inputs[0].shape, info_.axis, info_.per_channel);
     in_ = ctx.inputs[0].dtype;
     out_ = ctx.outputs[0].dtype;
+    // The planner's request (exec/plan_layout.cpp): a plain 4-D float source, per tensor, written
+    // channels-last for the int8 convolutions that read it.
+    if (ctx.node.attrs.get_int(kDstNhwc, 0) != 0) {
+      if (!quantize_ || info_.per_channel || in_ != DType::kFloat32 || ctx.inputs[0].shape.rank != 4)
+        return fail(ErrorCode::kInternal, ctx.describe() + ": a channels-last output only for a per-tensor QuantizeLinear of 4-D floats");
+      nhwc_ = true;
+      shape_ = ctx.inputs[0].shape;
+    }
     return ok();
   }
+  std::string implementation() const override { return nhwc_ ? "streamdet:quantize_to_nhwc" : ""; }
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     const TensorRef& x = in[0];
     const TensorRef& scale = in[1];
     const TensorRef zp = in.size() > 2 ? in[2] : TensorRef{};
+    if (nhwc_) {
+      quantize_to_nhwc(x.as<float>(), shape_[0], shape_[1], shape_[2], shape_[3], scale.as<float>()[0], zp.data ? int_at(zp, 0) : 0,
+                       out_ == DType::kInt8, out[0].data, ctx.threads);
+      return ok();
+    }
     // Per tensor, one row: cut into rows of 16384 for the threads (an image's QuantizeLinear ran
     // on one thread).
     const bool one_row = split_.outer * split_.channels == 1;
@@ -141,6 +157,8 @@ class QdqKernel : public Kernel {
   }
 
   bool quantize_ = true;
+  bool nhwc_ = false;  // source N,C,H,W (shape_), destination N,H,W,C
+  Shape shape_;
   QdqParams info_;
   ChannelSplit split_;
   DType in_ = DType::kFloat32, out_ = DType::kUInt8;

@@ -2,6 +2,7 @@
 // convolutions where the backend prefers it, the conversions between the layouts, and the
 // layout-neutral ops (elementwise, Concat, Split, Slice, Resize) run on the physical layout with
 // their axes and constant inputs remapped.
+#include <algorithm>
 #include <cstring>
 
 #include "engine/native/exec/planner.h"
@@ -144,6 +145,7 @@ Status Planner::plan_layout_aware(const Node& n, const OpSchema& schema, const s
       const Shape& s = states_[static_cast<size_t>(v)].logical.shape;
       if (s.rank != 4 && !layout_neutral(s)) any_nhwc = false;
     }
+  if (!any_nhwc && quantizes_for_int8_convs(n, lin, lconst, out_types)) return plan_quantize_to_nhwc(n, out_types);
   if (!any_nhwc) return plan_plain(n, schema, out_types);
   (void)lin;
   (void)lconst;
@@ -237,6 +239,42 @@ Status Planner::plan_layout_aware(const Node& n, const OpSchema& schema, const s
   for (auto& m : made) made_constants_.push_back(m);
   define_outputs(n, out_types, true);
   return add_step(std::move(placed), ins, types, n.outputs, phys_out, g_.describe(n));
+}
+
+bool Planner::quantizes_for_int8_convs(const Node& n, const std::vector<ValueType>& lin, const std::vector<const HostTensor*>& lconst,
+                                       const std::vector<ValueType>& out_types) const {
+  if (!channels_last_ || n.op_type != "QuantizeLinear" || n.outputs.size() != 1 || n.outputs[0] < 0 || lin.empty() ||
+      lin[0].dtype != DType::kFloat32 || lin[0].shape.rank != 4 || out_types.size() != 1 || lin.size() < 2 || lin[1].shape.numel() != 1)
+    return false;
+  // On the host (whose QuantizeLinear kernel writes channels-last), for its channels-last convolutions.
+  const Backend& host = *backends_[static_cast<size_t>(host_)];
+  if (host.preferred_layout() != Layout::kNhwc || &preferred_backend(OpContext{n, g_.opset, lin, lconst, out_types}) != &host) return false;
+  const int y = n.outputs[0];
+  if (std::find(g_.outputs.begin(), g_.outputs.end(), y) != g_.outputs.end()) return false;
+  int readers = 0;
+  for (const Node& r : g_.nodes)
+    for (size_t k = 0; k < r.inputs.size(); ++k) {
+      if (r.inputs[k] != y) continue;
+      if (r.op_type != "Int8Conv" || k != 0) return false;
+      ++readers;
+    }
+  return readers > 0;
+}
+
+Status Planner::plan_quantize_to_nhwc(const Node& n, const std::vector<ValueType>& out_types) {
+  Node copy = n;
+  Attribute a;
+  a.kind = Attribute::Kind::kInt;
+  a.i = 1;
+  copy.attrs.set(kDstNhwc, a);
+  std::vector<ValueType> types;
+  std::vector<const HostTensor*> consts;
+  SD_TRY(gather(n.inputs, types, consts));
+  const std::vector<ValueType> phys_out{{out_types[0].dtype, physical_of(out_types[0].shape)}};
+  OpContext ctx{copy, g_.opset, types, consts, phys_out};
+  SD_ASSIGN_OR_RETURN(auto placed, create_kernel(ctx));
+  define_outputs(n, out_types, true);
+  return add_step(std::move(placed), n.inputs, types, n.outputs, phys_out, g_.describe(n));
 }
 
 }  // namespace sd::native::exec

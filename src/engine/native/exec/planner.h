@@ -116,6 +116,12 @@ class Planner {
   // Convolutions and pooling: the backend that runs them decides the layout around them.
   Status plan_conv_like(const Node& n, const std::vector<ValueType>& lin, const std::vector<const HostTensor*>& lconst,
                         const std::vector<ValueType>& out_types, OpClass cls);
+  // A per-tensor QuantizeLinear of a plain 4-D float tensor (a QDQ model's image) read by int8
+  // convolutions only: quantized straight into channels-last (cpu/quantize_nhwc.h), one pass
+  // instead of a quantize and a transpose of its bytes.
+  bool quantizes_for_int8_convs(const Node& n, const std::vector<ValueType>& lin, const std::vector<const HostTensor*>& lconst,
+                                const std::vector<ValueType>& out_types) const;
+  Status plan_quantize_to_nhwc(const Node& n, const std::vector<ValueType>& out_types);
   Status plan_layout_aware(const Node& n, const OpSchema& schema, const std::vector<ValueType>& lin,
                            const std::vector<const HostTensor*>& lconst, const std::vector<ValueType>& out_types, OpClass cls);
 

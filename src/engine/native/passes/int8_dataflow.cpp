@@ -10,7 +10,8 @@
 //  - Split / Slice / Resize (nearest) of an Int8Table's floats move the bytes, each part mapped
 //    by the same table after (the table before stays only for its other readers).
 //  - Add of two Int8Tables' floats is Int8AddTables (both tables read, added, in one pass), and
-//    with its QuantizeLinear (its only reader) writes bytes.
+//    with its QuantizeLinear writes bytes (in its place where that is its only reader, else as
+//    a second Int8AddTables of the same inputs).
 // The float ops they replace compute the same floats in the same order, so the results are
 // those of the graph as written (qdq_fusion_test.cpp checks it).
 #include <algorithm>
@@ -138,16 +139,27 @@ bool rewrite_at(Graph& g, size_t i, const Index& ix) {
       n = table_node(n.name, src->inputs[0], n.outputs[0], std::move(t), q->is_signed ? 3 : 2);
       return true;
     }
-    if (src->op_type == "Int8AddTables" && src->attrs.get_int("out_dtype", 1) == 1 && ix.only_use(n.inputs[0])) {
-      Node& add = g.nodes[static_cast<size_t>(ix.prod[static_cast<size_t>(n.inputs[0])])];
+    if (src->op_type == "Int8AddTables" && src->attrs.get_int("out_dtype", 1) == 1) {
+      // Its only reader: the sum written as bytes. Beside other readers of the floats (YOLOv8's
+      // C2f with two bottlenecks: the next bottleneck's Add and the Concat read them too): a
+      // second Int8AddTables of the same bytes writes them, a byte per element read twice
+      // instead of four bytes of floats quantized.
+      const bool only = ix.only_use(n.inputs[0]);
+      Node add = only ? Node{} : *src;
+      Node& target = only ? g.nodes[static_cast<size_t>(ix.prod[static_cast<size_t>(n.inputs[0])])] : add;
       Attribute s;
       s.kind = Attribute::Kind::kFloat;
       s.f = q->scale;
-      add.attrs.set("out_scale", s);
-      add.attrs.set("out_zero_point", int_attr(q->zero_point));
-      add.attrs.set("out_dtype", int_attr(q->is_signed ? 3 : 2));
-      add.outputs = n.outputs;
-      g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(i));
+      target.attrs.set("out_scale", s);
+      target.attrs.set("out_zero_point", int_attr(q->zero_point));
+      target.attrs.set("out_dtype", int_attr(q->is_signed ? 3 : 2));
+      target.outputs = n.outputs;
+      if (only) {
+        g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        add.name = n.name;
+        n = std::move(add);
+      }
       return true;
     }
     if (is_op(*src, "Concat") && ix.only_use(n.inputs[0]) && !src->inputs.empty() &&
