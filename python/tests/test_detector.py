@@ -233,6 +233,13 @@ def test_precision_bf16_finds_the_same_objects_or_is_refused_in_one_line(model_p
     bf16 = streamdet.Detector(model_path, precision="bf16")(frame)
     assert len(fp32) > 0
     assert len(bf16) == len(fp32)
-    np.testing.assert_array_equal(bf16.cls, fp32.cls)
-    np.testing.assert_allclose(bf16.xyxy, fp32.xyxy, atol=2.0)
-    np.testing.assert_allclose(bf16.conf, fp32.conf, atol=0.03)
+    # The same objects, compared in the order of their boxes: the results come sorted by
+    # confidence, and two objects whose scores are within bf16's error of each other (0.9458 and
+    # 0.9448 on this frame) may come in either order (CI saw them swapped once bf16 Winograd, a
+    # kernel chosen by timing at load, ran there).
+    def by_box(d):
+        return np.lexsort((d.xyxy[:, 1], d.xyxy[:, 0]))
+    a, b = by_box(bf16), by_box(fp32)
+    np.testing.assert_array_equal(bf16.cls[a], fp32.cls[b])
+    np.testing.assert_allclose(bf16.xyxy[a], fp32.xyxy[b], atol=2.0)
+    np.testing.assert_allclose(bf16.conf[a], fp32.conf[b], atol=0.03)
