@@ -229,17 +229,23 @@ def test_precision_bf16_finds_the_same_objects_or_is_refused_in_one_line(model_p
         with pytest.raises(streamdet.UsageError, match="no bf16 instructions"):
             streamdet.Detector(model_path, precision="bf16")
         return
-    fp32 = streamdet.Detector(model_path, precision="fp32")(frame)
-    bf16 = streamdet.Detector(model_path, precision="bf16")(frame)
-    assert len(fp32) > 0
-    assert len(bf16) == len(fp32)
-    # The same objects, compared in the order of their boxes: the results come sorted by
-    # confidence, and two objects whose scores are within bf16's error of each other (0.9458 and
-    # 0.9448 on this frame) may come in either order (CI saw them swapped once bf16 Winograd, a
-    # kernel chosen by timing at load, ran there).
-    def by_box(d):
-        return np.lexsort((d.xyxy[:, 1], d.xyxy[:, 0]))
-    a, b = by_box(bf16), by_box(fp32)
-    np.testing.assert_array_equal(bf16.cls[a], fp32.cls[b])
-    np.testing.assert_allclose(bf16.xyxy[a], fp32.xyxy[b], atol=2.0)
-    np.testing.assert_allclose(bf16.conf[a], fp32.conf[b], atol=0.03)
+    # Both at a low threshold, then compared object by object: every object either side finds
+    # with a score of 0.3 or more has its match on the other side (same class, box within 2 px,
+    # score within 0.03). Not a comparison of the lists as they come: they are sorted by score,
+    # and bf16's error (bf16 Winograd, chosen by timing at load, is the least exact kernel) may
+    # swap two objects 0.001 apart or move one near the threshold across it; CI saw both.
+    fp32 = streamdet.Detector(model_path, precision="fp32", conf=0.1)(frame)
+    bf16 = streamdet.Detector(model_path, precision="bf16", conf=0.1)(frame)
+    assert np.count_nonzero(fp32.conf >= 0.3) > 0
+
+    def unmatched(want, have):
+        missing = []
+        for i in np.flatnonzero(want.conf >= 0.3):
+            near = (have.cls == want.cls[i]) & (np.abs(have.xyxy - want.xyxy[i]).max(axis=1) <= 2.0) & \
+                   (np.abs(have.conf - want.conf[i]) <= 0.03)
+            if not near.any():
+                missing.append((int(want.cls[i]), float(want.conf[i]), want.xyxy[i].round(1).tolist()))
+        return missing
+
+    assert unmatched(fp32, bf16) == []
+    assert unmatched(bf16, fp32) == []
