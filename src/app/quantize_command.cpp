@@ -59,6 +59,9 @@ void add_quantize_options(CLI::App& cmd, QuantizeOptions& o, std::string& layout
       ->capture_default_str();
   cmd.add_option("--preprocess", o.model.preprocess, "override preprocessing, as for run (rgb|bgr, letterbox|stretch, scale=F, ...)")
       ->check(preprocess_overrides());
+  cmd.add_flag("--reduce-range", o.reduce_range,
+               "weights in 7 bits ([-63, 63], as ONNX Runtime's reduce_range): the model then runs in int8 on x86 processors "
+               "without VNNI too (AVX2 only, AVX-512 before VNNI), where 8-bit weights leave it in float; costs some accuracy");
   cmd.add_flag("-q,--quiet", o.quiet, "no progress line on stderr");
 }
 
@@ -87,6 +90,7 @@ Status run_quantize(const QuantizeOptions& o) {
     return fail(ErrorCode::kOutput, "--out " + o.out + " is the input model");
   SD_ASSIGN_OR_RETURN(onnx::ModelProto model, read_model(o.model.model));
   SD_ASSIGN_OR_RETURN(quant::QuantPlan plan, quant::plan_quantization(model, o.keep_float, o.model.model));
+  plan.reduce_range = o.reduce_range;
   if (plan.quantized.empty()) return fail(ErrorCode::kModel, o.model.model + ": no Conv or MatMul with constant float weights to quantize");
   SD_TRY(AtomicFile::create(o.out, "quantized model"));  // an unwritable path fails before the work
 
@@ -155,10 +159,10 @@ Status run_quantize(const QuantizeOptions& o) {
   if (auto m = native::NativeModel::load(o.out); !m)
     return fail(ErrorCode::kInternal, o.out + " was written but does not load: " + m.error().message);
 
-  std::printf("quantized %zu of %zu Conv/MatMul nodes (weights int8 %s, activations uint8 per tensor, %s ranges over %d frames)%s\n",
+  std::printf("quantized %zu of %zu Conv/MatMul nodes (weights int8%s %s, activations uint8 per tensor, %s ranges over %d frames)%s\n",
               plan.quantized.size(),
               plan.quantized.size() + plan.kept_by_rule.size() + plan.kept_by_option.size() + sensitivity.kept.size(),
-              plan.per_channel ? "per channel" : "per tensor", o.method.c_str(), calibrator->inputs_seen(),
+              plan.reduce_range ? " in 7 bits" : "", plan.per_channel ? "per channel" : "per tensor", o.method.c_str(), calibrator->inputs_seen(),
               plan.upgrade_opset ? "; opset raised to 13 for per-channel weights" : "");
   if (!plan.kept_by_rule.empty()) std::printf("kept float (feed the outputs with no Conv after them): %s\n", joined(plan.kept_by_rule).c_str());
   if (!plan.kept_by_option.empty()) std::printf("kept float (--keep-float): %s\n", joined(plan.kept_by_option).c_str());

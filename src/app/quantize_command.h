@@ -27,6 +27,7 @@ struct QuantizeOptions {
   int keep_float_auto = 8;             // sensitivity analysis: at most N more nodes kept float (0: off)
   double sensitivity_target = 1e-3;    // ... until the outputs' relative squared error is under this
   int64_t sensitivity_frames = 8;      // ... measured on the first N calibration frames
+  bool reduce_range = false;           // weights in 7 bits: int8 convolutions exact without VNNI
   bool quiet = false;
 };
 

@@ -301,7 +301,9 @@ Result<onnx::ModelProto> write_qdq(const onnx::ModelProto& model, const QuantPla
       const std::string label = node_label(n);
       const Act& x = acts.at(n.input(0));
       n.set_input(0, x.dq_out);
-      // Weights: symmetric int8 in [-127, 127], per output channel (axis 0) or per tensor.
+      // Weights: symmetric int8 in [-127, 127] ([-63, 63] with reduce_range), per output
+      // channel (axis 0) or per tensor.
+      const float qmax = plan.reduce_range ? 63.0f : 127.0f;
       const std::string wname = n.input(1);
       const onnx::TensorProto& w = *find_init(g, wname);
       const bool per_channel = plan.per_channel && n.op_type() == "Conv";
@@ -314,11 +316,11 @@ Result<onnx::ModelProto> write_qdq(const onnx::ModelProto& model, const QuantPla
         for (int64_t c = 0; c < oc; ++c) {
           float amax = 0;
           for (size_t k = 0; k < per; ++k) amax = std::max(amax, std::fabs(wv[static_cast<size_t>(c) * per + k]));
-          const float s = amax > 0 && std::isfinite(amax) ? amax / 127.0f : 1.0f;
+          const float s = amax > 0 && std::isfinite(amax) ? amax / qmax : 1.0f;
           scales[static_cast<size_t>(c)] = s;
           for (size_t k = 0; k < per; ++k) {
             const size_t j = static_cast<size_t>(c) * per + k;
-            q[j] = static_cast<int8_t>(std::clamp(std::nearbyint(wv[j] / s), -127.0f, 127.0f));
+            q[j] = static_cast<int8_t>(std::clamp(std::nearbyint(wv[j] / s), -qmax, qmax));
           }
         }
         std::vector<int64_t> wdims(w.dims().begin(), w.dims().end());

@@ -27,6 +27,11 @@ struct QuantPlan {
   std::vector<std::string> activations;  // tensors that need a range, in graph order
   bool per_channel = true;               // Conv weights per output channel (needs opset 13)
   bool upgrade_opset = false;            // the model is brought to opset 13 for that
+  // Weights in 7 bits ([-63, 63], ONNX Runtime's reduce_range) instead of 8: on x86 processors
+  // without VNNI the int8 convolutions (vpmaddubsw, int16 pair sums) are exact only for those,
+  // so only such a model runs in int8 there (engine/native/cpu/int8_support.h); with 8-bit
+  // weights it runs its QDQ nodes in float, slower than the fp32 model.
+  bool reduce_range = false;
 };
 
 // A node's name as the user names it (--keep-float): its name, or its first output when unnamed.
