@@ -149,23 +149,7 @@ void output_transform(const RunArgs& a, const Tiling& d, int64_t t0, int64_t cou
 }  // namespace
 
 void run_avx2(const RunArgs& a) {
-  const WinogradGeometry& g = a.g;
-  Tiling d{g.n, g.h, g.w, g.c, g.oc, (g.h + 3) / 4, (g.w + 3) / 4, 0};
-  d.tiles = g.n * d.th * d.tw;
-  // No more tiles per block than an even share of the threads needs (small layers).
-  const int64_t share = (d.tiles + a.threads - 1) / a.threads;
-  const int64_t tpad = std::min(a.block_tiles, (share + 5) / 6 * 6);
-  const int64_t blocks = (d.tiles + tpad - 1) / tpad;
-  parallel_for(blocks, a.threads, 1, [&](int64_t b0, int64_t b1) {
-    float* v = thread_buffer(static_cast<size_t>(36 * tpad * (g.c + g.oc)));
-    float* m = v + 36 * tpad * g.c;
-    for (int64_t b = b0; b < b1; ++b) {
-      const int64_t t0 = b * tpad, count = std::min(tpad, d.tiles - t0);
-      input_transform(a, d, t0, count, tpad, v);
-      multiply(a, d, tpad, v, m);
-      output_transform(a, d, t0, count, tpad, m);
-    }
-  });
+  run_blocks<float>(a, [&](const Tiling& d, int64_t tpad, const float* v, float* m) { multiply(a, d, tpad, v, m); });
 }
 
 }  // namespace sd::native::ops::wino

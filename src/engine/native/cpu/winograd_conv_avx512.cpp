@@ -55,51 +55,10 @@ inline void micro_kernel(const float* a, int64_t lda, const float* b, int64_t k,
     for (int q = 0; q < NV; ++q) _mm512_storeu_ps(c + r * ldc + q * 16, acc[r][q]);
 }
 
-// M[p] = V[p] x U[p] for the 36 positions; U's panels as panel_width says (64 wide, the last
-// one 16 to 48; 80 channels as 48 + 32).
-void multiply(const RunArgs& a, const Tiling& d, int64_t tpad, const float* v, float* m) {
-  const int64_t C = d.c, OC = d.oc;
-  for (int p = 0; p < 36; ++p) {
-    const float* vp = v + p * tpad * C;
-    float* mp = m + p * tpad * OC;
-    const float* up = a.packed + p * C * OC;
-    for (int64_t o0 = 0, nr = 0; o0 < OC; o0 += nr) {
-      nr = panel_width(true, OC, o0);
-      const float* panel = up + o0 * C;
-      for (int64_t t = 0; t < tpad; t += 6) {
-        const float* at = vp + t * C;
-        float* ct = mp + t * OC + o0;
-        switch (nr) {
-          case 64: micro_kernel<4>(at, C, panel, C, ct, OC); break;
-          case 48: micro_kernel<3>(at, C, panel, C, ct, OC); break;
-          case 32: micro_kernel<2>(at, C, panel, C, ct, OC); break;
-          default: micro_kernel<1>(at, C, panel, C, ct, OC); break;
-        }
-      }
-    }
-  }
-}
-
 }  // namespace
 
 void run_avx512(const RunArgs& a) {
-  const WinogradGeometry& g = a.g;
-  Tiling d{g.n, g.h, g.w, g.c, g.oc, (g.h + 3) / 4, (g.w + 3) / 4, 0};
-  d.tiles = g.n * d.th * d.tw;
-  // No more tiles per block than an even share of the threads needs (small layers).
-  const int64_t share = (d.tiles + a.threads - 1) / a.threads;
-  const int64_t tpad = std::min(a.block_tiles, (share + 5) / 6 * 6);
-  const int64_t blocks = (d.tiles + tpad - 1) / tpad;
-  parallel_for(blocks, a.threads, 1, [&](int64_t b0, int64_t b1) {
-    float* v = thread_buffer(static_cast<size_t>(36 * tpad * (g.c + g.oc)));
-    float* m = v + 36 * tpad * g.c;
-    for (int64_t b = b0; b < b1; ++b) {
-      const int64_t t0 = b * tpad, count = std::min(tpad, d.tiles - t0);
-      input_transform(a, d, t0, count, tpad, v);
-      multiply(a, d, tpad, v, m);
-      output_transform(a, d, t0, count, tpad, m);
-    }
-  });
+  run_blocks<float>(a, [&](const Tiling& d, int64_t tpad, const float* v, float* m) { multiply_panels(d, tpad, v, a.packed, m); });
 }
 
 }  // namespace sd::native::ops::wino
