@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -36,10 +37,15 @@ struct Loaded {
   std::unique_ptr<NativeSession> session;
 };
 
-Loaded load(const std::string& bytes_or_path, bool is_path, Precision precision, Conv3x3Choice conv3x3 = Conv3x3Choice::kMeasured) {
+// conv_candidate (conv_choice.h): 0 by default, oneDNN's bf16 convolution on every node our
+// Winograd does not take, as the tests of the bf16 arithmetic want; kTimedCandidate lets the
+// timing at load take the float32 one where it is faster.
+Loaded load(const std::string& bytes_or_path, bool is_path, Precision precision, Conv3x3Choice conv3x3 = Conv3x3Choice::kMeasured,
+            int conv_candidate = 0) {
   LoadOptions lo;
   lo.precision = precision;
   lo.conv3x3 = conv3x3;
+  lo.conv_candidate = conv_candidate;
   auto m = is_path ? NativeModel::load(bytes_or_path, lo) : NativeModel::load_from_bytes(bytes_or_path.data(), bytes_or_path.size(), ".", lo);
   EXPECT_TRUE(m) << (m ? "" : m.error().message);
   if (!m) return {};
@@ -167,6 +173,57 @@ TEST_P(Bf16Conv, MatchesTheFloat32Engine) {
   ASSERT_EQ(want.size(), 1u);
   const bool bf16_wino = steps_named(bf16, shape, "wino_4x3:avx512_bf16") > 0;
   EXPECT_LT(worst_relative_error(got[0], want[0]), bf16_wino ? kBf16WinogradBound : 1e-2);
+}
+
+bool same_bytes(const HostTensor& a, const HostTensor& b) {
+  return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), static_cast<size_t>(a.numel()) * sizeof(float)) == 0;
+}
+
+// Under bf16 a node that oneDNN's bf16 convolution runs has oneDNN's float32 convolution as a
+// second candidate (conv_choice.h; our Winograd kept out here, it has its own tests): forced, it
+// is the float32 engine's result to the byte and named without "(bf16)"; an index past it takes
+// it too; the timed choice takes one of the two, named as what it is, so it is never less
+// accurate than bf16 alone.
+TEST_P(Bf16Conv, TheFloat32CandidateIsTheFloat32EngineAndTheTimedChoiceOneOfTheTwo) {
+  SKIP_WITHOUT_BF16();
+  const Bf16ConvCase k = GetParam();
+  OnnxBuilder b;
+  b.input("x", {1, k.c, k.h, k.w});
+  b.random_initializer("w", {k.oc, k.c, k.k, k.k}, -0.5f, 0.5f);
+  b.random_initializer("b", {k.oc}, -0.5f, 0.5f);
+  auto* conv = b.node("Conv", {"x", "w", "b"}, {"c"});
+  OnnxBuilder::attr_ints(conv, "strides", {k.stride, k.stride});
+  OnnxBuilder::attr_ints(conv, "pads", {k.pad, k.pad, k.pad, k.pad});
+  if (k.relu_and_residual) {
+    b.node("Relu", {"c"}, {"r"});
+    b.node("Add", {"r", "x"}, {"y"});
+  } else {
+    b.node("Sigmoid", {"c"}, {"s"});  // a SiLU: the post ops our own pass runs
+    b.node("Mul", {"c", "s"}, {"y"});
+  }
+  b.output("y");
+  const Shape shape{1, k.c, k.h, k.w};
+  const HostTensor x = random_tensor(shape, 5);
+  const auto onednn = Conv3x3Choice::kOneDnn;
+  Loaded bf16 = load(b.bytes(), false, Precision::kBf16, onednn, 0), f32 = load(b.bytes(), false, Precision::kBf16, onednn, 1),
+         past = load(b.bytes(), false, Precision::kBf16, onednn, 5), timed = load(b.bytes(), false, Precision::kBf16, onednn, kTimedCandidate),
+         fp32 = load(b.bytes(), false, Precision::kFp32, onednn);
+  ASSERT_TRUE(bf16.session && f32.session && past.session && timed.session && fp32.session);
+  EXPECT_EQ(bf16_steps(bf16, shape), 1);
+  EXPECT_EQ(bf16_steps(f32, shape), 0);
+  EXPECT_EQ(bf16_steps(past, shape), 0);
+  const auto y_bf16 = run(bf16, x), y_f32 = run(f32, x), y_past = run(past, x), y_timed = run(timed, x), y_fp32 = run(fp32, x);
+  ASSERT_EQ(y_bf16.size(), 1u);
+  ASSERT_EQ(y_f32.size(), 1u);
+  ASSERT_EQ(y_past.size(), 1u);
+  ASSERT_EQ(y_timed.size(), 1u);
+  ASSERT_EQ(y_fp32.size(), 1u);
+  EXPECT_TRUE(same_bytes(y_f32[0], y_fp32[0]));
+  EXPECT_TRUE(same_bytes(y_past[0], y_fp32[0]));
+  EXPECT_FALSE(same_bytes(y_bf16[0], y_fp32[0])) << "bf16 forced, yet the float32 engine's bytes";
+  const bool took_bf16 = bf16_steps(timed, shape) == 1;
+  EXPECT_TRUE(same_bytes(y_timed[0], took_bf16 ? y_bf16[0] : y_fp32[0])) << (took_bf16 ? "named bf16" : "named float32");
+  EXPECT_LE(worst_relative_error(y_timed[0], y_fp32[0]), worst_relative_error(y_bf16[0], y_fp32[0]));
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Bf16Conv,

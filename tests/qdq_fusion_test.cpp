@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <iostream>
 #include <random>
 
+#include "engine/native/conv_choice.h"
 #include "engine/native/cpu/int8_support.h"
 #include "engine/native/session.h"
 #include "onnx_builder.h"
@@ -125,11 +128,13 @@ std::string qdq_model(const std::vector<ConvSpec>& convs, int64_t size, int w_ma
 struct Ran {
   HostTensor y;
   std::vector<std::string> ops;
+  std::vector<std::string> int8_convs;  // the Int8Conv steps' implementations, in plan order
 };
 
-Ran run(const std::string& bytes, const HostTensor& x, bool fuse) {
+Ran run(const std::string& bytes, const HostTensor& x, bool fuse, int conv_candidate = kTimedCandidate) {
   LoadOptions lo;
   lo.fuse_qdq = fuse;
+  lo.conv_candidate = conv_candidate;
   auto m = NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".", lo);
   EXPECT_TRUE(m) << m.error().message;
   if (!m) return {};
@@ -145,6 +150,11 @@ Ran run(const std::string& bytes, const HostTensor& x, bool fuse) {
   Ran r;
   if (st) r.y = out[0];
   for (const Node& n : (*m)->graph().nodes) r.ops.push_back(n.op_type);
+  auto summary = (*s)->plan_summary({x.shape()});
+  EXPECT_TRUE(summary) << (summary ? "" : summary.error().message);
+  if (summary)
+    for (const auto& step : summary->steps)
+      if (step.label.rfind("Int8Conv", 0) == 0) r.int8_convs.push_back(step.implementation);
   return r;
 }
 
@@ -216,6 +226,56 @@ TEST(QdqFusion, SiluReadAsFloatIsATableOfTheInt8Convolution) {
   std::vector<ConvSpec> chain = kChain;
   for (auto& c : chain) c.silu = c.silu_read_as_float = true;
   expect_matches_unfused(chain, 24, 63);
+}
+
+// oneDNN's int8 implementations of a node (cpu/dnnl_qconv.cpp: jit_int8 and brgconv on an
+// AVX-512 VNNI processor, say) compute the same integer sums and round them the same way: each
+// one, forced, gives the bytes of the first (what ran before the timing); an index past the last
+// takes the last; the timed choice takes one of them and the same bytes. Shapes where oneDNN has
+// several (3x3 and 1x1 at 64 channels) and, on this machine, one (the grouped layer).
+TEST(QdqFusion, EveryInt8ImplementationGivesTheSameBytes) {
+  const std::vector<ConvSpec> chain = {{3, 32, 3, 2, 1, true, 1, 0.05f, onnx::TensorProto::UINT8, 128, true},
+                                       {32, 64, 3, 1, 1, true, 1, 0.05f, onnx::TensorProto::UINT8, 120},
+                                       {64, 64, 1, 1, 1, false, 2, 0.05f, onnx::TensorProto::UINT8, 128, true},
+                                       {64, 64, 3, 2, 1, true, 3, 0.05f, onnx::TensorProto::UINT8, 100},
+                                       {64, 64, 3, 1, 4, true, 0, 0.05f, onnx::TensorProto::UINT8, 128}};
+  const std::string bytes = qdq_model(chain, 40, 63);  // 7-bit weights, uint8 sources: folded on every x86
+  HostTensor x(DType::kFloat32, Shape{1, 3, 40, 40});
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
+  auto same_bytes = [](const HostTensor& a, const HostTensor& b) {
+    return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), static_cast<size_t>(a.numel()) * sizeof(float)) == 0;
+  };
+  std::vector<Ran> forced;
+  for (int k = 0; k < 5; ++k) {
+    forced.push_back(run(bytes, x, true, k));
+    ASSERT_EQ(forced[static_cast<size_t>(k)].int8_convs.size(), chain.size()) << "candidate " << k;
+    EXPECT_TRUE(same_bytes(forced[static_cast<size_t>(k)].y, forced[0].y)) << "candidate " << k;
+  }
+  // Per node: distinct implementations for the first indices, then the last one repeated.
+  size_t several = 0;
+  for (size_t node = 0; node < chain.size(); ++node) {
+    size_t count = 1;
+    while (count < forced.size() && forced[count].int8_convs[node] != forced[count - 1].int8_convs[node]) ++count;
+    std::string names;
+    for (size_t k = 0; k < forced.size(); ++k) {
+      if (k < count) names += " " + forced[k].int8_convs[node];
+      for (size_t j = 0; j < k && k < count; ++j) EXPECT_NE(forced[k].int8_convs[node], forced[j].int8_convs[node]) << "node " << node;
+      if (k >= count) EXPECT_EQ(forced[k].int8_convs[node], forced[count - 1].int8_convs[node]) << "node " << node << ", index " << k;
+    }
+    std::cout << "[ info     ] Int8Conv " << node << ": " << count << " candidate(s):" << names << "\n";
+    several += count > 1;
+  }
+  if (int8_dot_products_exact()) EXPECT_GT(several, 0u) << "oneDNN has two int8 kernels for 64-channel 3x3 layers with VNNI";
+  const Ran timed = run(bytes, x, true);
+  ASSERT_EQ(timed.int8_convs.size(), chain.size());
+  EXPECT_TRUE(same_bytes(timed.y, forced[0].y));
+  for (size_t node = 0; node < chain.size(); ++node) {
+    bool among = false;
+    for (const Ran& f : forced) among = among || f.int8_convs[node] == timed.int8_convs[node];
+    EXPECT_TRUE(among) << "node " << node << ": " << timed.int8_convs[node];
+  }
 }
 
 }  // namespace

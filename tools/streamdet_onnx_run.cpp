@@ -1,7 +1,7 @@
 // Runs an ONNX model once in the native engine (and optionally OpenCV DNN) and dumps the first
 // output as raw float32: the counterpart of ../shared/tools/ort-bench --dump for parity checks.
 //   streamdet_onnx_run MODEL.onnx --shape 1x3x640x640 [--input in.f32] [--dump out.f32] [--compare ref.f32]
-//                      [--precision fp32|bf16] [--conv3x3 measured|onednn|winograd]
+//                      [--precision fp32|bf16] [--conv3x3 measured|onednn|winograd] [--conv-candidate N]
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -21,7 +21,7 @@ using namespace sd::native;
 int main(int argc, char** argv) {
   CLI::App app{"run an ONNX model in the native engine; dump or compare its first output"};
   std::string model, shape_text = "1x3x640x640", input, dump, compare, precision = "fp32", conv3x3 = "measured";
-  int threads = 1;
+  int threads = 1, conv_candidate = kTimedCandidate;
   bool no_optimize = false;
   app.add_option("model", model)->required();
   app.add_option("--shape", shape_text);
@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
   app.add_option("--precision", precision, "fp32 or bf16 (as run's --precision)")->check(CLI::IsMember({"fp32", "bf16"}));
   app.add_option("--conv3x3", conv3x3, "the 3x3 stride-1 convolutions: timed choice, oneDNN's, or our Winograd")
       ->check(CLI::IsMember({"measured", "onednn", "winograd"}));
+  app.add_option("--conv-candidate", conv_candidate,
+                 "oneDNN's int8 implementations, bf16 (0) or float32 (1) under bf16: -1 timed at load, else the index (conv_choice.h)");
   CLI11_PARSE(app, argc, argv);
   std::vector<int64_t> dims;
   std::stringstream ss(shape_text);
@@ -44,6 +46,7 @@ int main(int argc, char** argv) {
   if (!p) return std::fprintf(stderr, "%s\n", p.error().message.c_str()), 2;
   lo.precision = *p;
   lo.conv3x3 = conv3x3 == "onednn" ? Conv3x3Choice::kOneDnn : conv3x3 == "winograd" ? Conv3x3Choice::kWinograd : Conv3x3Choice::kMeasured;
+  lo.conv_candidate = conv_candidate;
   using Clock = std::chrono::steady_clock;
   auto ms_since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
   auto t_load = Clock::now();

@@ -20,4 +20,21 @@ inline constexpr const char* kConv3x3Choice = "_conv3x3";
 // Marks every Conv / FusedConv of `g` with `choice` (nothing for kMeasured); returns how many.
 int mark_conv3x3_choice(Graph& g, Conv3x3Choice choice);
 
+// Which candidate runs a convolution that oneDNN can run more than one way: an Int8Conv, among
+// oneDNN's int8 implementations for its shape (its first, then the others of the same
+// instruction set by name: cpu/dnnl_qconv.cpp says why); a float Conv / FusedConv under --precision bf16 that our Winograd does not take,
+// between oneDNN's bf16 convolution (0) and its float32 one (1; more accurate, so always acceptable
+// under bf16). kTimedCandidate: the fastest on the node's shape, timed at load (cpu/timed_choice.h);
+// else that index, the last candidate where the node has fewer (the tests, to compare them on one
+// machine). Candidate 0 is what ran before the timing was added.
+inline constexpr int kTimedCandidate = -1;
+
+// Set by the loader on every Conv / FusedConv / Int8Conv when the candidate is forced (absent:
+// kTimedCandidate).
+inline constexpr const char* kConvCandidate = "_conv_candidate";
+
+// Marks every Conv / FusedConv / Int8Conv of `g` with `candidate` (nothing for kTimedCandidate);
+// returns how many.
+int mark_conv_candidate(Graph& g, int candidate);
+
 }  // namespace sd::native

@@ -72,6 +72,7 @@ Result<std::shared_ptr<const NativeModel>> build(const onnx::ModelProto& proto, 
   }
   if (options.precision == Precision::kBf16) mark_bf16_convolutions(g);
   mark_conv3x3_choice(g, options.conv3x3);
+  mark_conv_candidate(g, options.conv_candidate);
   for (int v : g.inputs) {
     const Value& val = g.values[static_cast<size_t>(v)];
     if (!val.shape_known) return fail(ErrorCode::kModel, what + ": input '" + val.name + "' has no declared shape");

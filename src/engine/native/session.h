@@ -27,6 +27,9 @@ struct LoadOptions {
   Precision precision = Precision::kFp32;
   // The 3x3 stride-1 convolutions' implementation (conv_choice.h): timed per node, or forced.
   Conv3x3Choice conv3x3 = Conv3x3Choice::kMeasured;
+  // oneDNN's int8 implementations, and bf16 against float32 under kBf16 (conv_choice.h): timed
+  // per node (kTimedCandidate), or the index forced.
+  int conv_candidate = kTimedCandidate;
 };
 
 struct IoInfo {

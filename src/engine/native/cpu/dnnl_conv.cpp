@@ -4,12 +4,10 @@
 // row-major on the physical layout); weights are reordered once, at kernel creation, to the
 // format the primitive chose.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <mutex>
+#include <functional>
 #include <string>
 #include <unordered_map>
 
@@ -19,6 +17,7 @@
 #include "engine/native/cpu/activation_kernels.h"
 #include "engine/native/cpu/dnnl_context.h"
 #include "engine/native/cpu/stem_conv.h"
+#include "engine/native/cpu/timed_choice.h"
 #include "engine/native/cpu/winograd_conv.h"
 #include "engine/native/cpu/weight_cache.h"
 #include "engine/native/op_util.h"
@@ -79,7 +78,7 @@ class ConvKernel : public Kernel {
     // --precision bf16 (the loader marked the node): a direct convolution with bf16 source and
     // weights, float32 accumulation, result, bias and post ops. Depthwise layers stay float32:
     // they are memory-bound, and converting their source would cost more than bf16 saves.
-    bf16_ = a.get_int(kBf16Compute, 0) != 0 && g_.group == 1;
+    bf16_ = a.get_int(kBf16Compute, 0) != 0 && g_.group == 1 && !float32_only_;
     auto& eng = cpu_engine();
     memory::dims src_d{g_.n, g_.c, g_.h, g_.w}, dst_d{g_.n, g_.oc, g_.oh, g_.ow};
     memory::dims wei_d = g_.group > 1 ? memory::dims{g_.group, g_.oc / g_.group, g_.c / g_.group, g_.kh, g_.kw}
@@ -180,18 +179,21 @@ class ConvKernel : public Kernel {
     scratchpad_.init(pd_.scratchpad_desc(), pads_at, args_);
     stream_ = dnnl::stream(eng);
     if (timed) take_own_winograd_if_faster(ctx);
+    if (bf16_ && !own_wino_) take_float32_if_chosen(ctx);
     return ok();
   }
 
   // Winograd: [blocked source | blocked result | oneDNN's scratchpads]; direct: oneDNN's scratchpad;
   // bf16: [bf16 source | the conversion's or the convolution's scratchpad].
   size_t scratch_bytes() const override {
+    if (float32_) return float32_->scratch_bytes();
     return std::max({scratchpad_.end(), to_scratchpad_.end(), from_scratchpad_.end()});
   }
 
-  std::string implementation() const override { return impl_; }
+  std::string implementation() const override { return float32_ ? float32_->implementation() : impl_; }
 
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
+    if (float32_) return float32_->run(in, out, ctx);
     if (stem_) {
       float* y = out[0].as<float>();
       const float* sum = sum_input(in);
@@ -298,30 +300,43 @@ class ConvKernel : public Kernel {
   }
 
   // Times oneDNN's primitive (as run() runs it) and each of `own` on this node's shape with the
-  // session's threads, on made-up data: a warm-up run, then the best of up to three each. Costs a
-  // few ms a node at load; they differ by far more than the noise where it matters
-  // (docs/benchmarks.md). Returns the index in `own` of the fastest, or -1 when oneDNN's is.
-  // The answer is kept per shape, post ops, threads and precision for the process: YOLO models
-  // repeat their layer shapes (YOLOv8n's 32 eligible layers have 18), and later sessions plan at no cost.
+  // session's threads (time_on_made_up_data). Costs a few ms a node at load; they differ by far
+  // more than the noise where it matters (docs/benchmarks.md). Returns the index in `own` of the
+  // fastest, or -1 when oneDNN's is. The answer is kept per shape, post ops, threads and precision
+  // for the process (remembered_choice): YOLOv8n's 32 eligible layers have 18 shapes.
   int fastest_own(const OpContext& ctx, const std::vector<std::unique_ptr<ops::WinogradConv>>& own, int threads) {
-    std::string key = std::to_string(g_.n) + "," + std::to_string(g_.c) + "," + std::to_string(g_.h) + "," + std::to_string(g_.w) + "," +
-                      std::to_string(g_.oc) + "," + std::to_string(threads) + "," + std::to_string(has_bias_) + "," +
-                      cpu::isa_name(cpu::active_isa());
-    for (const PostOp& p : post_) key += "," + std::to_string(static_cast<int>(p.kind));
+    std::string key = "wino," + shape_key(threads);
     if (bf16_) key += ",bf16:" + std::to_string(own.size());
-    static std::mutex mutex;
-    static std::map<std::string, int> answers;
-    {
-      const std::lock_guard lock(mutex);
-      if (auto it = answers.find(key); it != answers.end()) return it->second;
-    }
-    const int best = time_own_against_onednn(ctx, own, threads);
-    const std::lock_guard lock(mutex);
-    answers.emplace(key, best);
-    return best;
+    const size_t best = remembered_choice(key, [&] {
+      // Candidate 0 is oneDNN's primitive, i + 1 is own[i].
+      return time_on_made_up_data(ctx, threads, own.size() + 1, scratch_bytes(),
+                                  [&](size_t i, std::span<const TensorRef> in, const TensorRef& out, const ExecContext& ec) {
+                                    if (i == 0)
+                                      (void)run(in, std::span<const TensorRef>(&out, 1), ec);
+                                    else
+                                      own[i - 1]->run(in[0].as<float>(), out.as<float>(), sum_input(in), threads);
+                                  });
+    });
+    return static_cast<int>(best) - 1;
   }
 
-  int time_own_against_onednn(const OpContext& ctx, const std::vector<std::unique_ptr<ops::WinogradConv>>& own, int threads) {
+  // The node's shape, post ops, threads and ISA, for remembered_choice's keys.
+  std::string shape_key(int threads) const {
+    std::string key;
+    for (int64_t v : {g_.n, g_.c, g_.h, g_.w, g_.oc, g_.kh, g_.kw, g_.sh, g_.sw, g_.dh, g_.dw, g_.pt, g_.pl, g_.pb, g_.pr, g_.group})
+      key += std::to_string(v) + ",";
+    key += std::to_string(threads) + "," + std::to_string(has_bias_) + "," + std::to_string(src_nhwc_) + std::to_string(dst_nhwc_) + "," +
+           cpu::isa_name(cpu::active_isa());
+    for (const PostOp& p : post_) key += "," + std::to_string(static_cast<int>(p.kind));
+    return key;
+  }
+
+  using CandidateRun = std::function<void(size_t, std::span<const TensorRef>, const TensorRef&, const ExecContext&)>;
+
+  // fastest_candidate (timed_choice.h) over `count` candidates, each run as run(i, in, out, ctx)
+  // on made-up float data of this node's shapes with `scratch` bytes of scratch.
+  size_t time_on_made_up_data(const OpContext& ctx, int threads, size_t count, size_t scratch_size, const CandidateRun& run_candidate,
+                              TimingRule rule = {}) const {
     const Shape src_shape{g_.n, g_.h, g_.w, g_.c}, dst_shape{g_.n, g_.oh, g_.ow, g_.oc};
     HostTensor src(DType::kFloat32, src_shape), dst(DType::kFloat32, dst_shape), sum(DType::kFloat32, dst_shape);
     float* x = static_cast<float*>(src.data());
@@ -330,37 +345,48 @@ class ConvKernel : public Kernel {
     in[0] = src.ref();
     if (in.size() > 3) in[3] = sum.ref();
     const TensorRef out = dst.ref();
-    HostTensor scratch(DType::kUInt8, Shape{static_cast<int64_t>(std::max<size_t>(64, scratch_bytes()))});
+    HostTensor scratch(DType::kUInt8, Shape{static_cast<int64_t>(std::max<size_t>(64, scratch_size))});
     ExecContext ec;
     ec.threads = threads;
     ec.scratch = static_cast<unsigned char*>(scratch.data());
-    auto once = [](auto&& fn) {
-      const auto t0 = std::chrono::steady_clock::now();
-      fn();
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    };
-    // Candidate 0 is oneDNN's primitive, i + 1 is own[i].
-    auto candidate_run = [&](size_t i) {
-      if (i == 0)
-        (void)run(in, std::span<const TensorRef>(&out, 1), ec);
-      else
-        own[i - 1]->run(x, dst.as<float>(), sum.as<float>(), threads);
-    };
-    const size_t n = own.size() + 1;
-    for (size_t i = 0; i < n; ++i) candidate_run(i);  // warm-up: first-touch of the buffers, oneDNN's lazy setup
-    // Alternating, best of up to three each; stopped early where one is clearly faster than all
-    // others (by 20%: the kernels differ by 2-3x where they differ at all), which halves what the
-    // timing adds to the load on YOLO models (docs/benchmarks.md).
-    std::vector<double> best(n, 1e30);
-    size_t fastest = 0;
-    for (int round = 0; round < 3; ++round) {
-      for (size_t i = 0; i < n; ++i) best[i] = std::min(best[i], once([&] { candidate_run(i); }));
-      fastest = static_cast<size_t>(std::min_element(best.begin(), best.end()) - best.begin());
-      bool clear = true;
-      for (size_t i = 0; i < n; ++i) clear = clear && (i == fastest || best[fastest] < 0.8 * best[i]);
-      if (clear) break;
+    return fastest_candidate(count, [&](size_t i) { run_candidate(i, in, out, ec); }, rule);
+  }
+
+  // --precision bf16 on a node that oneDNN's bf16 convolution runs (1x1, stride-2 3x3, and 3x3
+  // stride-1 where it beat our Winograd): oneDNN's float32 convolution of the node is a candidate
+  // too (kConvCandidate 1, a ConvKernel built without bf16 that then runs the node). On YOLOv8n's
+  // 1x1 layers the float32 -> bf16 conversion of the source costs more than bf16 saves
+  // (docs/benchmarks.md). Float32 is the more accurate, so it is always acceptable under bf16;
+  // a clear margin (5%) before leaving bf16, which ran these nodes before the timing.
+  void take_float32_if_chosen(const OpContext& ctx) {
+    const int64_t forced = ctx.node.attrs.get_int(kConvCandidate, kTimedCandidate);
+    if (forced == 0) return;
+    auto f32 = std::make_unique<ConvKernel>();
+    f32->float32_only_ = true;
+    if (!f32->init(ctx)) return;  // no float32 convolution for this case: bf16 as before
+    size_t pick = 1;
+    if (forced == kTimedCandidate) {
+      const int threads = static_cast<int>(std::max<int64_t>(1, ctx.node.attrs.get_int(kPlanThreads, 1)));
+      const std::string key = "bf16|f32," + shape_key(threads) + "," + impl_ + "|" + f32->implementation();
+      pick = remembered_choice(key, [&] {
+        return time_on_made_up_data(ctx, threads, 2, std::max(scratch_bytes(), f32->scratch_bytes()),
+                                    [&](size_t i, std::span<const TensorRef> in, const TensorRef& out, const ExecContext& ec) {
+                                      (void)(i == 0 ? run(in, std::span<const TensorRef>(&out, 1), ec)
+                                                    : f32->run(in, std::span<const TensorRef>(&out, 1), ec));
+                                    },
+                                    TimingRule{0.8, 0.95});
+      });
     }
-    return static_cast<int>(fastest) - 1;
+    if (pick == 0) return;
+    float32_ = std::move(f32);  // it runs the node; this one's oneDNN primitive and weights go
+    conv_ = {};
+    pd_ = {};
+    weights_.reset();
+    args_.clear(), to_args_.clear(), from_args_.clear();
+    scratchpad_ = {}, to_scratchpad_ = {}, from_scratchpad_ = {};
+    to_blocked_ = {};
+    bf16_src_ = {};
+    bf16_ = false;
   }
 
   // Winograd F(4x4, 3x3) (oneDNN's jit_wino_4x3) for 3x3 stride-1 convolutions: about half the
@@ -488,6 +514,9 @@ class ConvKernel : public Kernel {
   static const float* sum_input(std::span<const TensorRef> in) { return in.size() > 3 ? in[3].as<float>() : nullptr; }
   std::unique_ptr<ops::StemConv> stem_;
   std::unique_ptr<ops::WinogradConv> own_wino_;  // our Winograd runs the node (winograd_conv.h)
+  // Under --precision bf16, the float32 kernel of the same node that runs it (take_float32_if_chosen).
+  std::unique_ptr<ConvKernel> float32_;
+  bool float32_only_ = false;  // this kernel ignores kBf16Compute: a bf16 node's float32 candidate
   bool stem_fused_post_ = false;  // the stem kernel applies post_ itself
   std::vector<PostOp> post_;
   bool own_post_ = false;  // a direct convolution's post ops run in apply_post_ops, not in oneDNN

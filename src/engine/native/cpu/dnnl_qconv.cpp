@@ -6,15 +6,24 @@
 // zero points. oneDNN rounds to nearest even and saturates, as QuantizeLinear does. A quantized
 // SiLU that followed is a 256-entry table on the quantized result ("silu_out_*"; one read as
 // float is an Int8Table node of its own, cpu/int8_table_ops.cpp). On a
-// processor with AVX-512 VNNI it picks its VNNI kernels (vpdpbusd), on AVX2 its AVX2 int8 ones.
+// processor with AVX-512 VNNI it has VNNI kernels (vpdpbusd), on AVX2 AVX2 int8 ones; where it has
+// more than one implementation for the node's shape (jit_int8 and brgconv, say), the fastest on
+// that shape runs, timed at load (choose(); the profile and model-info name it).
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "engine/native/conv_attrs.h"
+#include "engine/native/conv_choice.h"
 #include "engine/native/cpu/byte_table_kernel.h"
 #include "engine/native/cpu/dnnl_context.h"
 #include "engine/native/cpu/int8_support.h"
+#include "engine/native/cpu/timed_choice.h"
 #include "engine/native/cpu/weight_cache.h"
 #include "engine/native/op_util.h"
 #include "engine/native/parallel.h"
@@ -66,46 +75,62 @@ class Int8ConvKernel : public Kernel {
                                                            {g.pt, g.pl}, {g.pb, g.pr})
                          : dnnl::convolution_forward::desc(fwd, alg, src_md, wei_any, dst_md, {g.sh, g.sw}, {g.dh - 1, g.dw - 1},
                                                            {g.pt, g.pl}, {g.pb, g.pr});
+    std::vector<dnnl::convolution_forward::primitive_desc> pds;
     try {
-      pd_ = dnnl::convolution_forward::primitive_desc(desc, with_user_scratchpad(attr), eng);
+      pds = implementations(desc, with_user_scratchpad(attr));
     } catch (const dnnl::error& e) {
       return fail(ErrorCode::kUnsupported, ctx.describe() + ": oneDNN has no int8 convolution for this case (" + e.what() + ")");
     }
-    conv_ = dnnl::convolution_forward(pd_);
-    weights_ = shared_weights(*ctx.constants[1], {wei_d, dt::s8, g.group > 1 ? tag::goihw : tag::oihw}, pd_.weights_desc());
     src_ = memory(src_md, eng, nullptr);
     dst_ = memory(dst_md, eng, nullptr);
-    args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, *weights_}, {DNNL_ARG_DST, dst_}};
+    std::unordered_map<int, memory> shared_args{{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}};
     if (has_bias) {
       bias_ = memory(bias_md, eng);
       std::memcpy(bias_.get_data_handle(), ctx.constants[2]->data(), static_cast<size_t>(g.oc) * sizeof(float));
-      args_.emplace(DNNL_ARG_BIAS, bias_);
+      shared_args.emplace(DNNL_ARG_BIAS, bias_);
     }
     auto zero_point = [&](int32_t v, int arg) {
       memory m({{1}, dt::s32, tag::x}, eng);
       *static_cast<int32_t*>(m.get_data_handle()) = v;
-      args_.emplace(DNNL_ARG_ATTR_ZERO_POINTS | arg, m);
+      shared_args.emplace(DNNL_ARG_ATTR_ZERO_POINTS | arg, m);
     };
     if (xz != 0) zero_point(xz, DNNL_ARG_SRC);
     if (yz != 0) zero_point(yz, DNNL_ARG_DST);
-    impl_ = pd_.impl_info_str();
+    // Each implementation with its own weights (reordered into the format it chose) and scratchpad.
+    const memory::desc wei_plain(wei_d, dt::s8, g.group > 1 ? tag::goihw : tag::oihw);
+    auto build = [&](const dnnl::convolution_forward::primitive_desc& pd) {
+      Implementation im;
+      im.pd = pd;
+      im.conv = dnnl::convolution_forward(pd);
+      im.weights = shared_weights(*ctx.constants[1], wei_plain, pd.weights_desc());
+      im.args = shared_args;
+      im.args.emplace(DNNL_ARG_WEIGHTS, *im.weights);
+      im.scratchpad.init(pd.scratchpad_desc(), 0, im.args);
+      return im;
+    };
+    stream_ = dnnl::stream(eng);
+    std::vector<Implementation> timed;  // every candidate, built only when they are timed
+    const size_t chosen = choose(ctx, g, pds, xt, yt, xz != 0, yz != 0, scales.size(), [&] {
+      for (const auto& pd : pds) timed.push_back(build(pd));
+      return time_implementations(timed);
+    });
+    im_ = timed.empty() ? build(pds[chosen]) : std::move(timed[chosen]);
+    impl_ = im_.pd.impl_info_str();
     if (a.has("silu_in_scale")) {
       build_silu_table(a, yt == DType::kInt8, ctx.outputs[0].dtype == DType::kInt8);
       impl_ += "+silu_table";
     }
-    scratchpad_.init(pd_.scratchpad_desc(), 0, args_);
-    stream_ = dnnl::stream(eng);
     return ok();
   }
 
-  size_t scratch_bytes() const override { return scratchpad_.end(); }
+  size_t scratch_bytes() const override { return im_.scratchpad.end(); }
   std::string implementation() const override { return impl_; }
 
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     src_.set_data_handle(in[0].data);
     dst_.set_data_handle(out[0].data);
-    scratchpad_.bind(ctx.scratch);
-    conv_.execute(stream_, args_);
+    im_.scratchpad.bind(ctx.scratch);
+    im_.conv.execute(stream_, im_.args);
     if (silu_) {  // in place: the convolution's quantized result -> the quantized SiLU of it
       // Int8Table's vector lookup (64 bytes at a time on AVX-512): a load and a store per byte
       // took the int8 YOLOv8n's stem 0.4 of its 0.52 ms (its convolution alone: 0.12 ms).
@@ -116,6 +141,86 @@ class Int8ConvKernel : public Kernel {
   }
 
  private:
+  // One of oneDNN's implementations of the node, ready to run (its arguments hold src_ and dst_).
+  struct Implementation {
+    dnnl::convolution_forward::primitive_desc pd;
+    dnnl::convolution_forward conv;
+    std::shared_ptr<const memory> weights;
+    std::unordered_map<int, memory> args;
+    Scratchpad scratchpad;
+  };
+
+  // oneDNN's first implementation of `desc`, then its others that use the same instruction set
+  // (the text after ':' in the name, "avx512_core_vnni" say) by name: its kernels for older
+  // processors (avx2_vnni, sse41), its gemm and its reference ones come after the first, are
+  // never faster there, and timed on a busy machine one of them could win by noise.
+  // Why by name and not in oneDNN's order: oneDNN 2.6's iterator (next_impl) also returns the
+  // implementations its primitive cache holds, each at the position it had when its primitive
+  // was made, without moving on, so that after a first session the same one comes twice and
+  // the order of the others depends on what earlier sessions made. Its first is always its first.
+  static std::vector<dnnl::convolution_forward::primitive_desc> implementations(const dnnl::convolution_forward::desc& desc,
+                                                                                const dnnl::primitive_attr& attr) {
+    constexpr size_t kMaxCandidates = 3;
+    auto isa_of = [](const std::string& name) {
+      const size_t colon = name.find(':');
+      return colon == std::string::npos ? std::string() : name.substr(colon + 1);
+    };
+    dnnl::convolution_forward::primitive_desc it(desc, attr, cpu_engine());  // throws when there is none
+    const std::string first = it.impl_info_str(), isa = isa_of(first);
+    std::vector<dnnl::convolution_forward::primitive_desc> out{it};  // a copy keeps the implementation
+    std::map<std::string, dnnl::convolution_forward::primitive_desc> others;
+    while (!isa.empty() && it.next_impl()) {  // the iterator moves on
+      const std::string name = it.impl_info_str();
+      if (name != first && isa_of(name) == isa && name.rfind("ref", 0) != 0) others.emplace(name, it);
+    }
+    for (const auto& [name, pd] : others)
+      if (out.size() < kMaxCandidates) out.push_back(pd);
+    return out;
+  }
+
+  // Which of `pds` runs the node: the forced index (kConvCandidate, clamped to the last), or the
+  // fastest on this shape, measure()d once per process (timed_choice.h; a clear margin before
+  // leaving oneDNN's first). They all compute the same integer convolution with the same
+  // rounding: the choice changes no byte of the result (tests/int8_conv_choice_test.cpp).
+  static size_t choose(const OpContext& ctx, const ops::ConvGeometry& g, const std::vector<dnnl::convolution_forward::primitive_desc>& pds,
+                       DType xt, DType yt, bool xz, bool yz, size_t scale_count, const std::function<size_t()>& measure) {
+    const int64_t forced = ctx.node.attrs.get_int(kConvCandidate, kTimedCandidate);
+    const auto last = static_cast<int64_t>(pds.size()) - 1;
+    if (forced != kTimedCandidate) return static_cast<size_t>(std::clamp<int64_t>(forced, 0, last));
+    if (pds.size() < 2) return 0;
+    const int64_t threads = std::max<int64_t>(1, ctx.node.attrs.get_int(kPlanThreads, 1));
+    std::string key = "int8";
+    for (int64_t v : {g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, g.pb, g.pr, g.group, threads})
+      key += "," + std::to_string(v);
+    key += std::string(",") + (xt == DType::kInt8 ? "s8" : "u8") + (yt == DType::kInt8 ? "s8" : "u8") + (xz ? ",xz" : "") +
+           (yz ? ",yz" : "") + ",scales" + std::to_string(scale_count);
+    for (const auto& pd : pds) key += std::string(",") + pd.impl_info_str();
+    return remembered_choice(key, measure);
+  }
+
+  // Each of `impls` on made-up bytes of this node's shape, with the threads the session's runs
+  // get on this thread (timed_choice.h's rounds).
+  size_t time_implementations(std::vector<Implementation>& impls) {
+    size_t pad_bytes = 64;
+    for (const auto& im : impls) pad_bytes = std::max(pad_bytes, im.scratchpad.end());
+    auto bytes = [](size_t n) { return HostTensor(DType::kUInt8, Shape{static_cast<int64_t>(n)}); };
+    HostTensor src = bytes(impls[0].pd.src_desc().get_size()), dst = bytes(impls[0].pd.dst_desc().get_size()), scratch = bytes(pad_bytes);
+    auto* x = static_cast<uint8_t*>(src.data());
+    for (int64_t i = 0; i < src.numel(); ++i) x[i] = static_cast<uint8_t>((i * 37) % 251);
+    src_.set_data_handle(src.data());
+    dst_.set_data_handle(dst.data());
+    const size_t best = fastest_candidate(
+        impls.size(),
+        [&](size_t i) {
+          impls[i].scratchpad.bind(static_cast<unsigned char*>(scratch.data()));
+          impls[i].conv.execute(stream_, impls[i].args);
+        },
+        TimingRule{0.8, 0.95});
+    src_.set_data_handle(nullptr);
+    dst_.set_data_handle(nullptr);
+    return best;
+  }
+
   // The DequantizeLinear -> x * Sigmoid(x) -> QuantizeLinear that followed, for each of the 256
   // byte values, in float as those ops compute it.
   void build_silu_table(const Attributes& a, bool in_signed, bool out_signed) {
@@ -136,12 +241,8 @@ class Int8ConvKernel : public Kernel {
   bool silu_ = false;
   std::array<uint8_t, 256> lut_{};
   ops::byte_table::LookupFn lookup_ = ops::byte_table::lookup_baseline;
-  dnnl::convolution_forward::primitive_desc pd_;
-  dnnl::convolution_forward conv_;
-  std::shared_ptr<const memory> weights_;
+  Implementation im_;  // the one that runs the node
   memory src_, dst_, bias_;
-  std::unordered_map<int, memory> args_;
-  Scratchpad scratchpad_;
   dnnl::stream stream_;
   std::string impl_;
 };

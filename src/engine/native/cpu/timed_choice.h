@@ -1,0 +1,34 @@
+// Choosing among implementations of one node by timing them at load, on the node's own shape with
+// the session's threads (cpu/dnnl_conv.cpp: our Winograd against oneDNN's, bf16 against float32;
+// cpu/dnnl_qconv.cpp: oneDNN's int8 implementations). Every candidate computes the same node;
+// the timing only picks the fastest.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+
+namespace sd::native::dnnl_ops {
+
+// Candidate 0 is the incumbent (what runs without the timing).
+struct TimingRule {
+  // Stop before the third round once one candidate is faster than every other by this factor:
+  // the kernels differ by 2-3x where they differ at all.
+  double clear = 0.8;
+  // Another candidate replaces the incumbent only when its best time is below this fraction of
+  // the incumbent's (1: any gain): a near tie stays with what ran before the timing, so that the
+  // noise of a busy machine does not flip the choice from one load to the next.
+  double switch_below = 1.0;
+};
+
+// Runs each of `count` candidates once (warm-up: first touch of the buffers, lazy setup), then
+// alternating rounds of one run each, up to three; the best time of each counts. Returns the
+// index of the fastest under `rule`; 0 when count < 2 (nothing timed).
+size_t fastest_candidate(size_t count, const std::function<void(size_t)>& run, TimingRule rule = {});
+
+// The answer kept for `key` for the life of the process, else measure() (then kept): YOLO models
+// repeat their layer shapes, and later sessions plan at no cost. The key names everything the
+// answer depends on (shape, types, post ops, threads, ISA, which candidates).
+size_t remembered_choice(const std::string& key, const std::function<size_t()>& measure);
+
+}  // namespace sd::native::dnnl_ops
