@@ -2,6 +2,7 @@
 // output as raw float32: the counterpart of ../shared/tools/ort-bench --dump for parity checks.
 //   streamdet_onnx_run MODEL.onnx --shape 1x3x640x640 [--input in.f32] [--dump out.f32] [--compare ref.f32]
 //                      [--precision fp32|bf16] [--conv3x3 measured|onednn|winograd] [--conv-candidate N]
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -21,7 +22,7 @@ using namespace sd::native;
 int main(int argc, char** argv) {
   CLI::App app{"run an ONNX model in the native engine; dump or compare its first output"};
   std::string model, shape_text = "1x3x640x640", input, dump, compare, precision = "fp32", conv3x3 = "measured";
-  int threads = 1, conv_candidate = kTimedCandidate;
+  int threads = 1, conv_candidate = kTimedCandidate, runs = 2;
   bool no_optimize = false;
   app.add_option("model", model)->required();
   app.add_option("--shape", shape_text);
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   app.add_option("--precision", precision, "fp32 or bf16 (as run's --precision)")->check(CLI::IsMember({"fp32", "bf16"}));
   app.add_option("--conv3x3", conv3x3, "the 3x3 stride-1 convolutions: timed choice, oneDNN's, or our Winograd")
       ->check(CLI::IsMember({"measured", "onednn", "winograd"}));
+  app.add_option("--runs", runs, "runs in all, the first planning; the median of the others is printed (default 2)")->check(CLI::PositiveNumber);
   app.add_option("--conv-candidate", conv_candidate,
                  "oneDNN's int8 implementations, bf16 (0) or float32 (1) under bf16: -1 timed at load, else the index (conv_choice.h)");
   CLI11_PARSE(app, argc, argv);
@@ -69,13 +71,18 @@ int main(int argc, char** argv) {
   auto t_first = Clock::now();
   if (auto st = (*s)->run(std::span<const TensorRef>(&ref, 1), out); !st) return std::fprintf(stderr, "%s\n", st.error().message.c_str()), 1;
   const double first_ms = ms_since(t_first);
-  auto t_second = Clock::now();
-  if (auto st = (*s)->run(std::span<const TensorRef>(&ref, 1), out); !st) return std::fprintf(stderr, "%s\n", st.error().message.c_str()), 1;
-  const double second_ms = ms_since(t_second);
+  std::vector<double> steady;
+  for (int r = 1; r < std::max(2, runs); ++r) {
+    auto t_second = Clock::now();
+    if (auto st = (*s)->run(std::span<const TensorRef>(&ref, 1), out); !st) return std::fprintf(stderr, "%s\n", st.error().message.c_str()), 1;
+    steady.push_back(ms_since(t_second));
+  }
+  std::nth_element(steady.begin(), steady.begin() + static_cast<std::ptrdiff_t>(steady.size() / 2), steady.end());
+  const double second_ms = steady[steady.size() / 2];
   std::printf("output 0: %s\n", out[0].shape().str().c_str());
   // The first run plans for the input shape (layouts, arena, oneDNN primitives); the second is steady state.
-  std::printf("load %.1f ms (parse + passes), session %.1f ms, first run %.1f ms (plan + run), second run %.1f ms\n", load_ms,
-              session_ms, first_ms, second_ms);
+  std::printf("load %.1f ms (parse + passes), session %.1f ms, first run %.1f ms (plan + run), %s %.2f ms\n", load_ms,
+              session_ms, first_ms, steady.size() > 1 ? "median of the later runs" : "second run", second_ms);
   if (!dump.empty()) std::ofstream(dump, std::ios::binary).write(static_cast<const char*>(out[0].data()), static_cast<std::streamsize>(out[0].bytes()));
   if (!compare.empty()) {
     std::ifstream f(compare, std::ios::binary);

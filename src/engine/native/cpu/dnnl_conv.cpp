@@ -361,14 +361,18 @@ class ConvKernel : public Kernel {
   void take_float32_if_chosen(const OpContext& ctx) {
     const int64_t forced = ctx.node.attrs.get_int(kConvCandidate, kTimedCandidate);
     if (forced == 0) return;
-    auto f32 = std::make_unique<ConvKernel>();
-    f32->float32_only_ = true;
-    if (!f32->init(ctx)) return;  // no float32 convolution for this case: bf16 as before
+    std::unique_ptr<ConvKernel> f32;
+    auto make_f32 = [&] {
+      f32 = std::make_unique<ConvKernel>();
+      f32->float32_only_ = true;
+      if (!f32->init(ctx)) f32.reset();  // no float32 convolution for this case: bf16 as before
+      return f32 != nullptr;
+    };
     size_t pick = 1;
     if (forced == kTimedCandidate) {
       const int threads = static_cast<int>(std::max<int64_t>(1, ctx.node.attrs.get_int(kPlanThreads, 1)));
-      const std::string key = "bf16|f32," + shape_key(threads) + "," + impl_ + "|" + f32->implementation();
-      pick = remembered_choice(key, [&] {
+      pick = remembered_choice("bf16|f32," + shape_key(threads) + "," + impl_, [&]() -> size_t {
+        if (!make_f32()) return 0;
         return time_on_made_up_data(ctx, threads, 2, std::max(scratch_bytes(), f32->scratch_bytes()),
                                     [&](size_t i, std::span<const TensorRef> in, const TensorRef& out, const ExecContext& ec) {
                                       (void)(i == 0 ? run(in, std::span<const TensorRef>(&out, 1), ec)
@@ -377,7 +381,7 @@ class ConvKernel : public Kernel {
                                     TimingRule{0.8, 0.95});
       });
     }
-    if (pick == 0) return;
+    if (pick == 0 || (!f32 && !make_f32())) return;
     float32_ = std::move(f32);  // it runs the node; this one's oneDNN primitive and weights go
     conv_ = {};
     pd_ = {};
