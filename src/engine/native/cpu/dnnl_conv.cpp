@@ -357,7 +357,7 @@ class ConvKernel : public Kernel {
   // too (kConvCandidate 1, a ConvKernel built without bf16 that then runs the node). On YOLOv8n's
   // 1x1 layers the float32 -> bf16 conversion of the source costs more than bf16 saves
   // (docs/benchmarks.md). Float32 is the more accurate, so it is always acceptable under bf16;
-  // a clear margin (5%) before leaving bf16, which ran these nodes before the timing.
+  // 5% faster in every round before leaving bf16, which ran these nodes before the timing.
   void take_float32_if_chosen(const OpContext& ctx) {
     const int64_t forced = ctx.node.attrs.get_int(kConvCandidate, kTimedCandidate);
     if (forced == 0) return;
@@ -378,7 +378,7 @@ class ConvKernel : public Kernel {
                                       (void)(i == 0 ? run(in, std::span<const TensorRef>(&out, 1), ec)
                                                     : f32->run(in, std::span<const TensorRef>(&out, 1), ec));
                                     },
-                                    TimingRule{0.8, 0.95});
+                                    kCautiousRule);
       });
     }
     if (pick == 0 || (!f32 && !make_f32())) return;

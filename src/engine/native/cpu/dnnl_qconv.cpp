@@ -215,7 +215,7 @@ class Int8ConvKernel : public Kernel {
           impls[i].scratchpad.bind(static_cast<unsigned char*>(scratch.data()));
           impls[i].conv.execute(stream_, impls[i].args);
         },
-        TimingRule{0.8, 0.95});
+        kCautiousRule);
     src_.set_data_handle(nullptr);
     dst_.set_data_handle(nullptr);
     return best;

@@ -17,15 +17,21 @@ size_t fastest_candidate(size_t count, const std::function<void(size_t)>& run, T
   };
   for (size_t i = 0; i < count; ++i) run(i);  // warm-up
   std::vector<double> best(count, 1e30);
+  std::vector<std::vector<double>> rounds;  // rounds[r][i]
   size_t fastest = 0;
   for (int round = 0; round < 3; ++round) {
-    for (size_t i = 0; i < count; ++i) best[i] = std::min(best[i], once(i));
+    rounds.emplace_back(count);
+    for (size_t i = 0; i < count; ++i) best[i] = std::min(best[i], rounds.back()[i] = once(i));
     fastest = static_cast<size_t>(std::min_element(best.begin(), best.end()) - best.begin());
-    bool clear = true;
+    bool clear = !rule.win_every_round;
     for (size_t i = 0; i < count; ++i) clear = clear && (i == fastest || best[fastest] < rule.clear * best[i]);
     if (clear) break;
   }
-  return best[fastest] < rule.switch_below * best[0] ? fastest : 0;
+  if (fastest == 0 || !(best[fastest] < rule.switch_below * best[0])) return 0;
+  if (rule.win_every_round)
+    for (const auto& r : rounds)
+      if (!(r[fastest] < rule.switch_below * r[0])) return 0;
+  return fastest;
 }
 
 size_t remembered_choice(const std::string& key, const std::function<size_t()>& measure) {

@@ -19,7 +19,17 @@ struct TimingRule {
   // the incumbent's (1: any gain): a near tie stays with what ran before the timing, so that the
   // noise of a busy machine does not flip the choice from one load to the next.
   double switch_below = 1.0;
+  // And only when it was below that fraction of the incumbent's time in every round (each round
+  // runs them back to back, so a burst of another process's work slows both or one round only):
+  // on a machine busy enough to slow runs 10x (2 cores, several other processes' OpenMP teams),
+  // single best times picked a 10x-slower-in-use kernel by chance. The rounds then all run (no
+  // early stop).
+  bool win_every_round = false;
 };
+
+// The rule for candidates that differ by a few percent where they differ (oneDNN's int8
+// implementations, bf16 against float32): all three rounds, 5% in each before leaving the incumbent.
+inline constexpr TimingRule kCautiousRule{0.8, 0.95, true};
 
 // Runs each of `count` candidates once (warm-up: first touch of the buffers, lazy setup), then
 // alternating rounds of one run each, up to three; the best time of each counts. Returns the
