@@ -3,7 +3,8 @@
 // adds for an s8 source or a source zero point), f32 bias in accumulator units, u8 or s8
 // destination; the requantization x_scale * w_scale[oc] / y_scale as oneDNN's output scales
 // (per output channel where the weights are), the source and destination zero points as its
-// zero points. oneDNN rounds to nearest even and saturates, as QuantizeLinear does. A quantized
+// zero points. A convolution whose output was not quantized ("y_float", the model's head) writes
+// f32: output scales x_scale * w_scale[oc], no destination zero point. oneDNN rounds to nearest even and saturates, as QuantizeLinear does. A quantized
 // SiLU that followed is a 256-entry table on the quantized result ("silu_out_*"; one read as
 // float is an Int8Table node of its own, cpu/int8_table_ops.cpp). On a
 // processor with AVX-512 VNNI it picks its VNNI kernels (vpdpbusd), on AVX2 its AVX2 int8 ones.
@@ -26,27 +27,29 @@ using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
 
-dt dnnl_type(DType t) { return t == DType::kInt8 ? dt::s8 : dt::u8; }
+dt dnnl_type(DType t) { return t == DType::kFloat32 ? dt::f32 : t == DType::kInt8 ? dt::s8 : dt::u8; }
 
 class Int8ConvKernel : public Kernel {
  public:
   Status init(const OpContext& ctx) {
     const DType xt = ctx.inputs[0].dtype;
     // The convolution's own quantized result (before a fused SiLU, whose output is outputs[0]).
-    const DType yt = ctx.node.attrs.get_int("y_signed", 0) != 0 ? DType::kInt8 : DType::kUInt8;
-    if ((xt != DType::kInt8 && xt != DType::kUInt8) || (yt != DType::kInt8 && yt != DType::kUInt8) || ctx.inputs[1].dtype != DType::kInt8)
+    // y_float: a convolution whose output was not quantized (the model's head): f32 destination.
+    const bool y_float = ctx.node.attrs.get_int("y_float", 0) != 0;
+    const DType yt = y_float ? DType::kFloat32 : ctx.node.attrs.get_int("y_signed", 0) != 0 ? DType::kInt8 : DType::kUInt8;
+    if ((xt != DType::kInt8 && xt != DType::kUInt8) || ctx.inputs[1].dtype != DType::kInt8)
       return fail(ErrorCode::kModel, ctx.describe() + ": an int8 convolution takes int8/uint8 data and int8 weights");
     if (!ctx.constants[1] || (ops::has_input(ctx, 2) && !ctx.constants[2]))
       return fail(ErrorCode::kModel, ctx.describe() + ": weights and bias must be constant");
     SD_ASSIGN_OR_RETURN(const ops::ConvGeometry g, ops::conv_geometry(ctx));
     const auto& a = ctx.node.attrs;
     const bool src_nhwc = a.get_int(kSrcNhwc, 0) != 0, dst_nhwc = a.get_int(kDstNhwc, 0) != 0;
-    const float xs = a.get_float("x_scale", 1.f), ys = a.get_float("y_scale", 1.f);
+    const float xs = a.get_float("x_scale", 1.f), ys = y_float ? 1.f : a.get_float("y_scale", 1.f);
     const auto ws = a.get_floats("w_scales");
     if (ws.size() != 1 && static_cast<int64_t>(ws.size()) != g.oc) return fail(ErrorCode::kModel, ctx.describe() + ": bad w_scales");
     std::vector<float> scales;
     for (float w : ws) scales.push_back(xs * w / ys);
-    const int32_t xz = static_cast<int32_t>(a.get_int("x_zero_point", 0)), yz = static_cast<int32_t>(a.get_int("y_zero_point", 0));
+    const int32_t xz = static_cast<int32_t>(a.get_int("x_zero_point", 0)), yz = y_float ? 0 : static_cast<int32_t>(a.get_int("y_zero_point", 0));
 
     auto& eng = cpu_engine();
     memory::dims src_d{g.n, g.c, g.h, g.w}, dst_d{g.n, g.oc, g.oh, g.ow};
@@ -89,7 +92,7 @@ class Int8ConvKernel : public Kernel {
     if (xz != 0) zero_point(xz, DNNL_ARG_SRC);
     if (yz != 0) zero_point(yz, DNNL_ARG_DST);
     impl_ = pd_.impl_info_str();
-    if (a.has("silu_in_scale")) {
+    if (a.has("silu_in_scale") && !y_float) {
       build_silu_table(a, yt == DType::kInt8, ctx.outputs[0].dtype == DType::kInt8);
       impl_ += "+silu_table";
     }
@@ -156,7 +159,9 @@ void register_qconv_ops(OpRegistry& r) {
     SD_ASSIGN_OR_RETURN(const ops::ConvGeometry g, ops::conv_geometry(ctx));
     // The output's type is the QuantizeLinear's it replaced: recorded by the pass.
     const auto& a = ctx.node.attrs;
-    const DType t = a.get_int(a.has("out_signed") ? "out_signed" : "y_signed", 0) != 0 ? DType::kInt8 : DType::kUInt8;
+    const DType t = a.get_int("y_float", 0) != 0                                         ? DType::kFloat32
+                    : a.get_int(a.has("out_signed") ? "out_signed" : "y_signed", 0) != 0 ? DType::kInt8
+                                                                                        : DType::kUInt8;
     return ops::one_output(t, Shape{g.n, g.oc, g.oh, g.ow});
   };
   s.create = ops::make_factory<Int8ConvKernel>();
