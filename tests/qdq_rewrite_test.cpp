@@ -243,5 +243,59 @@ TEST(QdqRewrite, HeadConvolutionGetsInt8InputAndWeightsAndKeepsItsOutputFloat) {
     }
 }
 
+// A head convolution whose float output is also read by a quantized convolution: the output
+// keeps its name and float value (the model's output), and the reader gets a QDQ pair of its own.
+TEST(QdqRewrite, FloatOutputReadByAQuantizedConvolutionGetsItsOwnQdqPair) {
+  // x -> conv_a -> Relu -> conv_h -> h (an output) -> conv_c -> Relu -> conv_d -> y
+  OnnxBuilder b(13);
+  b.input("x", {1, 3, 8, 8});
+  std::mt19937 rng(29);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  for (const char* w : {"wa", "wh", "wc", "wd"}) {
+    std::vector<float> v(std::string(w) == "wa" ? 4 * 3 : 16);
+    for (auto& f : v) f = u(rng);
+    b.initializer(w, {4, std::string(w) == "wa" ? 3 : 4, 1, 1}, v);
+  }
+  b.node("Conv", {"x", "wa"}, {"a"})->set_name("conv_a");
+  b.node("Relu", {"a"}, {"ar"});
+  b.node("Conv", {"ar", "wh"}, {"h"})->set_name("conv_h");
+  b.node("Conv", {"h", "wc"}, {"c"})->set_name("conv_c");
+  b.node("Relu", {"c"}, {"cr"});
+  b.node("Conv", {"cr", "wd"}, {"y"})->set_name("conv_d");
+  b.output("h");
+  b.output("y");
+  const onnx::ModelProto& model = b.model();
+  auto plan = quant::plan_quantization(model, {}, "m.onnx");
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_TRUE(plan->kept_by_rule.empty());
+  ASSERT_EQ(plan->quantized.size(), 4u);
+  ASSERT_EQ(plan->float_output.size(), 2u);  // conv_h and conv_d
+  const std::vector<float> x = input_8x8(7);
+  auto cal = quant::Calibrator::create(model, ".", plan->activations, quant::RangeMethod::kMinMax, 1);
+  ASSERT_TRUE(cal) << cal.error().message;
+  const auto in = native::HostTensor::copy_of(native::DType::kFloat32, Shape{1, 3, 8, 8}, x.data());
+  ASSERT_TRUE((*cal)->observe(in.ref()));
+  auto qdq = quant::write_qdq(model, *plan, (*cal)->ranges(), "m.onnx");
+  ASSERT_TRUE(qdq) << qdq.error().message;
+  for (const auto& n : qdq->graph().node()) {
+    if (n.name() == "conv_h") EXPECT_EQ(n.output(0), "h");
+    if (n.name() == "conv_c") EXPECT_EQ(n.input(0), "h_DequantizeLinear_Output");
+    if (n.name() == "conv_d") EXPECT_EQ(n.output(0), "y");
+    if (n.op_type() == "QuantizeLinear" && n.input(0) == "h") EXPECT_EQ(n.output(0), "h_QuantizeLinear_Output");
+  }
+  std::string bytes;
+  ASSERT_TRUE(qdq->SerializeToString(&bytes));
+  auto m = native::NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".");
+  ASSERT_TRUE(m) << m.error().message;
+  auto s = native::NativeSession::create(*m, {});
+  ASSERT_TRUE(s) << s.error().message;
+  std::vector<native::TensorRef> refs{in.ref()};
+  std::vector<native::HostTensor> out;
+  ASSERT_TRUE((*s)->run(refs, out));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].dtype(), native::DType::kFloat32);
+  EXPECT_EQ(out[0].numel(), 4 * 64);
+}
+
 }  // namespace
 }  // namespace sd

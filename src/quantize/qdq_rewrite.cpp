@@ -88,7 +88,7 @@ bool feeds_output_directly(const onnx::GraphProto& g, const onnx::NodeProto& sta
   return false;
 }
 
-// Whether tensor t is computed from the output of one of `quantized_convs` through activation
+// Whether tensor t is computed from one of `quantized_conv_outputs` through activation
 // ops alone (SiLU as x * Sigmoid(x), Relu, ...): its values are then a function of a quantized
 // tensor, and quantizing it again (HeadRule::kInt8Input) costs little. A Softmax (YOLOv8's DFL
 // input), a Concat, another convolution: no.

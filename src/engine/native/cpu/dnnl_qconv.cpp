@@ -3,11 +3,12 @@
 // adds for an s8 source or a source zero point), f32 bias in accumulator units, u8 or s8
 // destination; the requantization x_scale * w_scale[oc] / y_scale as oneDNN's output scales
 // (per output channel where the weights are), the source and destination zero points as its
-// zero points. A convolution whose output was not quantized ("y_float", the model's head) writes
-// f32: output scales x_scale * w_scale[oc], no destination zero point. oneDNN rounds to nearest even and saturates, as QuantizeLinear does. A quantized
-// SiLU that followed is a 256-entry table on the quantized result ("silu_out_*"; one read as
-// float is an Int8Table node of its own, cpu/int8_table_ops.cpp). On a
-// processor with AVX-512 VNNI it picks its VNNI kernels (vpdpbusd), on AVX2 its AVX2 int8 ones.
+// zero points. oneDNN rounds to nearest even and saturates, as QuantizeLinear does. A
+// convolution whose output was not quantized ("y_float", the model's head) writes f32: output
+// scales x_scale * w_scale[oc], no destination zero point. A quantized SiLU that followed is a
+// 256-entry table on the quantized result ("silu_out_*"; one read as float is an Int8Table node
+// of its own, cpu/int8_table_ops.cpp). On a processor with AVX-512 VNNI it picks its VNNI
+// kernels (vpdpbusd), on AVX2 its AVX2 int8 ones.
 #include <array>
 #include <cmath>
 #include <cstring>
