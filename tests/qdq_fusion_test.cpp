@@ -3,6 +3,7 @@
 // dequantize, float Conv, quantize), on a small model in ONNX Runtime's quantize_static format.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <iostream>
@@ -38,6 +39,9 @@ struct ConvSpec {
   // With silu: the SiLU's float result read by a float op first (Add(s, s), then QuantizeLinear at
   // scale x 1.2), as YOLOv8's C2f reads it (Split, Concat, the residual Add).
   bool silu_read_as_float = false;
+  // The last convolution only: its output not quantized (no QuantizeLinear after it), the model's
+  // output as it is: `streamdet quantize --head int8-input`'s head convolutions.
+  bool float_output = false;
 };
 
 // x (float) -> QuantizeLinear (u8) -> [DequantizeLinear -> Conv -> QuantizeLinear] per spec ->
@@ -92,10 +96,14 @@ std::string qdq_model(const std::vector<ConvSpec>& convs, int64_t size, int w_ma
       b.initializer("bf" + id, {c.out}, bf);
       ins.push_back("bf" + id);
     }
-    auto* conv = b.node("Conv", ins, {"c" + id});
+    auto* conv = b.node("Conv", ins, {c.float_output ? "y" : "c" + id});
     OnnxBuilder::attr_ints(conv, "pads", {c.k / 2, c.k / 2, c.k / 2, c.k / 2});
     OnnxBuilder::attr_ints(conv, "strides", {c.stride, c.stride});
     OnnxBuilder::attr_int(conv, "group", c.group);
+    if (c.float_output) {
+      b.output("y");
+      return b.bytes();
+    }
     s = "ys" + id, z = "yz" + id, q = "q" + id;
     b.initializer(s, {}, {c.y_scale});
     if (c.y_type == onnx::TensorProto::UINT8) init_raw<uint8_t>(b, z, {}, c.y_type, {static_cast<uint8_t>(c.y_zero)});
@@ -232,13 +240,15 @@ TEST(QdqFusion, SiluReadAsFloatIsATableOfTheInt8Convolution) {
 // AVX-512 VNNI processor, say) compute the same integer sums and round them the same way: each
 // one, forced, gives the bytes of the first (what ran before the timing); an index past the last
 // takes the last; the timed choice takes one of them and the same bytes. Shapes where oneDNN has
-// several (3x3 and 1x1 at 64 channels) and, on this machine, one (the grouped layer).
+// several (3x3 and 1x1 at 64 channels) and, on this machine, one (the grouped layer); the last
+// writes floats (the head's, y_float).
 TEST(QdqFusion, EveryInt8ImplementationGivesTheSameBytes) {
   const std::vector<ConvSpec> chain = {{3, 32, 3, 2, 1, true, 1, 0.05f, onnx::TensorProto::UINT8, 128, true},
                                        {32, 64, 3, 1, 1, true, 1, 0.05f, onnx::TensorProto::UINT8, 120},
                                        {64, 64, 1, 1, 1, false, 2, 0.05f, onnx::TensorProto::UINT8, 128, true},
                                        {64, 64, 3, 2, 1, true, 3, 0.05f, onnx::TensorProto::UINT8, 100},
-                                       {64, 64, 3, 1, 4, true, 0, 0.05f, onnx::TensorProto::UINT8, 128}};
+                                       {64, 64, 3, 1, 4, true, 0, 0.05f, onnx::TensorProto::UINT8, 128},
+                                       {64, 48, 1, 1, 1, true, 1, 0.05f, onnx::TensorProto::UINT8, 0, false, false, true}};
   const std::string bytes = qdq_model(chain, 40, 63);  // 7-bit weights, uint8 sources: folded on every x86
   HostTensor x(DType::kFloat32, Shape{1, 3, 40, 40});
   std::mt19937 rng(7);
@@ -276,6 +286,81 @@ TEST(QdqFusion, EveryInt8ImplementationGivesTheSameBytes) {
     for (const Ran& f : forced) among = among || f.int8_convs[node] == timed.int8_convs[node];
     EXPECT_TRUE(among) << "node " << node << ": " << timed.int8_convs[node];
   }
+}
+
+// The head's last convolution with its output left float (DequantizeLinear of the quantized
+// input and of the weights -> Conv -> the model's output): one Int8Conv writing floats, against
+// the graph as written. The last convolution reads the same bytes either way where the layers
+// before it agree; then its two results differ only by float rounding: the plain Conv rounds
+// each of its K products x*w (the dequantized x and w rounded too) and each of its K additions,
+// the Int8Conv sums exactly in int32 and rounds a few times after (sum + bias in accumulator
+// units, x_scale * w_scale, the product): at most (K + 8) roundings of u = 2^-24 relative to
+// S = sum |x*w| + |bias|. Here |x| <= x_scale * 255 and sum |w| <= 2.25 sqrt(K) by construction
+// (qdq_model: |w| <= 63 * 1.5 * 1.5 / (63 sqrt(K))), |bias| <= 0.5.
+void expect_float_output_matches(const std::vector<ConvSpec>& convs, int64_t size) {
+  const std::string bytes = qdq_model(convs, size, 63);
+  HostTensor x(DType::kFloat32, Shape{1, convs[0].in, size, size});
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> u(0, 255);
+  // On the input's quantization grid: both paths quantize it to the same bytes.
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = static_cast<float>(u(rng)) / 255.f;
+  const Ran fused = run(bytes, x, true), plain = run(bytes, x, false);
+  ASSERT_EQ(fused.y.shape(), plain.y.shape());
+  ASSERT_EQ(fused.y.dtype(), DType::kFloat32);
+  // Every convolution an Int8Conv (7-bit weights, uint8 sources: on every x86 processor), the
+  // last one writing the floats itself: no Conv, no DequantizeLinear, no float table before it.
+  auto count = [&](const char* op) { return std::count(fused.ops.begin(), fused.ops.end(), op); };
+  EXPECT_EQ(count("Int8Conv"), static_cast<long>(convs.size()));
+  EXPECT_EQ(count("Conv"), 0);
+  EXPECT_EQ(count("DequantizeLinear"), 0);
+  EXPECT_EQ(count("Int8Table"), 0);
+  EXPECT_EQ(count("Sigmoid"), 0);
+  const ConvSpec& last = convs.back();
+  const double k = static_cast<double>(last.in / last.group * last.k * last.k);
+  const ConvSpec* prev = convs.size() > 1 ? &convs[convs.size() - 2] : nullptr;
+  const double x_scale = prev ? prev->y_scale * (prev->silu ? 0.6 : 1.0) : 1.0 / 255.0;
+  const double x_max = x_scale * 255.0;
+  const double s_max = x_max * 2.25 * std::sqrt(k) + 0.5;
+  const double bound = (k + 8) * std::ldexp(1.0, -24) * s_max;
+  // A layer before may round one value one step apart (see expect_matches_unfused): that moves
+  // this output by at most one step times one weight (<= 2.25 / sqrt(K)) per differing input.
+  const double one_step = x_scale * 2.25 / std::sqrt(k);
+  int64_t within = 0;
+  double worst = 0, largest = 0;
+  for (int64_t i = 0; i < fused.y.numel(); ++i) {
+    const double d = std::fabs(fused.y.as<float>()[i] - plain.y.as<float>()[i]);
+    worst = std::max(worst, d);
+    largest = std::max(largest, static_cast<double>(std::fabs(plain.y.as<float>()[i])));
+    within += d <= bound;
+  }
+  EXPECT_GT(largest, 0.1);  // not a case of zeros
+  if (!prev) {
+    EXPECT_LE(worst, bound);
+  } else {
+    EXPECT_GT(within, fused.y.numel() * 9 / 10);
+    EXPECT_LE(worst, bound + 2.01 * one_step * k);
+  }
+}
+
+// A single convolution, 3x3, per-channel weights, int32 bias: an Int8Conv writing floats.
+TEST(QdqFusion, FloatOutputConvolutionIsAnInt8ConvWritingFloats) {
+  ConvSpec c{3, 16, 3, 1, 1, true, 1, 0.05f, onnx::TensorProto::UINT8, 0};
+  c.float_output = true;
+  expect_float_output_matches({c}, 24);
+  c.bias = 2;  // a float bias
+  c.per_channel = false;
+  expect_float_output_matches({c}, 24);
+}
+
+// YOLOv8's head as `streamdet quantize --head int8-input` writes it: a quantized convolution and
+// its SiLU quantized for the last 1x1 convolution, whose output stays float. The SiLU is a byte
+// table of the first Int8Conv, the second reads its bytes and writes floats (no Int8Table).
+TEST(QdqFusion, HeadConvolutionAfterAQuantizedSiluWritesFloats) {
+  ConvSpec a{3, 16, 3, 1, 1, true, 1, 0.05f, onnx::TensorProto::UINT8, 128};
+  a.silu = true;
+  ConvSpec head{16, 24, 1, 1, 1, true, 1, 0.05f, onnx::TensorProto::UINT8, 0};
+  head.float_output = true;
+  expect_float_output_matches({a, head}, 24);
 }
 
 }  // namespace

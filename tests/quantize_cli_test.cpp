@@ -4,6 +4,7 @@
 // convolutions and none around the ones kept float; bad input exits with one line.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -80,6 +81,15 @@ bool is_qdq_conv(const Structure& s, const onnx::NodeProto& conv) {
          readers[0] == "QuantizeLinear";
 }
 
+// A head convolution as --head int8-input writes it: input and weights from DequantizeLinear, its
+// output read by float ops (no QuantizeLinear).
+bool is_int8_input_conv(const Structure& s, const onnx::NodeProto& conv) {
+  auto from = [&](const std::string& t) { auto it = s.producer_op.find(t); return it == s.producer_op.end() ? "" : it->second; };
+  const auto& readers = s.reader_ops.count(conv.output(0)) ? s.reader_ops.at(conv.output(0)) : std::vector<std::string>{};
+  return from(conv.input(0)) == "DequantizeLinear" && from(conv.input(1)) == "DequantizeLinear" && !readers.empty() &&
+         std::find(readers.begin(), readers.end(), "QuantizeLinear") == readers.end();
+}
+
 bool is_float_conv(const Structure& s, const onnx::NodeProto& conv) {
   const auto& readers = s.reader_ops.count(conv.output(0)) ? s.reader_ops.at(conv.output(0)) : std::vector<std::string>{};
   for (const auto& r : readers)
@@ -98,26 +108,29 @@ TEST(QuantizeCli, TinyModelKeepsItsAccuracyAndHasQdqAroundItsConvolutions) {
                         out);
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string said = test::read_file(dir.file("quantize.txt"));
-  EXPECT_NE(said.find("quantized 53 of 60 Conv/MatMul nodes"), std::string::npos) << said;
+  EXPECT_NE(said.find("quantized 59 of 60 Conv/MatMul nodes"), std::string::npos) << said;
   EXPECT_NE(said.find("over 32 frames"), std::string::npos) << said;
 
-  // Structure: the head's box/class convolutions and the DFL stay float (the default rule), every
-  // other convolution has QDQ around it.
+  // Structure (--head int8-input, the default): the head's box/class convolutions read int8 and
+  // write float, the DFL (after a Softmax) stays float, every other convolution has QDQ around it.
   const onnx::ModelProto m = read_model(dir.file("int8.onnx"));
   const Structure s = structure_of(m);
-  int qdq = 0, kept = 0;
+  int qdq = 0, int8_input = 0, kept = 0;
   for (const auto& n : m.graph().node()) {
     if (n.op_type() != "Conv") continue;
-    const bool head = n.name().rfind("/detect/", 0) == 0 && (n.name().find(".2/Conv") != std::string::npos || n.name() == "/detect/dfl/conv/Conv");
-    if (head) {
+    if (n.name() == "/detect/dfl/conv/Conv") {
       EXPECT_TRUE(is_float_conv(s, n)) << n.name();
       ++kept;
+    } else if (n.name().rfind("/detect/", 0) == 0 && n.name().find(".2/Conv") != std::string::npos) {
+      EXPECT_TRUE(is_int8_input_conv(s, n)) << n.name();
+      ++int8_input;
     } else {
       EXPECT_TRUE(is_qdq_conv(s, n)) << n.name();
       ++qdq;
     }
   }
-  EXPECT_EQ(kept, 7);
+  EXPECT_EQ(kept, 1);
+  EXPECT_EQ(int8_input, 6);
   EXPECT_EQ(qdq, 53);
   ASSERT_EQ(m.graph().output_size(), 1);
   EXPECT_EQ(m.graph().output(0).name(), "output0");
@@ -160,6 +173,27 @@ TEST(QuantizeCli, KeepFloatAndBadInput) {
     if (n.name() == "/stage1/stage1.0/conv/Conv") EXPECT_TRUE(is_qdq_conv(s, n));
   }
 
+  {  // --head float: the head's box/class convolutions stay float as a whole, as the DFL does
+    CliResult f = run_cli(dir, {"quantize", "-m", kTinyModel, "--calib", dir.file("set/images"), "--out", dir.file("head_float.onnx"),
+                                "--head", "float", "--calib-frames", "2", "--keep-float-auto", "0", "-q"},
+                          out);
+    ASSERT_EQ(f.code, 0) << f.err;
+    EXPECT_NE(test::read_file(dir.file("quantize.txt")).find("quantized 53 of 60 Conv/MatMul nodes"), std::string::npos);
+    const onnx::ModelProto hf = read_model(dir.file("head_float.onnx"));
+    const Structure hs = structure_of(hf);
+    int kept = 0;
+    for (const auto& n : hf.graph().node())
+      if (n.op_type() == "Conv" && n.name().rfind("/detect/", 0) == 0 &&
+          (n.name().find(".2/Conv") != std::string::npos || n.name() == "/detect/dfl/conv/Conv")) {
+        EXPECT_TRUE(is_float_conv(hs, n)) << n.name();
+        ++kept;
+      }
+    EXPECT_EQ(kept, 7);
+    CliResult bad = run_cli(dir, {"quantize", "-m", kTinyModel, "--calib", dir.file("set/images"), "--out", dir.file("x.onnx"),
+                                  "--head", "int4"});
+    EXPECT_EQ(bad.code, 2) << bad.err;
+    EXPECT_NE(last_line(bad.err).find("--head"), std::string::npos) << bad.err;
+  }
   {  // a model quantized already: exit 3
     CliResult bad = run_cli(dir, {"quantize", "-m", dir.file("int8.onnx"), "--calib", dir.file("set/images"), "--out", dir.file("x.onnx")});
     EXPECT_EQ(bad.code, 3) << bad.err;

@@ -21,8 +21,8 @@ namespace {
 using test::OnnxBuilder;
 
 // x [1, 3, 16, 16] -> conv_a 3x3 -> Relu -> conv_b 3x3 -> Relu -> head 1x1 -> y (the head is
-// kept float by the quantizer's rule). Weights of varied magnitudes, so that 8-bit weights use
-// their whole range.
+// kept float: the quantizer's rule with --head float). Weights of varied magnitudes, so that
+// 8-bit weights use their whole range.
 onnx::ModelProto two_convs_and_a_head() {
   OnnxBuilder b(13);
   b.input("x", {1, 3, 16, 16});
@@ -56,7 +56,7 @@ struct Written {
 
 Written quantize(bool reduce_range) {
   const onnx::ModelProto model = two_convs_and_a_head();
-  auto plan = quant::plan_quantization(model, {}, "m.onnx");
+  auto plan = quant::plan_quantization(model, {}, "m.onnx", quant::HeadRule::kFloat);
   EXPECT_TRUE(plan) << plan.error().message;
   EXPECT_EQ(plan->quantized.size(), 2u);
   plan->reduce_range = reduce_range;

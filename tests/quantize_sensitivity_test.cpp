@@ -50,7 +50,7 @@ onnx::ModelProto chain_with_outlier() {
 
 TEST(QuantizeSensitivity, KeepsExactlyTheConvolutionWithAnOutlierChannelFloat) {
   const onnx::ModelProto model = chain_with_outlier();
-  auto plan = quant::plan_quantization(model, {}, "m.onnx");
+  auto plan = quant::plan_quantization(model, {}, "m.onnx", quant::HeadRule::kFloat);
   ASSERT_TRUE(plan) << plan.error().message;
   ASSERT_EQ(plan->quantized.size(), 3u);  // the head is kept by the rule
 

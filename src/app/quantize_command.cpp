@@ -5,6 +5,7 @@
 #include <set>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "app/option_checks.h"
@@ -62,6 +63,11 @@ void add_quantize_options(CLI::App& cmd, QuantizeOptions& o, std::string& layout
   cmd.add_flag("--reduce-range", o.reduce_range,
                "weights in 7 bits ([-63, 63], as ONNX Runtime's reduce_range): the model then runs in int8 on x86 processors "
                "without VNNI too (AVX2 only, AVX-512 before VNNI), where 8-bit weights leave it in float; costs some accuracy");
+  cmd.add_option("--head", o.head,
+                 "the head's last convolutions (those feeding an output with no Conv after them): int8-input (input and "
+                 "weights int8, output float: no rounding of the predictions) or float (the whole convolution float)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"int8-input", "float"}));
   cmd.add_flag("-q,--quiet", o.quiet, "no progress line on stderr");
 }
 
@@ -89,7 +95,9 @@ Status run_quantize(const QuantizeOptions& o) {
   if (fs::exists(o.out, ec) && fs::equivalent(o.out, o.model.model, ec))
     return fail(ErrorCode::kOutput, "--out " + o.out + " is the input model");
   SD_ASSIGN_OR_RETURN(onnx::ModelProto model, read_model(o.model.model));
-  SD_ASSIGN_OR_RETURN(quant::QuantPlan plan, quant::plan_quantization(model, o.keep_float, o.model.model));
+  const std::optional<quant::HeadRule> head = quant::parse_head_rule(o.head);
+  if (!head) return fail(ErrorCode::kUsage, "--head " + o.head + ": expected int8-input or float");
+  SD_ASSIGN_OR_RETURN(quant::QuantPlan plan, quant::plan_quantization(model, o.keep_float, o.model.model, *head));
   plan.reduce_range = o.reduce_range;
   if (plan.quantized.empty()) return fail(ErrorCode::kModel, o.model.model + ": no Conv or MatMul with constant float weights to quantize");
   SD_TRY(AtomicFile::create(o.out, "quantized model"));  // an unwritable path fails before the work
@@ -164,6 +172,12 @@ Status run_quantize(const QuantizeOptions& o) {
               plan.quantized.size() + plan.kept_by_rule.size() + plan.kept_by_option.size() + sensitivity.kept.size(),
               plan.reduce_range ? " in 7 bits" : "", plan.per_channel ? "per channel" : "per tensor", o.method.c_str(), calibrator->inputs_seen(),
               plan.upgrade_opset ? "; opset raised to 13 for per-channel weights" : "");
+  if (!plan.float_output.empty()) {
+    std::vector<std::string> names;
+    for (int i : plan.float_output) names.push_back(quant::node_label(model.graph().node(i)));
+    std::printf("int8 input, float output (feed the outputs with no Conv after them; --head float keeps them float): %s\n",
+                joined(names).c_str());
+  }
   if (!plan.kept_by_rule.empty()) std::printf("kept float (feed the outputs with no Conv after them): %s\n", joined(plan.kept_by_rule).c_str());
   if (!plan.kept_by_option.empty()) std::printf("kept float (--keep-float): %s\n", joined(plan.kept_by_option).c_str());
   if (o.keep_float_auto > 0 && !o.quiet) {

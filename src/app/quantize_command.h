@@ -28,6 +28,7 @@ struct QuantizeOptions {
   double sensitivity_target = 1e-3;    // ... until the outputs' relative squared error is under this
   int64_t sensitivity_frames = 8;      // ... measured on the first N calibration frames
   bool reduce_range = false;           // weights in 7 bits: int8 convolutions exact without VNNI
+  std::string head = "int8-input";    // the head's last convolutions: int8-input (float output) | float
   bool quiet = false;
 };
 

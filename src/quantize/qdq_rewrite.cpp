@@ -88,6 +88,29 @@ bool feeds_output_directly(const onnx::GraphProto& g, const onnx::NodeProto& sta
   return false;
 }
 
+// Whether tensor t is computed from one of `quantized_conv_outputs` through activation
+// ops alone (SiLU as x * Sigmoid(x), Relu, ...): its values are then a function of a quantized
+// tensor, and quantizing it again (HeadRule::kInt8Input) costs little. A Softmax (YOLOv8's DFL
+// input), a Concat, another convolution: no.
+bool from_quantized_conv(const onnx::GraphProto& g, const std::string& t, const std::unordered_map<std::string, int>& producer,
+                         const std::set<std::string>& quantized_conv_outputs, int depth = 0) {
+  static const std::set<std::string> kActivations = {"Sigmoid", "Mul",         "Relu",     "LeakyRelu", "Clip",
+                                                     "HardSigmoid", "HardSwish", "Tanh", "Identity"};
+  if (quantized_conv_outputs.count(t)) return true;
+  auto it = producer.find(t);
+  if (depth > 8 || it == producer.end()) return false;
+  const onnx::NodeProto& n = g.node(it->second);
+  if (!default_domain(n.domain()) || !kActivations.count(n.op_type())) return false;
+  bool any = false;
+  for (int k = 0; k < n.input_size(); ++k) {
+    const std::string& in = n.input(k);
+    if (in.empty() || find_init(g, in)) continue;  // Clip's bounds, a Mul by a constant
+    if (!from_quantized_conv(g, in, producer, quantized_conv_outputs, depth + 1)) return false;
+    any = true;
+  }
+  return any;
+}
+
 // Rank of a tensor where the model says it (value_info, inputs, outputs) or a Transpose's perm does.
 int known_rank(const onnx::GraphProto& g, const std::string& name) {
   auto from = [&](const auto& list) {
@@ -200,8 +223,14 @@ void activation_params(Range r, float& scale, uint8_t& zero_point) {
   zero_point = static_cast<uint8_t>(std::clamp(std::nearbyint(-lo / scale), 0.0, 255.0));
 }
 
+std::optional<HeadRule> parse_head_rule(const std::string& s) {
+  if (s == "int8-input") return HeadRule::kInt8Input;
+  if (s == "float") return HeadRule::kFloat;
+  return std::nullopt;
+}
+
 Result<QuantPlan> plan_quantization(const onnx::ModelProto& model, const std::vector<std::string>& keep_float,
-                                    const std::string& what) {
+                                    const std::string& what, HeadRule head) {
   const onnx::GraphProto& g = model.graph();
   for (const auto& n : g.node())
     if (kQuantizedOps.count(n.op_type()))
@@ -220,8 +249,13 @@ Result<QuantPlan> plan_quantization(const onnx::ModelProto& model, const std::ve
   for (int i = 0; i < g.node_size(); ++i)
     for (const auto& in : g.node(i).input()) consumers[in].push_back(i);
 
+  std::unordered_map<std::string, int> producer;
+  for (int i = 0; i < g.node_size(); ++i)
+    for (const auto& o : g.node(i).output()) producer[o] = i;
+
   QuantPlan plan;
   std::set<std::string> wanted;
+  std::set<std::string> quantized_conv_outputs;  // outputs of the Convs quantized so far (graph order)
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
     if (!quantizable(g, n)) continue;
@@ -230,12 +264,19 @@ Result<QuantPlan> plan_quantization(const onnx::ModelProto& model, const std::ve
       continue;
     }
     if (feeds_output_directly(g, n, consumers)) {
-      plan.kept_by_rule.push_back(node_label(n));
+      if (head == HeadRule::kInt8Input && n.op_type() == "Conv" && from_quantized_conv(g, n.input(0), producer, quantized_conv_outputs)) {
+        plan.quantized.push_back(i);
+        plan.float_output.push_back(i);
+        wanted.insert(n.input(0));
+      } else {
+        plan.kept_by_rule.push_back(node_label(n));
+      }
       continue;
     }
     plan.quantized.push_back(i);
     wanted.insert(n.input(0));
     wanted.insert(n.output(0));
+    if (n.op_type() == "Conv") quantized_conv_outputs.insert(n.output(0));
   }
   // Graph order: graph inputs first, then each node's outputs.
   for (const auto& in : g.input())
@@ -264,8 +305,12 @@ Result<onnx::ModelProto> write_qdq(const onnx::ModelProto& model, const QuantPla
     bool produced_by_quantized = false;
   };
   std::set<int> quantized(plan.quantized.begin(), plan.quantized.end());
+  // Outputs of the quantized nodes that are quantized themselves (a float_output node's output
+  // keeps its name and its float value; a quantized reader of it gets a QDQ pair of its own).
+  const std::set<int> float_output(plan.float_output.begin(), plan.float_output.end());
   std::set<std::string> produced;
-  for (int i : plan.quantized) produced.insert(g.node(i).output(0));
+  for (int i : plan.quantized)
+    if (!float_output.count(i)) produced.insert(g.node(i).output(0));
   std::map<std::string, Act> acts;
   for (const auto& t : plan.activations) {
     auto r = ranges.find(t);
@@ -361,7 +406,7 @@ Result<onnx::ModelProto> write_qdq(const onnx::ModelProto& model, const QuantPla
                                  {bname + "_DequantizeLinear_Output"}, ws.size() > 1 ? 0 : -1);
         n.set_input(2, bname + "_DequantizeLinear_Output");
       }
-      if (acts.count(n.output(0))) n.set_output(0, acts.at(n.output(0)).q_in);
+      if (acts.count(n.output(0)) && acts.at(n.output(0)).produced_by_quantized) n.set_output(0, acts.at(n.output(0)).q_in);
     }
     *nodes.Add() = n;
     for (const auto& o : g.node(i).output()) emit_qdq(o, nodes);

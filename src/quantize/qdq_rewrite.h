@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,22 @@ struct Range {
   float lo = 0, hi = 0;
 };
 
+// What the head rule does with the head's last convolutions: the Conv nodes whose output reaches
+// a model output with no other Conv or MatMul on the way (YOLO's box / class predictions).
+enum class HeadRule {
+  // Input activation and weights quantized, the output left float (no QuantizeLinear after it:
+  // the rounding of the output, what the rule is for, is avoided; what is quantized is an
+  // activation that is a function of a quantized tensor already). Only for a Conv whose input
+  // comes from a quantized Conv through activation ops alone (SiLU, Relu, ...): YOLOv8's DFL
+  // convolution, which reads a Softmax, stays float. The engine runs such a Conv as an int8
+  // convolution writing floats (engine/native/passes/qdq_fusion.cpp).
+  kInt8Input,
+  kFloat,  // the whole Conv float (also MatMul heads, always)
+};
+
 struct QuantPlan {
   std::vector<int> quantized;            // indices of the Conv / MatMul nodes to quantize
+  std::vector<int> float_output;         // those of `quantized` whose output stays float (HeadRule::kInt8Input)
   std::vector<std::string> kept_by_rule;  // quantizable nodes kept float by the head rule
   std::vector<std::string> kept_by_option;
   std::vector<std::string> activations;  // tensors that need a range, in graph order
@@ -41,7 +56,10 @@ std::string node_label(const onnx::NodeProto& node);
 // whose opset has no QuantizeLinear (< 10); kUsage for a --keep-float name that is no node.
 // `what`: the model's path, for the messages.
 Result<QuantPlan> plan_quantization(const onnx::ModelProto& model, const std::vector<std::string>& keep_float,
-                                    const std::string& what);
+                                    const std::string& what, HeadRule head = HeadRule::kInt8Input);
+
+// Parses --head's value ("int8-input" or "float").
+std::optional<HeadRule> parse_head_rule(const std::string& s);
 
 // The QDQ model. `ranges` must hold every tensor of plan.activations.
 Result<onnx::ModelProto> write_qdq(const onnx::ModelProto& model, const QuantPlan& plan,

@@ -63,11 +63,14 @@ QuantPlan restrict_plan(const onnx::ModelProto& model, const QuantPlan& plan, co
   QuantPlan p = plan;
   p.quantized = nodes;
   std::sort(p.quantized.begin(), p.quantized.end());
+  const std::set<int> float_output(plan.float_output.begin(), plan.float_output.end());
+  p.float_output.clear();
   const onnx::GraphProto& g = model.graph();
   std::set<std::string> wanted;
   for (int i : p.quantized) {
     wanted.insert(g.node(i).input(0));
-    wanted.insert(g.node(i).output(0));
+    if (float_output.count(i)) p.float_output.push_back(i);  // its output stays float
+    else wanted.insert(g.node(i).output(0));
   }
   p.activations.clear();
   for (const auto& t : plan.activations)

@@ -3,12 +3,14 @@
 // adds for an s8 source or a source zero point), f32 bias in accumulator units, u8 or s8
 // destination; the requantization x_scale * w_scale[oc] / y_scale as oneDNN's output scales
 // (per output channel where the weights are), the source and destination zero points as its
-// zero points. oneDNN rounds to nearest even and saturates, as QuantizeLinear does. A quantized
-// SiLU that followed is a 256-entry table on the quantized result ("silu_out_*"; one read as
-// float is an Int8Table node of its own, cpu/int8_table_ops.cpp). On a
-// processor with AVX-512 VNNI it has VNNI kernels (vpdpbusd), on AVX2 AVX2 int8 ones; where it has
-// more than one implementation for the node's shape (jit_int8 and brgconv, say), the fastest on
-// that shape runs, timed at load (choose(); the profile and model-info name it).
+// zero points. oneDNN rounds to nearest even and saturates, as QuantizeLinear does. A
+// convolution whose output was not quantized ("y_float", the model's head) writes f32: output
+// scales x_scale * w_scale[oc], no destination zero point. A quantized SiLU that followed is a
+// 256-entry table on the quantized result ("silu_out_*"; one read as float is an Int8Table node
+// of its own, cpu/int8_table_ops.cpp). On a processor with AVX-512 VNNI it has VNNI kernels
+// (vpdpbusd), on AVX2 AVX2 int8 ones; where it has more than one implementation for the node's
+// shape (jit_int8 and brgconv, say), the fastest on that shape runs, timed at load (choose();
+// the profile and model-info name it).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -35,27 +37,29 @@ using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
 
-dt dnnl_type(DType t) { return t == DType::kInt8 ? dt::s8 : dt::u8; }
+dt dnnl_type(DType t) { return t == DType::kFloat32 ? dt::f32 : t == DType::kInt8 ? dt::s8 : dt::u8; }
 
 class Int8ConvKernel : public Kernel {
  public:
   Status init(const OpContext& ctx) {
     const DType xt = ctx.inputs[0].dtype;
     // The convolution's own quantized result (before a fused SiLU, whose output is outputs[0]).
-    const DType yt = ctx.node.attrs.get_int("y_signed", 0) != 0 ? DType::kInt8 : DType::kUInt8;
-    if ((xt != DType::kInt8 && xt != DType::kUInt8) || (yt != DType::kInt8 && yt != DType::kUInt8) || ctx.inputs[1].dtype != DType::kInt8)
+    // y_float: a convolution whose output was not quantized (the model's head): f32 destination.
+    const bool y_float = ctx.node.attrs.get_int("y_float", 0) != 0;
+    const DType yt = y_float ? DType::kFloat32 : ctx.node.attrs.get_int("y_signed", 0) != 0 ? DType::kInt8 : DType::kUInt8;
+    if ((xt != DType::kInt8 && xt != DType::kUInt8) || ctx.inputs[1].dtype != DType::kInt8)
       return fail(ErrorCode::kModel, ctx.describe() + ": an int8 convolution takes int8/uint8 data and int8 weights");
     if (!ctx.constants[1] || (ops::has_input(ctx, 2) && !ctx.constants[2]))
       return fail(ErrorCode::kModel, ctx.describe() + ": weights and bias must be constant");
     SD_ASSIGN_OR_RETURN(const ops::ConvGeometry g, ops::conv_geometry(ctx));
     const auto& a = ctx.node.attrs;
     const bool src_nhwc = a.get_int(kSrcNhwc, 0) != 0, dst_nhwc = a.get_int(kDstNhwc, 0) != 0;
-    const float xs = a.get_float("x_scale", 1.f), ys = a.get_float("y_scale", 1.f);
+    const float xs = a.get_float("x_scale", 1.f), ys = y_float ? 1.f : a.get_float("y_scale", 1.f);
     const auto ws = a.get_floats("w_scales");
     if (ws.size() != 1 && static_cast<int64_t>(ws.size()) != g.oc) return fail(ErrorCode::kModel, ctx.describe() + ": bad w_scales");
     std::vector<float> scales;
     for (float w : ws) scales.push_back(xs * w / ys);
-    const int32_t xz = static_cast<int32_t>(a.get_int("x_zero_point", 0)), yz = static_cast<int32_t>(a.get_int("y_zero_point", 0));
+    const int32_t xz = static_cast<int32_t>(a.get_int("x_zero_point", 0)), yz = y_float ? 0 : static_cast<int32_t>(a.get_int("y_zero_point", 0));
 
     auto& eng = cpu_engine();
     memory::dims src_d{g.n, g.c, g.h, g.w}, dst_d{g.n, g.oc, g.oh, g.ow};
@@ -116,7 +120,7 @@ class Int8ConvKernel : public Kernel {
     });
     im_ = timed.empty() ? build(pds[chosen]) : std::move(timed[chosen]);
     impl_ = im_.pd.impl_info_str();
-    if (a.has("silu_in_scale")) {
+    if (a.has("silu_in_scale") && !y_float) {
       build_silu_table(a, yt == DType::kInt8, ctx.outputs[0].dtype == DType::kInt8);
       impl_ += "+silu_table";
     }
@@ -192,7 +196,8 @@ class Int8ConvKernel : public Kernel {
     std::string key = "int8";
     for (int64_t v : {g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, g.pb, g.pr, g.group, threads})
       key += "," + std::to_string(v);
-    key += std::string(",") + (xt == DType::kInt8 ? "s8" : "u8") + (yt == DType::kInt8 ? "s8" : "u8") + (xz ? ",xz" : "") +
+    auto type = [](DType t) { return t == DType::kFloat32 ? "f32" : t == DType::kInt8 ? "s8" : "u8"; };
+    key += std::string(",") + type(xt) + type(yt) + (xz ? ",xz" : "") +
            (yz ? ",yz" : "") + ",scales" + std::to_string(scale_count);
     for (const auto& pd : pds) key += std::string(",") + pd.impl_info_str();
     return remembered_choice(key, measure);
@@ -257,7 +262,9 @@ void register_qconv_ops(OpRegistry& r) {
     SD_ASSIGN_OR_RETURN(const ops::ConvGeometry g, ops::conv_geometry(ctx));
     // The output's type is the QuantizeLinear's it replaced: recorded by the pass.
     const auto& a = ctx.node.attrs;
-    const DType t = a.get_int(a.has("out_signed") ? "out_signed" : "y_signed", 0) != 0 ? DType::kInt8 : DType::kUInt8;
+    const DType t = a.get_int("y_float", 0) != 0                                         ? DType::kFloat32
+                    : a.get_int(a.has("out_signed") ? "out_signed" : "y_signed", 0) != 0 ? DType::kInt8
+                                                                                        : DType::kUInt8;
     return ops::one_output(t, Shape{g.n, g.oc, g.oh, g.ow});
   };
   s.create = ops::make_factory<Int8ConvKernel>();

@@ -6,8 +6,10 @@
 // result again. Folded, it is one Int8Conv: the quantized input, the int8 weights as they are,
 // the bias in accumulator units, and the scales and zero points as attributes (oneDNN's output
 // scales and zero points, cpu/dnnl_qconv.cpp). A chain of them passes int8 tensors from one to
-// the next: the DequantizeLinear that fed the next Conv is now that Int8Conv's input.
+// the next: the DequantizeLinear that fed the next Conv is now that Int8Conv's input. A Conv
+// whose output is not quantized (no QuantizeLinear alone after it) is an Int8Conv writing floats.
 #include <cmath>
+#include <optional>
 
 #include "engine/native/passes/passes.h"
 
@@ -86,7 +88,7 @@ int fuse_int8_silu(Graph& g) {
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& c = g.nodes[i];
-    if (c.op_type != "Int8Conv" || c.attrs.has("silu_in_scale")) continue;
+    if (c.op_type != "Int8Conv" || c.attrs.has("silu_in_scale") || c.attrs.get_int("y_float", 0) != 0) continue;
     Node* dq = only_reader(c.outputs[0], "DequantizeLinear");
     if (!dq || dq->inputs[0] != c.outputs[0]) continue;
     auto in = quant_of(g, *dq);
@@ -194,14 +196,22 @@ int fuse_qdq_convolutions(Graph& g, bool int8_exact) {
       continue;
     if (wq->scales.size() != 1 && (static_cast<int64_t>(wq->scales.size()) != oc || dw->attrs.get_int("axis", 1) != 0)) continue;
     if (std::any_of(wq->zero_points.begin(), wq->zero_points.end(), [](int32_t z) { return z != 0; })) continue;
-    // Output: read only by a per-tensor QuantizeLinear.
+    // Output: read only by a per-tensor QuantizeLinear (a quantized result), or else left float
+    // (the head's last convolutions as `streamdet quantize --head int8-input` writes them, or
+    // ONNX Runtime's quantize_static with op_types_to_exclude_output_quantization): oneDNN's
+    // int8 convolution then writes f32, x_scale * w_scale[oc] * (sum + bias) (dnnl_qconv.cpp).
     const int y = conv.outputs[0];
-    if (uses[static_cast<size_t>(y)] != 1 || reader[static_cast<size_t>(y)] < 0) continue;
-    const size_t qi = static_cast<size_t>(reader[static_cast<size_t>(y)]);
-    const Node& qn = g.nodes[qi];
-    if (qn.op_type != "QuantizeLinear" || !qn.domain.empty() || qn.inputs[0] != y) continue;
-    auto yq = quant_of(g, qn);
-    if (!yq || yq->scales.size() != 1 || (qn.inputs.size() < 3 && qn.attrs.get_int("output_dtype", 0) != 0)) continue;
+    std::optional<Quant> yq;
+    size_t qi = g.nodes.size();
+    if (uses[static_cast<size_t>(y)] == 1 && reader[static_cast<size_t>(y)] >= 0) {
+      const size_t r = static_cast<size_t>(reader[static_cast<size_t>(y)]);
+      const Node& qn = g.nodes[r];
+      if (qn.op_type == "QuantizeLinear" && qn.domain.empty() && qn.inputs[0] == y) {
+        yq = quant_of(g, qn);
+        if (yq && yq->scales.size() == 1 && !(qn.inputs.size() < 3 && qn.attrs.get_int("output_dtype", 0) != 0)) qi = r;
+        else yq.reset();
+      }
+    }
     // Bias: none, a float constant, or a DequantizeLinear of a constant int32 one.
     std::vector<float> bias_real;
     if (conv.inputs.size() > 2 && conv.inputs[2] >= 0) {
@@ -226,9 +236,13 @@ int fuse_qdq_convolutions(Graph& g, bool int8_exact) {
     for (const auto& [name, a] : conv.attrs.all()) q.attrs.set(name, a);
     q.attrs.set("x_scale", float_attr(xq->scales[0]));
     q.attrs.set("x_zero_point", int_attr(xq->zero_points[0]));
-    q.attrs.set("y_scale", float_attr(yq->scales[0]));
-    q.attrs.set("y_zero_point", int_attr(yq->zero_points[0]));
-    q.attrs.set("y_signed", int_attr(yq->type == DType::kInt8));
+    if (yq) {
+      q.attrs.set("y_scale", float_attr(yq->scales[0]));
+      q.attrs.set("y_zero_point", int_attr(yq->zero_points[0]));
+      q.attrs.set("y_signed", int_attr(yq->type == DType::kInt8));
+    } else {
+      q.attrs.set("y_float", int_attr(1));
+    }
     Attribute ws;
     ws.kind = Attribute::Kind::kFloats;
     ws.floats = wq->scales;
@@ -247,9 +261,9 @@ int fuse_qdq_convolutions(Graph& g, bool int8_exact) {
       v.constant = std::move(b);
       q.inputs.push_back(g.add_value(std::move(v)));
     }
-    q.outputs = qn.outputs;
+    q.outputs = yq ? g.nodes[qi].outputs : conv.outputs;
     conv = std::move(q);  // in the Conv's place: its inputs come before, the QuantizeLinear's readers after
-    dead[qi] = true;
+    if (yq) dead[qi] = true;
     ++fused;
   }
   if (fused) {
