@@ -22,8 +22,8 @@ struct TimingRule {
   // And only when it was below that fraction of the incumbent's time in every round (each round
   // runs them back to back, so a burst of another process's work slows both or one round only):
   // on a machine busy enough to slow runs 10x (2 cores, several other processes' OpenMP teams),
-  // single best times picked a 10x-slower-in-use kernel by chance. The rounds then all run (no
-  // early stop).
+  // single best times picked a 10x-slower-in-use kernel by chance. The rounds stop as soon as no
+  // candidate has won every one so far (`clear` is then unused).
   bool win_every_round = false;
 };
 
