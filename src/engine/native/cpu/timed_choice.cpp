@@ -38,11 +38,11 @@ size_t fastest_candidate(size_t count, const std::function<void(size_t)>& run, T
   }
   if (fastest == 0 || !(best[fastest] < rule.switch_below * best[0])) return 0;
   if (rule.win_every_round && !in_the_running[fastest]) {  // the fastest by best time lost a round: the fastest of those that did not
-    size_t pick = 0;
+    fastest = 0;
     for (size_t i = 1; i < count; ++i)
-      if (in_the_running[i] && (pick == 0 || best[i] < best[pick])) pick = i;
-    return pick;
+      if (in_the_running[i] && (fastest == 0 || best[i] < best[fastest])) fastest = i;
   }
+  if (best[fastest] < rule.implausible_below * best[0]) return 0;
   return fastest;
 }
 

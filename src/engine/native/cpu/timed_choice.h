@@ -25,11 +25,18 @@ struct TimingRule {
   // single best times picked a 10x-slower-in-use kernel by chance. The rounds stop as soon as no
   // candidate has won every one so far (`clear` is then unused).
   bool win_every_round = false;
+  // A winner whose best time is below this fraction of the incumbent's is taken for noise and the
+  // incumbent kept (0: no such check). For candidates that cannot differ that much (the same
+  // convolution by two oneDNN kernels), such a ratio means the incumbent's runs were all slowed:
+  // at load average 1.7 here, with another process's threads on the 2 cores, a 0.2 ms bf16 1x1
+  // convolution took 24, 24 and 9 ms in three rounds against its float32 twin's 16, 12 and 0.28.
+  double implausible_below = 0.0;
 };
 
 // The rule for candidates that differ by a few percent where they differ (oneDNN's int8
-// implementations, bf16 against float32): all three rounds, 5% in each before leaving the incumbent.
-inline constexpr TimingRule kCautiousRule{0.8, 0.95, true};
+// implementations, bf16 against float32): 5% in every round before leaving the incumbent, and
+// never for a win of more than 2x (seen on clean runs: 0.6x to 1.7x).
+inline constexpr TimingRule kCautiousRule{0.8, 0.95, true, 0.5};
 
 // Runs each of `count` candidates once (warm-up: first touch of the buffers, lazy setup), then
 // alternating rounds of one run each, up to three; the best time of each counts. Returns the
