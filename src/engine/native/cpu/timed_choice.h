@@ -35,7 +35,7 @@ struct TimingRule {
 
 // The rule for candidates that differ by a few percent where they differ (oneDNN's int8
 // implementations, bf16 against float32): 5% in every round before leaving the incumbent, and
-// never for a win of more than 2x (seen on clean runs: 0.6x to 1.7x).
+// never for a win of more than 2x (on runs nothing else slowed they differ by 1.8x at most).
 inline constexpr TimingRule kCautiousRule{0.8, 0.95, true, 0.5};
 
 // Runs each of `count` candidates once (warm-up: first touch of the buffers, lazy setup), then
