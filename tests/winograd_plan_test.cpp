@@ -205,7 +205,7 @@ std::string yolo_like_model(int64_t c, int64_t side, int blocks) {
 // sizes 6 does not divide) with every eligible node on F(6x6, 3x3) against the oneDNN plan,
 // within the engine's float32 bound for the Winograd plans (2e-5 of the output's scale, as above;
 // measured 2.4e-5 at a scale of 5.9, 4e-6 of it: each layer's error is a few 1e-6 of its scale,
-// and it does not compound beyond that through SiLU and the residual sums).
+// and it does not compound beyond that through SiLU and the residual sums). The timed plan too.
 TEST(WinogradPlan, YoloLikeStackOnF6x6MatchesTheOneDnnPlan) {
   SKIP_WITHOUT_AVX512_PATH();
   for (const auto& [c, side, blocks] : {std::tuple<int64_t, int64_t, int>{64, 40, 3}, {32, 80, 1}, {32, 26, 2}}) {
@@ -216,6 +216,9 @@ TEST(WinogradPlan, YoloLikeStackOnF6x6MatchesTheOneDnnPlan) {
     EXPECT_EQ(std::count(ours.implementations.begin(), ours.implementations.end(), std::string(kOurs6x6)), 2 * blocks + 4);
     EXPECT_EQ(count_ours(onednn), 0);
     expect_same_outputs(ours, onednn, 1);
+    // Timed (F(6x6) a candidate on the 80x80 maps): whichever won, the same results.
+    const ChainRun timed = run_model(bytes, Shape{1, c, side, side}, Conv3x3Choice::kMeasured);
+    expect_same_outputs(timed, onednn, 1);
   }
 }
 

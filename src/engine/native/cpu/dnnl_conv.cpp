@@ -249,6 +249,13 @@ class ConvKernel : public Kernel {
   // AVX-512 variant applies, F(6x6, 3x3) is a candidate beside F(4x4, 3x3): fewer multiplications,
   // larger transforms and tiles overhanging the edges, so which wins depends on the shape
   // (docs/benchmarks.md, "Winograd F(6x6, 3x3)").
+  // F(6x6, 3x3) is timed only on maps this large (YOLOv8n at 640: the 80x80 and 160x160 layers).
+  // On smaller ones it loses in the model even where it wins this timing: at 20x20 its tiles
+  // overhang by 20% and it is slower here too; at 40x40 it times within a few % of F(4x4) here,
+  // where the layer is run again and again with its transformed weights warm in cache, but ran
+  // 5-15% slower in the model, where every layer finds them cold and F(6x6)'s are 64/36 the size
+  // (YOLOv8n, 1 thread, --engine-profile 0: docs/benchmarks.md, "Winograd F(6x6, 3x3)").
+  static constexpr int64_t kF6x6MinSide = 48;
   void take_own_winograd_if_faster(const OpContext& ctx) {
     const int threads = static_cast<int>(std::max<int64_t>(1, ctx.node.attrs.get_int(kPlanThreads, 1)));
     std::vector<std::unique_ptr<ops::WinogradConv>> own;
@@ -256,7 +263,7 @@ class ConvKernel : public Kernel {
     if (bf16_) {
       auto b = make_own_winograd(ctx, ops::WinoGemm::kBf16);
       if (b->bf16()) own.push_back(std::move(b));
-    } else {
+    } else if (g_.h >= kF6x6MinSide && g_.w >= kF6x6MinSide) {
       auto six = make_own_winograd(ctx, ops::WinoGemm::kFloat32, ops::WinoTile::k6x6);
       if (six->tile() == ops::WinoTile::k6x6) own.push_back(std::move(six));
     }

@@ -30,9 +30,11 @@
 // F(6x6, 3x3) (WinoTile::k6x6; AVX-512, float32 GEMM only): a 6x6 output tile from an 8x8 input
 // tile, 64 multiplications per channel pair for 36 outputs (1.78 an output against F(4x4)'s
 // 2.25: 21% fewer GEMM flops), with the same block driver and panel GEMM over 64 positions. The
-// price: larger transforms (per tile and channel ~2x F(4x4)'s adds, for 2.25x the outputs), tiles
-// that overhang where 6 does not divide the size (80 -> 84, 40 -> 42, 20 -> 24: computed and
-// dropped), 64/36 more weight bytes streamed per block, and more float error (A^T up to 32,
+// price: larger transforms (about the same arithmetic per output as F(4x4)'s, in more registers
+// than there are: the 8x8 intermediate spills to L1; transforms are ~40% of its time against
+// GEMM's ~50%), tiles that overhang where 6 does not divide the size (80 -> 84, 40 -> 42,
+// 20 -> 24: computed and dropped), 64/36 the weight bytes streamed per block (16 MiB for a
+// 256 -> 256 layer, probably why that one runs 1.6x slower at 20x20), and more float error (A^T up to 32,
 // B^T up to 21/4, G's 1/90 and 32/45: tests/winograd_conv_test.cpp derives its bound). Where it
 // is faster is measured per node at load (cpu/dnnl_conv.cpp), beside F(4x4, 3x3) and oneDNN.
 #pragma once
