@@ -253,7 +253,7 @@ class ConvKernel : public Kernel {
   // On smaller ones it loses in the model even where it wins this timing: at 20x20 its tiles
   // overhang by 20% and it is slower here too; at 40x40 it times within a few % of F(4x4) here,
   // where the layer is run again and again with its transformed weights warm in cache, but ran
-  // 5-15% slower in the model, where every layer finds them cold and F(6x6)'s are 64/36 the size
+  // up to 18% slower in the model, where every layer finds them cold and F(6x6)'s are 64/36 the size
   // (YOLOv8n, 1 thread, --engine-profile 0: docs/benchmarks.md, "Winograd F(6x6, 3x3)").
   static constexpr int64_t kF6x6MinSide = 48;
   void take_own_winograd_if_faster(const OpContext& ctx) {

@@ -36,7 +36,8 @@
 // 20 -> 24: computed and dropped), 64/36 the weight bytes streamed per block (16 MiB for a
 // 256 -> 256 layer, probably why that one runs 1.6x slower at 20x20), and more float error (A^T up to 32,
 // B^T up to 21/4, G's 1/90 and 32/45: tests/winograd_conv_test.cpp derives its bound). Where it
-// is faster is measured per node at load (cpu/dnnl_conv.cpp), beside F(4x4, 3x3) and oneDNN.
+// is faster is measured per node at load (cpu/dnnl_conv.cpp), beside F(4x4, 3x3) and oneDNN, on
+// maps of 48x48 and more (smaller ones lost in the model: docs/benchmarks.md).
 #pragma once
 
 #include <cstdint>
