@@ -241,14 +241,6 @@ class ConvKernel : public Kernel {
     return true;
   }
 
-  // Ours against oneDNN's primitive as built (its Winograd on AVX-512, else its direct kernel;
-  // with --precision bf16 its bf16 direct kernel) on this shape; ours runs the node when faster,
-  // and oneDNN's primitive, weights and scratchpads are dropped. With --precision bf16 ours is
-  // the float32 variant and, where the processor has AVX512_BF16, the bf16 one: the fastest of
-  // the three runs (bf16 is never slower here than float32 on these nodes). In float32, where the
-  // AVX-512 variant applies, F(6x6, 3x3) is a candidate beside F(4x4, 3x3): fewer multiplications,
-  // larger transforms and tiles overhanging the edges, so which wins depends on the shape
-  // (docs/benchmarks.md, "Winograd F(6x6, 3x3)").
   // F(6x6, 3x3) is timed only on maps this large (YOLOv8n at 640: the 80x80 and 160x160 layers).
   // On smaller ones it loses in the model even where it wins this timing: at 20x20 its tiles
   // overhang by 20% and it is slower here too; at 40x40 it times within a few % of F(4x4) here,
@@ -256,6 +248,15 @@ class ConvKernel : public Kernel {
   // up to 18% slower in the model, where every layer finds them cold and F(6x6)'s are 64/36 the size
   // (YOLOv8n, 1 thread, --engine-profile 0: docs/benchmarks.md, "Winograd F(6x6, 3x3)").
   static constexpr int64_t kF6x6MinSide = 48;
+
+  // Ours against oneDNN's primitive as built (its Winograd on AVX-512, else its direct kernel;
+  // with --precision bf16 its bf16 direct kernel) on this shape; ours runs the node when faster,
+  // and oneDNN's primitive, weights and scratchpads are dropped. With --precision bf16 ours is
+  // the float32 variant and, where the processor has AVX512_BF16, the bf16 one: the fastest of
+  // the three runs (bf16 is never slower here than float32 on these nodes). In float32, where the
+  // AVX-512 variant applies, F(6x6, 3x3) is a candidate beside F(4x4, 3x3): fewer multiplications,
+  // larger transforms and tiles overhanging the edges, so which wins depends on the shape
+  // (docs/benchmarks.md, "Winograd F(6x6, 3x3)"); only on maps of kF6x6MinSide and more.
   void take_own_winograd_if_faster(const OpContext& ctx) {
     const int threads = static_cast<int>(std::max<int64_t>(1, ctx.node.attrs.get_int(kPlanThreads, 1)));
     std::vector<std::unique_ptr<ops::WinogradConv>> own;
