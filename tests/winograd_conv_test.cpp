@@ -206,8 +206,11 @@ TEST(WinogradConv, Bf16RequestWithoutAvx512Bf16TakesTheFloat32Variant) {
 // 16 (the last output: 1 + 8 + 8 in A^T's row times G's 1/6 and 1/24 rows times B^T's up to 10),
 // for F(6x6) at most 22.6 (the first and last outputs: A^T's 1 and 32's times G's 2/3 and 1.24
 // rows times B^T's up to 15). In 2D these square: 256 and 509, a ratio of 1.99. So F(6x6)'s
-// bound is F(4x4)'s (1e-5 of sum |x * w|, about 6x what F(4x4) measures) times 2: 2e-5. (The
-// measured worst here is below it by a similar margin; a wrong coefficient gives 0.1 to 1.)
+// bound is F(4x4)'s (1e-5 of sum |x * w|, about 6x what F(4x4) measures) times 2: 2e-5.
+// Measured here: worst 4.7e-6 (two images 64->80), 0.3e-6 to 3e-6 on the others (F(4x4) on the
+// same kind of cases: up to 1.6e-6), root mean square 2e-8 to 2.5e-7. One coefficient of A^T
+// off by 0.3% (1/16 as 0.0627) gave 3.5e-5 to 8e-4 worst (2x to 40x the bound) on every case
+// with outputs it reaches (not the 3x2 one), failing the test.
 TEST(WinogradConv, F6x6VariantMatchesTheDirectConvolution) {
   if (cpu::detected_isa() < cpu::Isa::kAvx512)
     GTEST_SKIP() << "F(6x6, 3x3) needs AVX-512 F/BW/DQ/VL; this processor has " << cpu::isa_name(cpu::detected_isa());
