@@ -250,7 +250,10 @@ TEST(WinogradConv, F6x6RequestFallsBackToF4x4WhereItDoesNotApply) {
   };
   const Ask asks[] = {
       {{"24->40 7x8", {1, 24, 7, 8, 40}, true, {{WinoPostKind::kSilu}}}, cpu::Isa::kAvx512, WinoGemm::kFloat32, "streamdet:wino_4x3:avx2"},
-      {{"32->32 7x8 on AVX2", {1, 32, 7, 8, 32}, true, {{WinoPostKind::kSilu}}}, cpu::Isa::kAvx2, WinoGemm::kFloat32, "streamdet:wino_4x3:avx2"},
+      {{"32->32 7x8 on AVX2", {1, 32, 7, 8, 32}, true, {{WinoPostKind::kSilu}}},
+       cpu::Isa::kAvx2,
+       WinoGemm::kFloat32,
+       "streamdet:wino_4x3:avx2"},
       {{"32->32 7x8 bf16", {1, 32, 7, 8, 32}, true, {{WinoPostKind::kSilu}}}, cpu::Isa::kAvx512Bf16, WinoGemm::kBf16,
        "streamdet:wino_4x3:avx512_bf16"},
   };
