@@ -4,7 +4,8 @@
 // (oneDNN: the convolution with bias, then our SiLU pass over the output, as dnnl_conv.cpp does;
 // ours: SiLU in the output transform). Args: input channels, output channels, side,
 // implementation (0 oneDNN, 1 ours as the processor allows, 2 ours' AVX2 variant, 3 ours with the bf16
-// GEMM where the processor has AVX512_BF16, as --precision bf16 takes it), threads (2: the setting; 1 for
+// GEMM where the processor has AVX512_BF16, as --precision bf16 takes it, 4 ours with F(6x6, 3x3)
+// where its AVX-512 variant applies), threads (2: the setting; 1 for
 // tuning on a busy machine, where the CPU time column of one thread is steadier than wall time).
 // For oneDNN's AVX2 kernel on an AVX-512 machine, cap it as `--cpu-isa avx2` does for the
 // engine:  ONEDNN_MAX_CPU_ISA=AVX2 ./build/bench/streamdet_bench --benchmark_filter=Winograd
@@ -41,7 +42,8 @@ void BM_Conv3x3Winograd(benchmark::State& state) {
   omp_set_num_threads(threads);
   if (ours) {
     const WinoGemm gemm = state.range(3) == 3 ? WinoGemm::kBf16 : WinoGemm::kFloat32;
-    const WinogradConv conv({1, c, side, side, oc}, w.data(), b.data(), {{WinoPostKind::kSilu}}, variant, gemm);
+    const WinoTile tile = state.range(3) == 4 ? WinoTile::k6x6 : WinoTile::k4x4;
+    const WinogradConv conv({1, c, side, side, oc}, w.data(), b.data(), {{WinoPostKind::kSilu}}, variant, gemm, tile);
     state.SetLabel(conv.name());  // the AVX-512 variant where the processor has it
     for (auto _ : state) {
       conv.run(x.data(), y.data(), nullptr, threads);
@@ -86,6 +88,21 @@ BENCHMARK(BM_Conv3x3Winograd)
     ->ArgsProduct({{64}, {64}, {80, 40}, {0, 1, 2, 3}, {1, 2}})
     ->ArgsProduct({{32}, {32}, {80}, {0, 1, 2, 3}, {1, 2}})
     ->ArgsProduct({{128}, {128}, {20}, {0, 1, 2, 3}, {1, 2}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// F(4x4, 3x3) (1) against F(6x6, 3x3) (4) on every YOLOv8n 3x3 stride-1 shape the AVX-512 variant
+// takes (both channel counts multiples of 16): 16@160, 32@80, 64@80 and 40, 64->80 and 80@80,
+// 80@40 and 20, 128@40 and 20, 256@20. --benchmark_filter=Winograd6 runs them alone.
+void BM_Conv3x3Winograd6(benchmark::State& state) { BM_Conv3x3Winograd(state); }
+BENCHMARK(BM_Conv3x3Winograd6)
+    ->ArgsProduct({{16}, {16}, {160}, {1, 4}, {1, 2}})
+    ->ArgsProduct({{32}, {32}, {80}, {1, 4}, {1, 2}})
+    ->ArgsProduct({{64}, {64}, {80, 40}, {1, 4}, {1, 2}})
+    ->ArgsProduct({{64}, {80}, {80}, {1, 4}, {1, 2}})
+    ->ArgsProduct({{80}, {80}, {80, 40, 20}, {1, 4}, {1, 2}})
+    ->ArgsProduct({{128}, {128}, {40, 20}, {1, 4}, {1, 2}})
+    ->ArgsProduct({{256}, {256}, {20}, {1, 4}, {1, 2}})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 

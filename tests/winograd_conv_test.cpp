@@ -99,9 +99,47 @@ struct WinoCase {
   std::vector<WinoPost> posts;
 };
 
+// Runs `conv` on `threads` threads against the reference: the worst error relative to sum |x * w|
+// below `tolerance`, its root mean square below a quarter of it. Returns the worst.
+double expect_close(const WinogradConv& conv, const std::vector<float>& x, const std::vector<float>& sum,
+                    const Reference& want, int threads, double tolerance, const char* name) {
+  std::vector<float> y(want.y.size(), std::numeric_limits<float>::quiet_NaN());
+  conv.run(x.data(), y.data(), sum.data(), threads);
+  double worst = 0, squares = 0;
+  size_t worst_at = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    const double err = std::fabs(double{y[i]} - want.y[i]) / want.scale[i];
+    if (!(err <= worst)) worst = err, worst_at = i;  // NaN (an output never written) counts as worst
+    squares += err * err;
+  }
+  const double rms = std::sqrt(squares / static_cast<double>(y.size()));
+  EXPECT_LT(rms, tolerance / 4) << conv.name() << ", " << name << ", " << threads << " threads: root mean square error";
+  EXPECT_LT(worst, tolerance) << conv.name() << ", " << name << ", " << threads << " threads: output " << worst_at << " is " << y[worst_at]
+                              << ", want " << want.y[worst_at];
+  return worst;
+}
+
+// Random x, w, bias and residual for `g` (fixed seed), with the reference result.
+struct CaseData {
+  std::vector<float> x, w, b, sum;
+  Reference want;
+};
+CaseData make_case(const WinoCase& k, std::mt19937& rng) {
+  const WinogradGeometry& g = k.g;
+  std::uniform_real_distribution<float> u(-1, 1);
+  CaseData c;
+  c.x.resize(static_cast<size_t>(g.n * g.h * g.w * g.c));
+  c.w.resize(static_cast<size_t>(g.oc * g.c * 9));
+  c.b.resize(static_cast<size_t>(g.oc));
+  c.sum.resize(static_cast<size_t>(g.n * g.h * g.w * g.oc));
+  for (auto* v : {&c.x, &c.w, &c.b, &c.sum})
+    for (float& f : *v) f = u(rng);
+  c.want = direct_conv(g, c.x, c.w, k.bias ? c.b.data() : nullptr, k.posts, c.sum);
+  return c;
+}
+
 // Every case on the variant `isa` and `gemm` select, against the double-precision direct
-// convolution: the worst error relative to sum |x * w| below `tolerance`, its root mean square
-// below a quarter of it.
+// convolution (expect_close), on 1 and 3 threads.
 void expect_matches_direct(cpu::Isa isa, WinoGemm gemm = WinoGemm::kFloat32, double tolerance = 1e-5) {
   const WinoCase cases[] = {
       {"16->16 13x11, no bias", {1, 16, 13, 11, 16}, false, {}},
@@ -116,15 +154,10 @@ void expect_matches_direct(cpu::Isa isa, WinoGemm gemm = WinoGemm::kFloat32, dou
       {"16->112 6x5, sum", {1, 16, 6, 5, 112}, false, {{WinoPostKind::kSum}}},
   };
   std::mt19937 rng(23);
-  std::uniform_real_distribution<float> u(-1, 1);
   for (const WinoCase& k : cases) {
     const WinogradGeometry& g = k.g;
-    std::vector<float> x(static_cast<size_t>(g.n * g.h * g.w * g.c)), w(static_cast<size_t>(g.oc * g.c * 9)),
-        b(static_cast<size_t>(g.oc)), sum(static_cast<size_t>(g.n * g.h * g.w * g.oc));
-    for (auto* v : {&x, &w, &b, &sum})
-      for (float& f : *v) f = u(rng);
-    const auto want = direct_conv(g, x, w, k.bias ? b.data() : nullptr, k.posts, sum);
-    const WinogradConv conv(g, w.data(), k.bias ? b.data() : nullptr, k.posts, isa, gemm);
+    const CaseData c = make_case(k, rng);
+    const WinogradConv conv(g, c.w.data(), k.bias ? c.b.data() : nullptr, k.posts, isa, gemm);
     const bool wide = isa >= cpu::Isa::kAvx512 && g.c % 16 == 0 && g.oc % 16 == 0;
     const bool bf16 = wide && gemm == WinoGemm::kBf16 && isa >= cpu::Isa::kAvx512Bf16;
     EXPECT_STREQ(conv.name(), bf16   ? "streamdet:wino_4x3:avx512_bf16"
@@ -132,21 +165,7 @@ void expect_matches_direct(cpu::Isa isa, WinoGemm gemm = WinoGemm::kFloat32, dou
                                      : "streamdet:wino_4x3:avx2")
         << k.name;
     EXPECT_EQ(conv.bf16(), bf16) << k.name;
-    for (int threads : {1, 3}) {
-      std::vector<float> y(want.y.size(), std::numeric_limits<float>::quiet_NaN());
-      conv.run(x.data(), y.data(), sum.data(), threads);
-      double worst = 0, squares = 0;
-      size_t worst_at = 0;
-      for (size_t i = 0; i < y.size(); ++i) {
-        const double err = std::fabs(double{y[i]} - want.y[i]) / want.scale[i];
-        if (!(err <= worst)) worst = err, worst_at = i;  // NaN (an output never written) counts as worst
-        squares += err * err;
-      }
-      const double rms = std::sqrt(squares / static_cast<double>(y.size()));
-      EXPECT_LT(rms, tolerance / 4) << conv.name() << ", " << k.name << ", " << threads << " threads: root mean square error";
-      EXPECT_LT(worst, tolerance) << conv.name() << ", " << k.name << ", " << threads << " threads: output " << worst_at << " is "
-                             << y[worst_at] << ", want " << want.y[worst_at];
-    }
+    for (int threads : {1, 3}) expect_close(conv, c.x, c.sum, c.want, threads, tolerance, k.name);
   }
 }
 
@@ -172,6 +191,81 @@ TEST(WinogradConv, Bf16RequestWithoutAvx512Bf16TakesTheFloat32Variant) {
   if (cpu::detected_isa() < cpu::Isa::kAvx512)
     GTEST_SKIP() << "needs AVX-512 F/BW/DQ/VL; this processor has " << cpu::isa_name(cpu::detected_isa());
   expect_matches_direct(cpu::Isa::kAvx512Vnni, WinoGemm::kBf16);
+}
+
+// F(6x6, 3x3) (WinoTile::k6x6, the AVX-512 float32 variant) against the direct convolution:
+// sizes that 6 does not divide (tiles overhanging the edge, images smaller than a tile), 16 to 256
+// channels, every post op, 1 and 2 threads. Channels not multiples of 16 (or a bf16 GEMM) fall
+// back to F(4x4, 3x3), as the constructor says.
+//
+// Tolerance, from the matrices (winograd_transforms.inc, winograd_conv.cpp): the rounding error
+// of each stage is proportional to the magnitudes it sums, so the output's error is bounded by a
+// few float32 epsilons times S = sum_c |A^T| ((|G| |g_c| |G^T|) o (|B^T| |d_c| |B|)) |A|, the
+// algorithm evaluated on absolute values. With |g| = |d| = 1 the 1D factor for output i is
+// sum_j |A^T_ij| (|G| 1)_j (|B^T| 1)_j / 3 against the direct convolution's 3: for F(4x4) at most
+// 16 (the last output: 1 + 8 + 8 in A^T's row times G's 1/6 and 1/24 rows times B^T's up to 10),
+// for F(6x6) at most 22.6 (the first and last outputs: A^T's 1 and 32's times G's 2/3 and 1.24
+// rows times B^T's up to 15). In 2D these square: 256 and 509, a ratio of 1.99. So F(6x6)'s
+// bound is F(4x4)'s (1e-5 of sum |x * w|, about 6x what F(4x4) measures) times 2: 2e-5.
+// Measured here: worst 4.7e-6 (two images 64->80), 0.3e-6 to 3e-6 on the others (F(4x4) on the
+// same kind of cases: up to 1.6e-6), root mean square 2e-8 to 2.5e-7. One coefficient of A^T
+// off by 0.3% (1/16 as 0.0627) gave 3.5e-5 to 8e-4 worst (2x to 40x the bound) on every case
+// with outputs it reaches (not the 3x2 one), failing the test.
+TEST(WinogradConv, F6x6VariantMatchesTheDirectConvolution) {
+  if (cpu::detected_isa() < cpu::Isa::kAvx512)
+    GTEST_SKIP() << "F(6x6, 3x3) needs AVX-512 F/BW/DQ/VL; this processor has " << cpu::isa_name(cpu::detected_isa());
+  const WinoCase cases[] = {
+      {"16->16 13x11, no bias", {1, 16, 13, 11, 16}, false, {}},
+      {"32->48 7x9, SiLU", {1, 32, 7, 9, 48}, true, {{WinoPostKind::kSilu}}},
+      {"two images 64->80 10x7, SiLU then sum", {2, 64, 10, 7, 80}, true, {{WinoPostKind::kSilu}, {WinoPostKind::kSum}}},
+      {"80->80 21x19, sum then ReLU", {1, 80, 21, 19, 80}, true, {{WinoPostKind::kSum}, {WinoPostKind::kRelu}}},
+      {"16->32 5x5 (smaller than a tile), LeakyRelu", {1, 16, 5, 5, 32}, true, {{WinoPostKind::kLeakyRelu, 0.1f}}},
+      {"64->16 3x2, Clip", {1, 64, 3, 2, 16}, true, {{WinoPostKind::kClip, -0.5f, 0.5f}}},
+      {"48->112 12x12 (whole tiles), HardSwish", {1, 48, 12, 12, 112}, false, {{WinoPostKind::kHardSwish}}},
+      {"128->64 8x8, sigmoid", {1, 128, 8, 8, 64}, true, {{WinoPostKind::kSigmoid}}},
+      {"256->256 20x20, SiLU", {1, 256, 20, 20, 256}, true, {{WinoPostKind::kSilu}}},
+      {"256->128 9x14, sum", {1, 256, 9, 14, 128}, true, {{WinoPostKind::kSum}}},
+  };
+  constexpr double kTolerance = 2e-5;
+  std::mt19937 rng(66);
+  for (const WinoCase& k : cases) {
+    const CaseData c = make_case(k, rng);
+    const WinogradConv conv(k.g, c.w.data(), k.bias ? c.b.data() : nullptr, k.posts, cpu::Isa::kAvx512, WinoGemm::kFloat32,
+                            native::ops::WinoTile::k6x6);
+    EXPECT_STREQ(conv.name(), "streamdet:wino_6x3:avx512") << k.name;
+    EXPECT_EQ(conv.tile(), native::ops::WinoTile::k6x6) << k.name;
+    for (int threads : {1, 2}) expect_close(conv, c.x, c.sum, c.want, threads, kTolerance, k.name);
+  }
+}
+
+// F(6x6, 3x3) asked for where it does not run: channels not multiples of 16 (the AVX2 variant),
+// the AVX2 path, the bf16 GEMM. Each gets F(4x4, 3x3), with its results.
+TEST(WinogradConv, F6x6RequestFallsBackToF4x4WhereItDoesNotApply) {
+  if (cpu::detected_isa() < cpu::Isa::kAvx2) GTEST_SKIP() << "the Winograd kernel needs AVX2 + FMA; this processor has none";
+  struct Ask {
+    WinoCase k;
+    cpu::Isa isa;
+    WinoGemm gemm;
+    const char* want;
+  };
+  const Ask asks[] = {
+      {{"24->40 7x8", {1, 24, 7, 8, 40}, true, {{WinoPostKind::kSilu}}}, cpu::Isa::kAvx512, WinoGemm::kFloat32, "streamdet:wino_4x3:avx2"},
+      {{"32->32 7x8 on AVX2", {1, 32, 7, 8, 32}, true, {{WinoPostKind::kSilu}}},
+       cpu::Isa::kAvx2,
+       WinoGemm::kFloat32,
+       "streamdet:wino_4x3:avx2"},
+      {{"32->32 7x8 bf16", {1, 32, 7, 8, 32}, true, {{WinoPostKind::kSilu}}}, cpu::Isa::kAvx512Bf16, WinoGemm::kBf16,
+       "streamdet:wino_4x3:avx512_bf16"},
+  };
+  std::mt19937 rng(7);
+  for (const Ask& a : asks) {
+    if (cpu::detected_isa() < a.isa) continue;  // that variant cannot run here
+    const CaseData c = make_case(a.k, rng);
+    const WinogradConv conv(a.k.g, c.w.data(), c.b.data(), a.k.posts, a.isa, a.gemm, native::ops::WinoTile::k6x6);
+    EXPECT_STREQ(conv.name(), a.want) << a.k.name;
+    EXPECT_EQ(conv.tile(), native::ops::WinoTile::k4x4) << a.k.name;
+    expect_close(conv, c.x, c.sum, c.want, 2, a.gemm == WinoGemm::kBf16 ? 6e-2 : 1e-5, a.k.name);
+  }
 }
 
 TEST(WinogradConv, TakesOnlyThe3x3Stride1Pad1Shapes) {

@@ -1,7 +1,7 @@
 // Runs an ONNX model once in the native engine (and optionally OpenCV DNN) and dumps the first
 // output as raw float32: the counterpart of ../shared/tools/ort-bench --dump for parity checks.
 //   streamdet_onnx_run MODEL.onnx --shape 1x3x640x640 [--input in.f32] [--dump out.f32] [--compare ref.f32]
-//                      [--precision fp32|bf16] [--conv3x3 measured|onednn|winograd] [--conv-candidate N]
+//                      [--precision fp32|bf16] [--conv3x3 measured|onednn|winograd|winograd6] [--conv-candidate N]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -32,8 +32,9 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads);
   app.add_flag("--no-optimize", no_optimize, "skip the graph passes");
   app.add_option("--precision", precision, "fp32 or bf16 (as run's --precision)")->check(CLI::IsMember({"fp32", "bf16"}));
-  app.add_option("--conv3x3", conv3x3, "the 3x3 stride-1 convolutions: timed choice, oneDNN's, or our Winograd")
-      ->check(CLI::IsMember({"measured", "onednn", "winograd"}));
+  app.add_option("--conv3x3", conv3x3, "the 3x3 stride-1 convolutions: timed choice, oneDNN's, our Winograd (F(4x4, 3x3)), or "
+                 "our F(6x6, 3x3) where it applies")
+      ->check(CLI::IsMember({"measured", "onednn", "winograd", "winograd6"}));
   app.add_option("--runs", runs, "runs in all, the first planning; the median of the others is printed (default 2)")->check(CLI::PositiveNumber);
   app.add_option("--conv-candidate", conv_candidate,
                  "oneDNN's int8 implementations, bf16 (0) or float32 (1) under bf16: -1 timed at load, else the index (conv_choice.h)");
@@ -47,7 +48,10 @@ int main(int argc, char** argv) {
   auto p = resolve_precision(precision, cpu_has_bf16());
   if (!p) return std::fprintf(stderr, "%s\n", p.error().message.c_str()), 2;
   lo.precision = *p;
-  lo.conv3x3 = conv3x3 == "onednn" ? Conv3x3Choice::kOneDnn : conv3x3 == "winograd" ? Conv3x3Choice::kWinograd : Conv3x3Choice::kMeasured;
+  lo.conv3x3 = conv3x3 == "onednn"      ? Conv3x3Choice::kOneDnn
+               : conv3x3 == "winograd"  ? Conv3x3Choice::kWinograd
+               : conv3x3 == "winograd6" ? Conv3x3Choice::kWinograd6x6
+                                        : Conv3x3Choice::kMeasured;
   lo.conv_candidate = conv_candidate;
   using Clock = std::chrono::steady_clock;
   auto ms_since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };

@@ -96,8 +96,9 @@ class ConvKernel : public Kernel {
     // oneDNN's primitive (its Winograd or direct kernel, or its bf16 direct kernel) once that is built.
     const auto choice = static_cast<Conv3x3Choice>(a.get_int(kConv3x3Choice, static_cast<int64_t>(Conv3x3Choice::kMeasured)));
     const bool own_fits = own_winograd_applies();
-    if (own_fits && choice == Conv3x3Choice::kWinograd) {
-      take_own_winograd(make_own_winograd(ctx, bf16_ ? ops::WinoGemm::kBf16 : ops::WinoGemm::kFloat32));
+    if (own_fits && (choice == Conv3x3Choice::kWinograd || choice == Conv3x3Choice::kWinograd6x6)) {
+      take_own_winograd(make_own_winograd(ctx, bf16_ ? ops::WinoGemm::kBf16 : ops::WinoGemm::kFloat32,
+                                          choice == Conv3x3Choice::kWinograd6x6 ? ops::WinoTile::k6x6 : ops::WinoTile::k4x4));
       return ok();
     }
     const bool timed = own_fits && choice == Conv3x3Choice::kMeasured && cpu::active_isa() >= cpu::Isa::kAvx2;
@@ -242,11 +243,22 @@ class ConvKernel : public Kernel {
     return true;
   }
 
+  // F(6x6, 3x3) is timed only on maps this large (YOLOv8n at 640: the 80x80 and 160x160 layers).
+  // On smaller ones it loses in the model even where it wins this timing: at 20x20 its tiles
+  // overhang by 20% and it is slower here too; at 40x40 it times within a few % of F(4x4) here,
+  // where the layer is run again and again with its transformed weights warm in cache, but ran
+  // up to 18% slower in the model, where every layer finds them cold and F(6x6)'s are 64/36 the size
+  // (YOLOv8n, 1 thread, --engine-profile 0: docs/benchmarks.md, "Winograd F(6x6, 3x3)").
+  static constexpr int64_t kF6x6MinSide = 48;
+
   // Ours against oneDNN's primitive as built (its Winograd on AVX-512, else its direct kernel;
   // with --precision bf16 its bf16 direct kernel) on this shape; ours runs the node when faster,
   // and oneDNN's primitive, weights and scratchpads are dropped. With --precision bf16 ours is
   // the float32 variant and, where the processor has AVX512_BF16, the bf16 one: the fastest of
-  // the three runs (bf16 is never slower here than float32 on these nodes).
+  // the three runs (bf16 is never slower here than float32 on these nodes). In float32, where the
+  // AVX-512 variant applies, F(6x6, 3x3) is a candidate beside F(4x4, 3x3): fewer multiplications,
+  // larger transforms and tiles overhanging the edges, so which wins depends on the shape
+  // (docs/benchmarks.md, "Winograd F(6x6, 3x3)"); only on maps of kF6x6MinSide and more.
   void take_own_winograd_if_faster(const OpContext& ctx) {
     const int threads = static_cast<int>(std::max<int64_t>(1, ctx.node.attrs.get_int(kPlanThreads, 1)));
     std::vector<std::unique_ptr<ops::WinogradConv>> own;
@@ -254,6 +266,9 @@ class ConvKernel : public Kernel {
     if (bf16_) {
       auto b = make_own_winograd(ctx, ops::WinoGemm::kBf16);
       if (b->bf16()) own.push_back(std::move(b));
+    } else if (g_.h >= kF6x6MinSide && g_.w >= kF6x6MinSide) {
+      auto six = make_own_winograd(ctx, ops::WinoGemm::kFloat32, ops::WinoTile::k6x6);
+      if (six->tile() == ops::WinoTile::k6x6) own.push_back(std::move(six));
     }
     const int best = fastest_own(ctx, own, threads);
     if (best < 0) return;
@@ -278,7 +293,8 @@ class ConvKernel : public Kernel {
            ops::WinogradConv::applies(g_.c, g_.oc, g_.kh, g_.kw, g_.sh, g_.sw, g_.dh, g_.dw, g_.group, g_.pt, g_.pl, g_.pb, g_.pr);
   }
 
-  std::unique_ptr<ops::WinogradConv> make_own_winograd(const OpContext& ctx, ops::WinoGemm gemm) const {
+  std::unique_ptr<ops::WinogradConv> make_own_winograd(const OpContext& ctx, ops::WinoGemm gemm,
+                                                       ops::WinoTile tile = ops::WinoTile::k4x4) const {
     std::vector<ops::WinoPost> posts;
     for (const PostOp& p : post_) {
       ops::WinoPostKind k = ops::WinoPostKind::kRelu;
@@ -296,7 +312,7 @@ class ConvKernel : public Kernel {
     return std::make_unique<ops::WinogradConv>(ops::WinogradGeometry{g_.n, g_.c, g_.h, g_.w, g_.oc},
                                                static_cast<const float*>(ctx.constants[1]->data()),
                                                has_bias_ ? static_cast<const float*>(ctx.constants[2]->data()) : nullptr, std::move(posts),
-                                               cpu::active_isa(), gemm);
+                                               cpu::active_isa(), gemm, tile);
   }
 
   // Times oneDNN's primitive (as run() runs it) and each of `own` on this node's shape with the
@@ -306,7 +322,8 @@ class ConvKernel : public Kernel {
   // for the process (remembered_choice): YOLOv8n's 32 eligible layers have 18 shapes.
   int fastest_own(const OpContext& ctx, const std::vector<std::unique_ptr<ops::WinogradConv>>& own, int threads) {
     std::string key = "wino," + shape_key(threads);
-    if (bf16_) key += ",bf16:" + std::to_string(own.size());
+    if (bf16_) key += ",bf16";
+    for (const auto& o : own) key += std::string(",") + o->name();  // the answer is an index into `own`
     const size_t best = remembered_choice(key, [&] {
       // Candidate 0 is oneDNN's primitive, i + 1 is own[i].
       return time_on_made_up_data(ctx, threads, own.size() + 1, scratch_bytes(),

@@ -26,19 +26,33 @@ bool WinogradConv::applies(int64_t c, int64_t oc, int64_t kh, int64_t kw, int64_
 }
 
 WinogradConv::WinogradConv(const WinogradGeometry& g, const float* weights, const float* bias, std::vector<WinoPost> posts,
-                           cpu::Isa isa, WinoGemm gemm)
+                           cpu::Isa isa, WinoGemm gemm, WinoTile tile)
     : g_(g),
       avx512_(isa >= cpu::Isa::kAvx512 && g.c % 16 == 0 && g.oc % 16 == 0),
       bf16_(avx512_ && gemm == WinoGemm::kBf16 && isa >= cpu::Isa::kAvx512Bf16),
+      tile_(avx512_ && !bf16_ && tile == WinoTile::k6x6 ? WinoTile::k6x6 : WinoTile::k4x4),
       posts_(std::move(posts)) {
   // G for F(4x4, 3x3) (Lavin & Gray, 2016), in double: the transformed weights are rounded once.
-  static const double G[6][3] = {{1.0 / 4, 0, 0},          {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                 {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
-  const int64_t C = g.c, OC = g.oc;
+  static const double G4[6][3] = {{1.0 / 4, 0, 0},          {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                  {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+  // G for F(6x6, 3x3): Lavin & Gray's Toom-Cook construction on the points p = 0, 1, -1, 2, -2,
+  // 1/2, -1/2 (row j: [1, p, p^2] / prod_{l != j} (p - p_l)) and infinity ([0, 0, 1]); row 0's
+  // sign flipped with B^T's (winograd_transforms.inc has B^T and A^T).
+  static const double G6[8][3] = {{1, 0, 0},
+                                  {-2.0 / 9, -2.0 / 9, -2.0 / 9},
+                                  {-2.0 / 9, 2.0 / 9, -2.0 / 9},
+                                  {1.0 / 90, 1.0 / 45, 2.0 / 45},
+                                  {1.0 / 90, -1.0 / 45, 2.0 / 45},
+                                  {32.0 / 45, 16.0 / 45, 8.0 / 45},
+                                  {32.0 / 45, -16.0 / 45, 8.0 / 45},
+                                  {0, 0, 1}};
+  const int kA = tile_ == WinoTile::k6x6 ? 8 : 6;
+  const double(*G)[3] = tile_ == WinoTile::k6x6 ? G6 : G4;
+  const int64_t C = g.c, OC = g.oc, P = kA * kA;
   if (bf16_)
-    packed_bf16_.assign(static_cast<size_t>(36 * C * OC), 0);
+    packed_bf16_.assign(static_cast<size_t>(P * C * OC), 0);
   else
-    packed_.assign(static_cast<size_t>(36 * C * OC), 0.f);
+    packed_.assign(static_cast<size_t>(P * C * OC), 0.f);
   // Output channels in panels as the kernel reads them (wino::panel_width): each one's panel start.
   std::vector<int64_t> panel_of(static_cast<size_t>(OC));
   for (int64_t o0 = 0, nr = 0; o0 < OC; o0 += nr) {
@@ -49,13 +63,13 @@ WinogradConv::WinogradConv(const WinogradGeometry& g, const float* weights, cons
     const int64_t o0 = panel_of[static_cast<size_t>(o)], nr = wino::panel_width(avx512_, OC, o0), lane = o - o0;
     for (int64_t c = 0; c < C; ++c) {
       const float* k = weights + (o * C + c) * 9;
-      double t[6][3];  // G g
-      for (int i = 0; i < 6; ++i)
+      double t[8][3];  // G g
+      for (int i = 0; i < kA; ++i)
         for (int j = 0; j < 3; ++j) t[i][j] = G[i][0] * k[0 * 3 + j] + G[i][1] * k[1 * 3 + j] + G[i][2] * k[2 * 3 + j];
-      for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 6; ++j) {
+      for (int i = 0; i < kA; ++i)
+        for (int j = 0; j < kA; ++j) {
           const double u = t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2];  // (G g) G^T
-          const size_t panel = static_cast<size_t>((i * 6 + j) * C * OC + o0 * C);
+          const size_t panel = static_cast<size_t>((i * kA + j) * C * OC + o0 * C);
           if (bf16_)
             packed_bf16_[panel + static_cast<size_t>((c / 2 * nr + lane) * 2 + c % 2)] = to_bf16(static_cast<float>(u));
           else
@@ -81,6 +95,7 @@ void WinogradConv::run(const float* src, float* dst, const float* sum, int threa
                            posts_.data(),
                            static_cast<int64_t>(posts_.size()),
                            block_tiles_,
+                           tile_ == WinoTile::k6x6 ? 6 : 4,
                            src,
                            dst,
                            sum,

@@ -26,6 +26,18 @@
 // Float error: the transforms multiply by up to 8 (A^T) and 5 (B^T) and G holds 1/6 and 1/24, so
 // the result's rounding error is larger than a direct convolution's: up to ~2e-6 of the sum of
 // |products| per output, against ~1e-7 (tests/winograd_conv_test.cpp bounds it at 1e-5).
+//
+// F(6x6, 3x3) (WinoTile::k6x6; AVX-512, float32 GEMM only): a 6x6 output tile from an 8x8 input
+// tile, 64 multiplications per channel pair for 36 outputs (1.78 an output against F(4x4)'s
+// 2.25: 21% fewer GEMM flops), with the same block driver and panel GEMM over 64 positions. The
+// price: larger transforms (about the same arithmetic per output as F(4x4)'s, in more registers
+// than there are: the 8x8 intermediate spills to L1; transforms are ~40% of its time against
+// GEMM's ~50%), tiles that overhang where 6 does not divide the size (80 -> 84, 40 -> 42,
+// 20 -> 24: computed and dropped), 64/36 the weight bytes streamed per block (16 MiB for a
+// 256 -> 256 layer, probably why that one runs 1.6x slower at 20x20), and more float error (A^T up to 32,
+// B^T up to 21/4, G's 1/90 and 32/45: tests/winograd_conv_test.cpp derives its bound). Where it
+// is faster is measured per node at load (cpu/dnnl_conv.cpp), beside F(4x4, 3x3) and oneDNN, on
+// maps of 48x48 and more (smaller ones lost in the model: docs/benchmarks.md).
 #pragma once
 
 #include <cstdint>
@@ -45,6 +57,9 @@ struct WinoPost {
 // The arithmetic of the 36 GEMMs: float32, or bf16 products with float32 sums (--precision bf16).
 enum class WinoGemm { kFloat32, kBf16 };
 
+// The output tile: F(4x4, 3x3) (every variant) or F(6x6, 3x3) (the AVX-512 float32 variant).
+enum class WinoTile { k4x4, k6x6 };
+
 struct WinogradGeometry {
   int64_t n, c, h, w, oc;  // output is [n, h, w, oc]: stride 1, pad 1
 };
@@ -61,8 +76,10 @@ class WinogradConv {
   // AVX2 otherwise (tests pass each runnable level to compare the variants on one processor).
   // gemm = kBf16 asks for the bf16 variant: taken from kAvx512Bf16 up with both channel counts
   // multiples of 16, else the float32 variant as above (bf16() says which).
+  // tile = k6x6 asks for F(6x6, 3x3): taken where the float32 AVX-512 variant is (not with the
+  // bf16 GEMM), else F(4x4, 3x3) as above (tile() says which).
   WinogradConv(const WinogradGeometry& g, const float* weights, const float* bias, std::vector<WinoPost> posts,
-               cpu::Isa isa = cpu::active_isa(), WinoGemm gemm = WinoGemm::kFloat32);
+               cpu::Isa isa = cpu::active_isa(), WinoGemm gemm = WinoGemm::kFloat32, WinoTile tile = WinoTile::k4x4);
 
   // src: [n, h, w, c]; dst: [n, h, w, oc]; sum: the residual operand, [n, h, w, oc], needed
   // when the epilogue has a kSum. Needs AVX2 + FMA (cpu::detected_isa() >= kAvx2), and AVX-512
@@ -72,11 +89,16 @@ class WinogradConv {
   // Tiles per block (a multiple of 6): the unit of work a thread takes.
   int64_t tiles_per_block() const { return block_tiles_; }
 
-  // The variant the weights were packed for: "streamdet:wino_4x3:avx2", "...:avx512" or
-  // "...:avx512_bf16" (the plan's implementation name).
+  // The variant the weights were packed for: "streamdet:wino_4x3:avx2", "...:avx512",
+  // "...:avx512_bf16" or "streamdet:wino_6x3:avx512" (the plan's implementation name).
   const char* name() const {
-    return bf16_ ? "streamdet:wino_4x3:avx512_bf16" : avx512_ ? "streamdet:wino_4x3:avx512" : "streamdet:wino_4x3:avx2";
+    return tile_ == WinoTile::k6x6 ? "streamdet:wino_6x3:avx512"
+           : bf16_                 ? "streamdet:wino_4x3:avx512_bf16"
+           : avx512_               ? "streamdet:wino_4x3:avx512"
+                                   : "streamdet:wino_4x3:avx2";
   }
+  // The output tile taken (k6x6 only where asked for and the float32 AVX-512 variant runs).
+  WinoTile tile() const { return tile_; }
   // Whether the GEMMs run in bf16 (the bf16 variant was taken).
   bool bf16() const { return bf16_; }
 
@@ -84,7 +106,8 @@ class WinogradConv {
   WinogradGeometry g_;
   bool avx512_ = false;        // which kernel run() calls (and how packed_ is laid out)
   bool bf16_ = false;          // the bf16 variant (avx512_ too): packed_bf16_ instead of packed_
-  std::vector<float> packed_;  // [36][panels][c][panel width]: U = G g G^T by position; panels of
+  WinoTile tile_ = WinoTile::k4x4;  // k6x6: avx512_ and not bf16_
+  std::vector<float> packed_;  // [36 or 64][panels][c][panel width]: U = G g G^T by position; panels of
                                // 16 output channels (the last 8) for AVX2, 64 (the last 16-48) for AVX-512
   std::vector<uint16_t> packed_bf16_;  // the bf16 variant's U, rounded to bf16: [36][panels][c / 2][panel width][2]
                                        // (channel pairs side by side, as vdpbf16ps takes them)
@@ -104,6 +127,7 @@ struct RunArgs {
   const WinoPost* posts;
   int64_t post_count;
   int64_t block_tiles;
+  int tile;  // 4: F(4x4, 3x3); 6: F(6x6, 3x3) (run_avx512 only)
   const float* src;
   float* dst;
   const float* sum;
@@ -112,7 +136,7 @@ struct RunArgs {
 
 #if defined(__x86_64__)
 void run_avx2(const RunArgs& a);
-void run_avx512(const RunArgs& a);  // channels and output channels multiples of 16
+void run_avx512(const RunArgs& a);  // channels and output channels multiples of 16; tile 4 or 6
 void run_avx512bf16(const RunArgs& a);  // the same, with AVX512_BF16 (packed_bf16)
 
 // The width of the packed weight panel starting at output channel o0 of oc. AVX2: 16 (the last

@@ -71,7 +71,7 @@ inline void micro_kernel(const float* a, int64_t lda, const float* b, int64_t k,
 // M[p] = V[p] x U[p] for the 36 positions.
 void multiply(const RunArgs& a, const Tiling& d, int64_t tpad, const float* v, float* m) {
   const int64_t C = d.c, OC = d.oc;
-  for (int p = 0; p < 36; ++p) {
+  for (int64_t p = 0; p < d.positions; ++p) {
     const float* vp = v + p * tpad * C;
     float* mp = m + p * tpad * OC;
     const float* up = a.packed + p * C * OC;
@@ -118,25 +118,27 @@ inline V8 epilogue(const RunArgs& a, V8 x, int64_t at) {
   return x;
 }
 
-// M[36][tpad][oc] of tiles [t0, t0 + count) back to 4x4 outputs, with bias and epilogue, into dst.
+// M[kP][tpad][oc] of tiles [t0, t0 + count) back to kM x kM outputs, with bias and epilogue, into dst.
+template <int kM>
 void output_transform(const RunArgs& a, const Tiling& d, int64_t t0, int64_t count, int64_t tpad, const float* m) {
+  constexpr int kA = Tile<kM>::kA;
   const int64_t OC = d.oc;
   for (int64_t tl = 0; tl < count; ++tl) {
-    const int64_t t = t0 + tl, img = t / (d.th * d.tw), r = t % (d.th * d.tw), oy0 = r / d.tw * 4, ox0 = r % d.tw * 4;
-    const int64_t rows = std::min<int64_t>(4, d.h - oy0), cols = std::min<int64_t>(4, d.w - ox0);
+    const int64_t t = t0 + tl, img = t / (d.th * d.tw), r = t % (d.th * d.tw), oy0 = r / d.tw * kM, ox0 = r % d.tw * kM;
+    const int64_t rows = std::min<int64_t>(kM, d.h - oy0), cols = std::min<int64_t>(kM, d.w - ox0);
     const float* mt = m + tl * OC;
     for (int64_t o = 0; o < OC; o += 8) {
-      V8 tmp[4][6];
-      for (int j = 0; j < 6; ++j) {
-        V8 col[6], o4[4];
-        for (int i = 0; i < 6; ++i) col[i] = _mm256_loadu_ps(mt + (i * 6 + j) * tpad * OC + o);
-        output_rows(col, o4);
-        for (int i = 0; i < 4; ++i) tmp[i][j] = o4[i];
+      V8 tmp[kM][kA];
+      for (int j = 0; j < kA; ++j) {
+        V8 col[kA], o4[kM];
+        for (int i = 0; i < kA; ++i) col[i] = _mm256_loadu_ps(mt + (i * kA + j) * tpad * OC + o);
+        output_rows<kM>(col, o4);
+        for (int i = 0; i < kM; ++i) tmp[i][j] = o4[i];
       }
       const V8 bias = _mm256_loadu_ps(a.bias + o);
       for (int64_t i = 0; i < rows; ++i) {
-        V8 o4[4];
-        output_rows(tmp[i], o4);
+        V8 o4[kM];
+        output_rows<kM>(tmp[i], o4);
         for (int64_t j = 0; j < cols; ++j) {
           const int64_t at = ((img * d.h + oy0 + i) * d.w + ox0 + j) * OC + o;
           _mm256_storeu_ps(a.dst + at, epilogue(a, _mm256_add_ps(o4[j], bias), at));

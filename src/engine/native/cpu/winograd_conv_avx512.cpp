@@ -1,8 +1,9 @@
 // WinogradConv's kernel for AVX-512 (compiled with -march=x86-64-v4; winograd_conv.h): the AVX2
 // kernel's steps with 16 channels a register. Per block of six tiles, the input transform into
-// V[36][6][c], 36 GEMMs V[p] x U[p] into M[36][6][oc] with a 6x64 FMA micro-kernel (24
+// V[P][6][c], P GEMMs V[p] x U[p] into M[P][6][oc] with a 6x64 FMA micro-kernel (24
 // accumulators and 4 weight vectors of the 32 registers; 4 weight loads and 6 broadcasts per 24
-// FMAs), then the output transform with the epilogue.
+// FMAs), then the output transform with the epilogue. P = 36 for F(4x4, 3x3), 64 for F(6x6, 3x3)
+// (the tile RunArgs asks for).
 // Needs channels and output channels multiples of 16 (the constructor falls back to AVX2 else).
 #define STREAMDET_ISA_VARIANT avx512
 #include <immintrin.h>
@@ -58,7 +59,11 @@ inline void micro_kernel(const float* a, int64_t lda, const float* b, int64_t k,
 }  // namespace
 
 void run_avx512(const RunArgs& a) {
-  run_blocks<float>(a, [&](const Tiling& d, int64_t tpad, const float* v, float* m) { multiply_panels(d, tpad, v, a.packed, m); });
+  const auto multiply = [&](const Tiling& d, int64_t tpad, const float* v, float* m) { multiply_panels(d, tpad, v, a.packed, m); };
+  if (a.tile == 6)
+    run_blocks<float, 6>(a, multiply);
+  else
+    run_blocks<float, 4>(a, multiply);
 }
 
 }  // namespace sd::native::ops::wino
