@@ -141,23 +141,34 @@ struct Bf16ConvCase {
 
 class Bf16Conv : public ::testing::TestWithParam<Bf16ConvCase> {};
 
-TEST_P(Bf16Conv, MatchesTheFloat32Engine) {
-  SKIP_WITHOUT_BF16();
-  const Bf16ConvCase k = GetParam();
-  OnnxBuilder b;
+// Writes into `b` (OnnxBuilder holds a pointer into its own model: not returned by value) the
+// case's convolution (bias, random weights) and what follows it: with relu_and_residual a Relu and
+// an Add of the input (same shape as the output: needs c == oc, stride 1, 'same' padding), else
+// `plain_tail`: "Identity", or "SiLU" (Sigmoid and Mul: the post ops our own pass runs).
+void build_conv_model(OnnxBuilder& b, const Bf16ConvCase& k, const std::string& plain_tail) {
   b.input("x", {1, k.c, k.h, k.w});
   b.random_initializer("w", {k.oc, k.c, k.k, k.k}, -0.5f, 0.5f);
   b.random_initializer("b", {k.oc}, -0.5f, 0.5f);
   auto* conv = b.node("Conv", {"x", "w", "b"}, {"c"});
   OnnxBuilder::attr_ints(conv, "strides", {k.stride, k.stride});
   OnnxBuilder::attr_ints(conv, "pads", {k.pad, k.pad, k.pad, k.pad});
-  if (k.relu_and_residual) {  // same shape as the output: needs c == oc, stride 1, 'same' padding
+  if (k.relu_and_residual) {
     b.node("Relu", {"c"}, {"r"});
     b.node("Add", {"r", "x"}, {"y"});
+  } else if (plain_tail == "SiLU") {
+    b.node("Sigmoid", {"c"}, {"s"});
+    b.node("Mul", {"c", "s"}, {"y"});
   } else {
     b.node("Identity", {"c"}, {"y"});
   }
   b.output("y");
+}
+
+TEST_P(Bf16Conv, MatchesTheFloat32Engine) {
+  SKIP_WITHOUT_BF16();
+  const Bf16ConvCase k = GetParam();
+  OnnxBuilder b;
+  build_conv_model(b, k, "Identity");
   const Shape shape{1, k.c, k.h, k.w};
   const HostTensor x = random_tensor(shape, 3);
   Loaded bf16 = load(b.bytes(), false, Precision::kBf16), fp32 = load(b.bytes(), false, Precision::kFp32);
@@ -188,20 +199,7 @@ TEST_P(Bf16Conv, TheFloat32CandidateIsTheFloat32EngineAndTheTimedChoiceOneOfTheT
   SKIP_WITHOUT_BF16();
   const Bf16ConvCase k = GetParam();
   OnnxBuilder b;
-  b.input("x", {1, k.c, k.h, k.w});
-  b.random_initializer("w", {k.oc, k.c, k.k, k.k}, -0.5f, 0.5f);
-  b.random_initializer("b", {k.oc}, -0.5f, 0.5f);
-  auto* conv = b.node("Conv", {"x", "w", "b"}, {"c"});
-  OnnxBuilder::attr_ints(conv, "strides", {k.stride, k.stride});
-  OnnxBuilder::attr_ints(conv, "pads", {k.pad, k.pad, k.pad, k.pad});
-  if (k.relu_and_residual) {
-    b.node("Relu", {"c"}, {"r"});
-    b.node("Add", {"r", "x"}, {"y"});
-  } else {
-    b.node("Sigmoid", {"c"}, {"s"});  // a SiLU: the post ops our own pass runs
-    b.node("Mul", {"c", "s"}, {"y"});
-  }
-  b.output("y");
+  build_conv_model(b, k, "SiLU");
   const Shape shape{1, k.c, k.h, k.w};
   const HostTensor x = random_tensor(shape, 5);
   const auto onednn = Conv3x3Choice::kOneDnn;
