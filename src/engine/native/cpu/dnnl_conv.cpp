@@ -339,10 +339,8 @@ class ConvKernel : public Kernel {
 
   // The node's shape, post ops, threads and ISA, for remembered_choice's keys.
   std::string shape_key(int threads) const {
-    std::string key;
-    for (int64_t v : {g_.n, g_.c, g_.h, g_.w, g_.oc, g_.kh, g_.kw, g_.sh, g_.sw, g_.dh, g_.dw, g_.pt, g_.pl, g_.pb, g_.pr, g_.group})
-      key += std::to_string(v) + ",";
-    key += std::to_string(threads) + "," + std::to_string(has_bias_) + "," + std::to_string(src_nhwc_) + std::to_string(dst_nhwc_) + "," +
+    std::string key = geometry_key(g_, threads);
+    key += "," + std::to_string(has_bias_) + "," + std::to_string(src_nhwc_) + std::to_string(dst_nhwc_) + "," +
            cpu::isa_name(cpu::active_isa());
     for (const PostOp& p : post_) key += "," + std::to_string(static_cast<int>(p.kind));
     return key;

@@ -185,7 +185,7 @@ class Int8ConvKernel : public Kernel {
   // Which of `pds` runs the node: the forced index (kConvCandidate, clamped to the last), or the
   // fastest on this shape, measure()d once per process (timed_choice.h; a clear margin before
   // leaving oneDNN's first). They all compute the same integer convolution with the same
-  // rounding: the choice changes no byte of the result (tests/int8_conv_choice_test.cpp).
+  // rounding: the choice changes no byte of the result (QdqFusion.EveryInt8ImplementationGivesTheSameBytes).
   static size_t choose(const OpContext& ctx, const ops::ConvGeometry& g, const std::vector<dnnl::convolution_forward::primitive_desc>& pds,
                        DType xt, DType yt, bool xz, bool yz, size_t scale_count, const std::function<size_t()>& measure) {
     const int64_t forced = ctx.node.attrs.get_int(kConvCandidate, kTimedCandidate);
@@ -193,9 +193,7 @@ class Int8ConvKernel : public Kernel {
     if (forced != kTimedCandidate) return static_cast<size_t>(std::clamp<int64_t>(forced, 0, last));
     if (pds.size() < 2) return 0;
     const int64_t threads = std::max<int64_t>(1, ctx.node.attrs.get_int(kPlanThreads, 1));
-    std::string key = "int8";
-    for (int64_t v : {g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, g.pb, g.pr, g.group, threads})
-      key += "," + std::to_string(v);
+    std::string key = "int8," + geometry_key(g, threads);
     auto type = [](DType t) { return t == DType::kFloat32 ? "f32" : t == DType::kInt8 ? "s8" : "u8"; };
     key += std::string(",") + type(xt) + type(yt) + (xz ? ",xz" : "") +
            (yz ? ",yz" : "") + ",scales" + std::to_string(scale_count);

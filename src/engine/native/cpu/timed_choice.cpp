@@ -59,4 +59,11 @@ size_t remembered_choice(const std::string& key, const std::function<size_t()>& 
   return best;
 }
 
+std::string geometry_key(const ops::ConvGeometry& g, int64_t threads) {
+  std::string key;
+  for (int64_t v : {g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, g.pb, g.pr, g.group})
+    key += std::to_string(v) + ",";
+  return key + std::to_string(threads);
+}
+
 }  // namespace sd::native::dnnl_ops

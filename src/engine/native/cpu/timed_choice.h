@@ -8,6 +8,8 @@
 #include <functional>
 #include <string>
 
+#include "engine/native/conv_attrs.h"
+
 namespace sd::native::dnnl_ops {
 
 // Candidate 0 is the incumbent (what runs without the timing).
@@ -47,5 +49,9 @@ size_t fastest_candidate(size_t count, const std::function<void(size_t)>& run, T
 // repeat their layer shapes, and later sessions plan at no cost. The key names everything the
 // answer depends on (shape, types, post ops, threads, ISA, which candidates).
 size_t remembered_choice(const std::string& key, const std::function<size_t()>& measure);
+
+// A convolution's geometry (sizes, kernel, strides, dilations, pads, groups) and the threads it
+// runs on, comma-separated: the part of remembered_choice's keys every convolution has.
+std::string geometry_key(const ops::ConvGeometry& g, int64_t threads);
 
 }  // namespace sd::native::dnnl_ops
