@@ -9,5 +9,16 @@ inline constexpr const char* kDstNhwc = "_dst_nhwc";  // 1: write the 4-D output
 // The session's thread budget, on a convolution: for kernels that choose their implementation by
 // timing the candidates on the node's shape while planning (cpu/dnnl_conv.cpp).
 inline constexpr const char* kPlanThreads = "_threads";
+// A channels-last destination inside a wider tensor (a Concat's output the planner placed it in,
+// exec/plan_concat.cpp): elements from one pixel (row of the last axis) to the next; 0 or the
+// output's own last dimension: dense. Set only on the CPU's elementwise int8 kernels (Int8Table,
+// Int8AddTables, a per-tensor QuantizeLinear) in CPU-only plans.
+inline constexpr const char* kDstPixelStride = "_dst_pixel_stride";
+// On a layout conversion to NCHW (a Transpose [N,H,W,C] -> [N,C,H,W] of 4-byte elements): elements
+// from one channel's plane to the next, inside a Concat's output along its last axis (YOLOv8's
+// head, exec/plan_concat.cpp); 0 or H*W: dense.
+inline constexpr const char* kDstRowStride = "_dst_row_stride";
+// On a Concat: per input, 1 where its producer already wrote it in place (nothing to copy).
+inline constexpr const char* kInPlaceInputs = "_in_place_inputs";
 
 }  // namespace sd::native

@@ -59,6 +59,9 @@ struct SessionOptions {
   // Keep 4-D activations channels-last between convolutions (fast). Off: every tensor stays plain
   // NCHW (a reference for tests of the layout logic; slow).
   bool channels_last = true;
+  // Concat in place (exec/plan_concat.cpp, CPU-only plans, not in a model loaded with kBf16): producers write their
+  // part of a Concat's output themselves. Off: every Concat copies (a reference for tests).
+  bool concat_in_place = true;
   // The most working memory (arena, scratch and outputs) a run may need; a plan that needs more is
   // an error naming both figures instead of an allocation that takes the machine down.
   // 0: the machine's physical memory.

@@ -80,6 +80,19 @@ AddBytesFn add_bytes_kernel(cpu::Isa isa) {
   return add_bytes_baseline;
 }
 
+void lookup_rows_baseline(const uint8_t* x, uint8_t* y, int64_t rows, int64_t c, int64_t y_stride, const uint8_t* table) {
+  for (int64_t r = 0; r < rows; ++r, x += c, y += y_stride) lookup_baseline(x, y, c, table);
+}
+
+LookupRowsFn lookup_rows_kernel(cpu::Isa isa) {
+#if defined(__x86_64__)
+  if (isa >= cpu::Isa::kAvx512) return lookup_rows_avx512;
+#else
+  (void)isa;
+#endif
+  return lookup_rows_baseline;
+}
+
 LookupFn lookup_kernel(cpu::Isa isa) {
 #if defined(__x86_64__)
   if (isa >= cpu::Isa::kAvx512) return lookup_avx512;

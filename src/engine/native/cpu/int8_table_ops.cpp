@@ -8,12 +8,14 @@
 //  - Int8AddTables: y = table_a[a] + table_b[b] (an Add of two such floats), float32, or
 //    quantized as QuantizeLinear does (`out_scale`, `out_zero_point`, `out_dtype` 2 / 3).
 //    Numpy broadcasting as Add; equal shapes (a residual Add) take the flat loop.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "engine/native/cpu/byte_table_kernel.h"
+#include "engine/native/layout_attrs.h"
 #include "engine/native/op_util.h"
 #include "engine/native/parallel.h"
 
@@ -52,6 +54,17 @@ inline float quantized(float x, float s, float zf, float lo, float hi) {
   return r > hi ? hi : r;
 }
 
+// The planner's strided destination (kDstPixelStride): rows of the output's last dimension `c`,
+// `stride` elements apart; stride 0 where the destination is dense.
+Status dst_rows(const OpContext& ctx, int64_t& c, int64_t& stride) {
+  const Shape& s = ctx.outputs[0].shape;
+  c = s.rank > 0 ? s[s.rank - 1] : 1;
+  stride = ctx.node.attrs.get_int(kDstPixelStride, 0);
+  if (stride == c) stride = 0;
+  if (stride != 0 && (c <= 0 || stride < c)) return fail(ErrorCode::kInternal, ctx.describe() + ": a strided destination narrower than a row");
+  return ok();
+}
+
 class Int8TableKernel : public Kernel {
  public:
   Status init(const OpContext& ctx) {
@@ -67,6 +80,8 @@ class Int8TableKernel : public Kernel {
       btab_[static_cast<size_t>(b)] = static_cast<uint8_t>(q);
       identity_ = identity_ && btab_[static_cast<size_t>(b)] == b;
     }
+    SD_TRY(dst_rows(ctx, c_, stride_));
+    lookup_rows_ = byte_table::lookup_rows_kernel(cpu::active_isa());
     return ok();
   }
   std::string implementation() const override {
@@ -75,6 +90,7 @@ class Int8TableKernel : public Kernel {
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     const auto* x = static_cast<const uint8_t*>(in[0].data);
     const int64_t n = in[0].numel();
+    if (stride_ != 0) return run_strided(x, n, out[0].data, ctx);
     if (out_ == DType::kFloat32) {
       auto* y = static_cast<float*>(out[0].data);
       parallel_for(n, ctx.threads, 16384, [&](int64_t b, int64_t e) { lookup_float_(x + b, y + b, e - b, ftab_.data()); });
@@ -88,7 +104,26 @@ class Int8TableKernel : public Kernel {
   }
 
  private:
+  // Rows of c_ elements written stride_ elements apart (kDstPixelStride).
+  Status run_strided(const uint8_t* x, int64_t n, void* out, const ExecContext& ctx) const {
+    const int64_t rows = n / c_;
+    parallel_for(rows, ctx.threads, std::max<int64_t>(1, 16384 / c_), [&](int64_t b, int64_t e) {
+      if (out_ == DType::kFloat32) {
+        auto* y = static_cast<float*>(out);
+        for (int64_t r = b; r < e; ++r) lookup_float_(x + r * c_, y + r * stride_, c_, ftab_.data());
+      } else if (identity_) {
+        auto* y = static_cast<uint8_t*>(out);
+        for (int64_t r = b; r < e; ++r) std::memcpy(y + r * stride_, x + r * c_, static_cast<size_t>(c_));
+      } else {
+        lookup_rows_(x + b * c_, static_cast<uint8_t*>(out) + b * stride_, e - b, c_, stride_, btab_.data());
+      }
+    });
+    return ok();
+  }
+
   DType out_ = DType::kFloat32;
+  int64_t c_ = 1, stride_ = 0;  // a strided destination: row length and stride (0: dense)
+  byte_table::LookupRowsFn lookup_rows_ = byte_table::lookup_rows_baseline;
   bool identity_ = false;
   std::array<float, 256> ftab_{};
   std::array<uint8_t, 256> btab_{};
@@ -120,6 +155,8 @@ class Int8AddTablesKernel : public Kernel {
     }
     sa_ = broadcast_strides(ctx.inputs[0].shape, out_shape_);
     sb_ = broadcast_strides(ctx.inputs[1].shape, out_shape_);
+    SD_TRY(dst_rows(ctx, c_, stride_));
+    if (stride_ != 0 && !flat_) return fail(ErrorCode::kInternal, ctx.describe() + ": a strided destination needs inputs of the output's shape");
     return ok();
   }
   std::string implementation() const override { return pairs_.empty() ? "streamdet:add_tables" : "streamdet:add_pair_table"; }
@@ -127,6 +164,16 @@ class Int8AddTablesKernel : public Kernel {
     const auto* a = static_cast<const uint8_t*>(in[0].data);
     const auto* b = static_cast<const uint8_t*>(in[1].data);
     const int64_t n = out[0].numel();
+    if (stride_ != 0) {  // rows of c_ elements, stride_ apart (kDstPixelStride)
+      parallel_for(n / c_, ctx.threads, std::max<int64_t>(1, 16384 / c_), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+          const int64_t i = r * c_, o = r * stride_;
+          if (out_ == DType::kFloat32) add_float_(a + i, b + i, c_, ta_.data(), tb_.data(), static_cast<float*>(out[0].data) + o);
+          else if (!pairs_.empty()) add_pairs_(a + i, b + i, c_, pairs_.data(), static_cast<uint8_t*>(out[0].data) + o);
+        }
+      });
+      return ok();
+    }
     auto offsets = [&](int64_t i, int64_t& ia, int64_t& ib) {  // the broadcast inputs' elements of output i
       ia = ib = 0;
       for (int d = out_shape_.rank - 1; d >= 0; --d) {
@@ -166,6 +213,7 @@ class Int8AddTablesKernel : public Kernel {
   float s_ = 1.f, zf_ = 0.f, lo_ = 0.f, hi_ = 255.f;
   Shape out_shape_;
   bool flat_ = true;
+  int64_t c_ = 1, stride_ = 0;  // a strided destination: row length and stride (0: dense)
   std::array<int64_t, Shape::kMaxRank> sa_{}, sb_{};
   byte_table::AddTables q_;
   byte_table::AddFloatFn add_float_ = byte_table::add_float_baseline;

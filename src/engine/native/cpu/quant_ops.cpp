@@ -90,6 +90,13 @@ class QdqKernel : public Kernel {
       nhwc_ = true;
       shape_ = ctx.inputs[0].shape;
     }
+    // The planner's strided destination (layout_attrs.h): rows of the last dimension written
+    // stride_ elements apart, inside a Concat's output.
+    stride_ = ctx.node.attrs.get_int(kDstPixelStride, 0);
+    row_ = ctx.inputs[0].shape.rank > 0 ? ctx.inputs[0].shape[ctx.inputs[0].shape.rank - 1] : 1;
+    if (stride_ == row_) stride_ = 0;
+    if (stride_ != 0 && (!quantize_ || info_.per_channel || nhwc_ || in_ != DType::kFloat32 || row_ <= 0 || stride_ < row_))
+      return fail(ErrorCode::kInternal, ctx.describe() + ": a strided destination only for a per-tensor QuantizeLinear of floats");
     return ok();
   }
   std::string implementation() const override { return nhwc_ ? "streamdet:quantize_to_nhwc" : ""; }
@@ -100,6 +107,17 @@ class QdqKernel : public Kernel {
     if (nhwc_) {
       quantize_to_nhwc(x.as<float>(), shape_[0], shape_[1], shape_[2], shape_[3], scale.as<float>()[0], zp.data ? int_at(zp, 0) : 0,
                        out_ == DType::kInt8, out[0].data, ctx.threads);
+      return ok();
+    }
+    if (stride_ != 0) {
+      const float sc = scale.as<float>()[0];
+      const int32_t z = zp.data ? int_at(zp, 0) : 0;
+      parallel_for(x.numel() / row_, ctx.threads, std::max<int64_t>(1, 16384 / row_), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+          if (out_ == DType::kUInt8) quantize_row(x, r * row_, row_, sc, z, out[0].as<uint8_t>() + r * stride_);
+          else quantize_row(x, r * row_, row_, sc, z, out[0].as<int8_t>() + r * stride_);
+        }
+      });
       return ok();
     }
     // Per tensor, one row: cut into rows of 16384 for the threads (an image's QuantizeLinear ran
@@ -158,6 +176,7 @@ class QdqKernel : public Kernel {
 
   bool quantize_ = true;
   bool nhwc_ = false;  // source N,C,H,W (shape_), destination N,H,W,C
+  int64_t stride_ = 0, row_ = 1;  // a strided destination (kDstPixelStride; 0: dense)
   Shape shape_;
   QdqParams info_;
   ChannelSplit split_;

@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "engine/native/layout_attrs.h"
 #include "engine/native/op_util.h"
 #include "engine/native/numeric.h"
 #include "engine/native/parallel.h"
@@ -223,6 +224,14 @@ class TransposeKernel : public Kernel {
       for (int i = in_.rank - 1; i >= 0; --i) perm_.push_back(i);
     auto st = contiguous_strides(in_);
     for (int i = 0; i < out_.rank; ++i) src_stride_[static_cast<size_t>(i)] = st[static_cast<size_t>(perm_[static_cast<size_t>(i)])];
+    // The planner's strided destination (kDstRowStride): the batched 2-D transpose of 4-byte
+    // elements only, its output rows that far apart.
+    row_stride_ = ctx.node.attrs.get_int(kDstRowStride, 0);
+    if (row_stride_ != 0) {
+      int64_t a = 0, b = 0, c = 0;
+      if (!batched_2d(a, b, c) || es_ != 4 || row_stride_ < b) return fail(ErrorCode::kInternal, ctx.describe() + ": a strided destination only for a batched 2-D transpose of 4-byte elements");
+      if (row_stride_ == b) row_stride_ = 0;
+    }
     return ok();
   }
   template <class T>
@@ -275,9 +284,10 @@ class TransposeKernel : public Kernel {
       for (int64_t t = s; t < e; ++t) {
         const int64_t ai = t / (tb * tc), bi = (t / tc) % tb * kTile, ci = t % tc * kTile;
         const uint32_t* src = x + ai * b * c;
-        uint32_t* dst = y + ai * b * c;
+        const int64_t ld = row_stride_ != 0 ? row_stride_ : b;  // from one output row to the next
+        uint32_t* dst = y + ai * ld * c;
         const int64_t bend = std::min(b, bi + kTile), cend = std::min(c, ci + kTile);
-        transpose_block(src + bi * c + ci, c, dst + ci * b + bi, b, bend - bi, cend - ci);
+        transpose_block(src + bi * c + ci, c, dst + ci * ld + bi, ld, bend - bi, cend - ci);
       }
     });
   }
@@ -334,6 +344,10 @@ class TransposeKernel : public Kernel {
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     int64_t a = 0, b = 0, c = 0;
     const bool b2d = batched_2d(a, b, c);
+    if (row_stride_ != 0) {  // init checked: b2d, 4-byte elements
+      tiled(in[0].as<uint32_t>(), out[0].as<uint32_t>(), a, b, c, ctx.threads);
+      return ok();
+    }
     if (b2d && es_ == 4) {
       tiled(in[0].as<uint32_t>(), out[0].as<uint32_t>(), a, b, c, ctx.threads);
       return ok();
@@ -358,6 +372,7 @@ class TransposeKernel : public Kernel {
   size_t es_ = 4;
   std::vector<int64_t> perm_;
   std::array<int64_t, Shape::kMaxRank> src_stride_{};
+  int64_t row_stride_ = 0;  // kDstRowStride (0: dense)
 };
 
 Result<std::vector<ValueType>> infer_transpose(const OpContext& ctx) {
@@ -409,6 +424,11 @@ class ConcatKernel : public Kernel {
     for (int i = axis_ + 1; i < o.rank; ++i) inner *= o[i];
     for (const auto& in : ctx.inputs) block_.push_back(static_cast<size_t>(in.shape.rank ? in.shape[axis_] * inner : 0) * es_);
     out_block_ = static_cast<size_t>(o[axis_] * inner) * es_;
+    // Inputs the planner had their producers write in place (kInPlaceInputs, exec/plan_concat.cpp):
+    // already there, skipped.
+    auto in_place = ctx.node.attrs.get_ints(kInPlaceInputs);
+    in_place.resize(ctx.inputs.size(), 0);
+    for (size_t i = 0; i < in_place.size(); ++i) skip_.push_back(in_place[i] != 0);
     return ok();
   }
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
@@ -418,7 +438,7 @@ class ConcatKernel : public Kernel {
         size_t off = static_cast<size_t>(o) * out_block_;
         for (size_t i = 0; i < in.size(); ++i) {
           if (block_[i] == 0) continue;
-          copy_block(dst + off, static_cast<const unsigned char*>(in[i].data) + static_cast<size_t>(o) * block_[i], block_[i]);
+          if (!skip_[i]) copy_block(dst + off, static_cast<const unsigned char*>(in[i].data) + static_cast<size_t>(o) * block_[i], block_[i]);
           off += block_[i];
         }
       }
@@ -431,6 +451,7 @@ class ConcatKernel : public Kernel {
   size_t es_ = 4, out_block_ = 0;
   int64_t outer_ = 1;
   std::vector<size_t> block_;
+  std::vector<bool> skip_;
 };
 
 Result<std::vector<ValueType>> infer_concat(const OpContext& ctx) {

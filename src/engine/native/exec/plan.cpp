@@ -37,6 +37,7 @@ Result<std::unique_ptr<Plan>> Planner::build(const std::vector<ValueType>& input
     s.input = static_cast<int>(i);
     s.root = g_.inputs[i];
   }
+  count_readers();
   for (const Node& n : g_.nodes) SD_TRY(plan_node(n));
   std::vector<int> computed;  // each output where it was computed (a device's memory, or the host's)
   for (int o : g_.outputs) {

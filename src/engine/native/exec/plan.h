@@ -72,6 +72,10 @@ struct PlanOptions {
   bool device_fp16 = false;
   // The session's thread budget (SessionOptions::threads), told to convolutions (kPlanThreads).
   int threads = 1;
+  // Concat in place (exec/plan_concat.cpp): producers write their part of a Concat's output
+  // themselves, the Concat copies only the rest (or has no step). CPU-only plans. Off: every
+  // Concat copies (the reference the tests compare with bit for bit).
+  bool concat_in_place = true;
 };
 
 // `backends` in order of preference: each node goes to the first that supports it; one of them

@@ -67,6 +67,7 @@ Result<int> Planner::convert(int v, bool to_nhwc) {
   } else {
     SD_ASSIGN_OR_RETURN(auto placed, create_kernel(ctx));
     SD_TRY(add_step(std::move(placed), {v}, {in_t}, {nv}, {out_t}, "layout conversion"));
+    if (!to_nhwc) record_row_producer(nv, v, t, in_t, out_t);
   }
   cache[v] = nv;
   return nv;
@@ -234,11 +235,15 @@ Status Planner::plan_layout_aware(const Node& n, const OpSchema& schema, const s
   }
   std::vector<ValueType> phys_out;
   for (const auto& t : out_types) phys_out.push_back({t.dtype, physical_of(t.shape)});
+  if (cls == OpClass::kConcat) return plan_concat(copy, ins, types, consts, out_types, phys_out, true);
   OpContext ctx{copy, g_.opset, types, consts, phys_out};
   SD_ASSIGN_OR_RETURN(auto placed, create_kernel(ctx));
   for (auto& m : made) made_constants_.push_back(m);
   define_outputs(n, out_types, true);
-  return add_step(std::move(placed), ins, types, n.outputs, phys_out, g_.describe(n));
+  SD_TRY(add_step(std::move(placed), ins, types, n.outputs, phys_out, g_.describe(n)));
+  // A Concat planned later may have it write into its output (plan_concat.cpp).
+  if (cls == OpClass::kUnary || cls == OpClass::kBinary) record_strided_producer(copy, types, consts, phys_out);
+  return ok();
 }
 
 bool Planner::quantizes_for_int8_convs(const Node& n, const std::vector<ValueType>& lin, const std::vector<const HostTensor*>& lconst,

@@ -165,6 +165,7 @@ Status Planner::plan_plain(const Node& n, const OpSchema& schema, const std::vec
   std::vector<ValueType> types;
   std::vector<const HostTensor*> consts;
   SD_TRY(gather(ins, types, consts));
+  if (n.op_type == "Concat") return plan_concat(n, ins, types, consts, out_types, out_types, false);
   OpContext ctx{n, g_.opset, types, consts, out_types};
   SD_ASSIGN_OR_RETURN(auto placed, create_kernel(ctx));
   define_outputs(n, out_types, false);

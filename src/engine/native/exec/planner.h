@@ -43,7 +43,7 @@ class Planner {
   Planner(const Graph& g, const OpRegistry& r, std::span<const Backend* const> backends, const PlanOptions& options)
       : g_(g), registry_(r), backends_(backends.begin(), backends.end()), states_(g.values.size()),
         channels_last_(options.channels_last), memory_limit_(options.memory_limit_bytes), device_fp16_(options.device_fp16),
-        threads_(options.threads) {}
+        threads_(options.threads), concat_in_place_(options.concat_in_place) {}
 
   Result<std::unique_ptr<Plan>> build(const std::vector<ValueType>& inputs, const std::vector<const HostTensor*>& fixed);
 
@@ -125,6 +125,25 @@ class Planner {
   Status plan_layout_aware(const Node& n, const OpSchema& schema, const std::vector<ValueType>& lin,
                            const std::vector<const HostTensor*>& lconst, const std::vector<ValueType>& out_types, OpClass cls);
 
+  // plan_concat.cpp: Concat in place.
+  // Readers of each graph value (node inputs and graph outputs).
+  void count_readers();
+  // An elementwise int8 step on the host (Int8Table, Int8AddTables, a per-tensor QuantizeLinear)
+  // just added, channels-last: a Concat planned later may have it write into its output, strided.
+  void record_strided_producer(const Node& planned, const std::vector<ValueType>& types, const std::vector<const HostTensor*>& consts,
+                               const std::vector<ValueType>& out_types);
+  // A layout conversion to NCHW just added (value `out` of channels-last `source`): a Concat along
+  // its last axis may have it write its channel planes into the Concat's rows.
+  void record_row_producer(int out, int source, const Node& planned, const ValueType& in, const ValueType& out_type);
+  // A Concat's step, `planned` with its physical axis and `types` its inputs' physical types:
+  // inputs whose producers can write their part of the output themselves do, the Concat copies
+  // the rest (or has no step when nothing is left).
+  Status plan_concat(const Node& planned, const std::vector<int>& ins, const std::vector<ValueType>& types,
+                     const std::vector<const HostTensor*>& consts, const std::vector<ValueType>& logical_out,
+                     const std::vector<ValueType>& out_types, bool nhwc);
+  // Moves the buffer of root `r` (and every value inside it) into `out`'s, `offset` bytes in.
+  void reroot(int r, int out, size_t offset);
+
   // plan_memory.cpp
   // Places the intermediate tensors: one arena per backend, offsets by lifetime.
   void allocate();
@@ -148,6 +167,16 @@ class Planner {
   size_t memory_limit_ = 0;  // 0: none
   bool device_fp16_ = false;
   int threads_ = 1;  // PlanOptions::threads
+  bool concat_in_place_ = true;  // PlanOptions::concat_in_place
+  std::vector<int> readers_;     // per graph value (count_readers)
+  struct ProducerRecord {        // how a step's kernel was made, to make it again strided
+    int step = -1;
+    int source = -1;             // a layout conversion's: the channels-last value it converts
+    const Node* node = nullptr;  // in filled_
+    std::vector<ValueType> types, out_types;
+    std::vector<const HostTensor*> consts;
+  };
+  std::map<int, ProducerRecord> strided_producers_;  // output value -> its step
 };
 
 }  // namespace sd::native::exec

@@ -497,6 +497,7 @@ class Session final : public NativeSession {
       po.memory_limit_bytes = memory_limit();
       po.device_fp16 = options_.device_fp16;
       po.threads = options_.threads;
+      po.concat_in_place = options_.concat_in_place;
       auto built = exec::build_plan(g, types, builtin_op_registry(), raw_backends_, fixed, po);
       if (!built) return tl::unexpected(built.error());
       it = plans_.emplace(key, std::move(*built)).first;

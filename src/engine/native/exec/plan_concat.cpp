@@ -1,0 +1,184 @@
+// The planner's Concat in place (planner.h): a Concat's inputs written by their producers straight
+// into its output, so that the Concat copies only what is left, or has no step at all.
+//
+// Two cases, both in CPU-only plans and only where PlanOptions::concat_in_place is on:
+//  - Contiguous parts: a Concat whose output has nothing but ones before its axis (YOLOv8's last
+//    Concats of the head at batch 1: boxes and class scores, [1,4,8400] and [1,80,8400] on
+//    axis 1) holds each input as one block of bytes. Any input that owns its buffer (or is a
+//    Reshape-like alias of a whole buffer) moves into it: the producer writes there, whatever
+//    it is, and other readers read the same bytes there. No kernel changes.
+//  - Channels of a channels-last Concat (the int8 plan's C2f, SPPF and PAN Concats): each input
+//    is a column of the output's rows. An elementwise int8 kernel (Int8Table, Int8AddTables, a
+//    per-tensor QuantizeLinear: the requantizations to the Concat's scale that a QDQ model puts
+//    in front of every Concat) writes its rows that far apart (kDstPixelStride) when nothing but
+//    the Concat reads its output; its kernel is made again with the stride.
+// The copying plan (concat_in_place off) is the reference: tests/concat_in_place_test.cpp
+// compares them bit for bit.
+#include <algorithm>
+
+#include "engine/native/exec/planner.h"
+#include "engine/native/layout_attrs.h"
+#include "engine/native/precision.h"
+
+namespace sd::native::exec {
+
+void Planner::count_readers() {
+  readers_.assign(g_.values.size(), 0);
+  for (const Node& n : g_.nodes) {
+    for (int in : n.inputs)
+      if (in >= 0) ++readers_[static_cast<size_t>(in)];
+    // --precision bf16 (the loader marked convolutions): its plans are left as they were.
+    if (n.attrs.get_int(kBf16Compute, 0) != 0) concat_in_place_ = false;
+  }
+  for (int o : g_.outputs)
+    if (o >= 0) ++readers_[static_cast<size_t>(o)];
+}
+
+void Planner::record_strided_producer(const Node& planned, const std::vector<ValueType>& types,
+                                      const std::vector<const HostTensor*>& consts, const std::vector<ValueType>& out_types) {
+  if (!concat_in_place_ || planned.outputs.size() != 1 || out_types.size() != 1 || steps_.empty()) return;
+  const int v = planned.outputs[0];
+  if (v < 0 || static_cast<size_t>(v) >= readers_.size() || readers_[static_cast<size_t>(v)] != 1) return;
+  const bool elementwise = planned.op_type == "Int8Table" || planned.op_type == "Int8AddTables" ||
+                           (planned.op_type == "QuantizeLinear" && !types.empty() && types[0].dtype == DType::kFloat32);
+  if (!elementwise || steps_.back().backend != host_ || out_types[0].shape.rank != 4) return;
+  for (const auto& t : types)
+    if (t.shape.rank != 0 && t.shape.numel() != 1 && t.shape != out_types[0].shape) return;  // broadcasts: dense only
+  filled_.push_back(std::make_unique<Node>(planned));
+  strided_producers_[v] = ProducerRecord{static_cast<int>(steps_.size()) - 1, -1, filled_.back().get(), types, out_types, consts};
+}
+
+void Planner::record_row_producer(int out, int source, const Node& planned, const ValueType& in, const ValueType& out_type) {
+  if (!concat_in_place_ || steps_.empty() || steps_.back().backend != host_ || dtype_size(out_type.dtype) != 4 || out_type.shape.rank != 4) return;
+  filled_.push_back(std::make_unique<Node>(planned));
+  ProducerRecord rec{static_cast<int>(steps_.size()) - 1, source, filled_.back().get(), {in}, {out_type}, {nullptr}};
+  strided_producers_[out] = std::move(rec);
+}
+
+void Planner::reroot(int r, int out, size_t offset) {
+  const ValueState old = states_[static_cast<size_t>(r)];
+  for (ValueState& w : states_)
+    if (w.root == r) {
+      w.root = out;
+      w.alias_offset += offset;
+      w.home = host_;
+    }
+  ValueState& o = states_[static_cast<size_t>(out)];
+  if (old.first_step >= 0) o.first_step = o.first_step < 0 ? old.first_step : std::min(o.first_step, old.first_step);
+  o.last_step = std::max(o.last_step, old.last_step);
+}
+
+Status Planner::plan_concat(const Node& planned, const std::vector<int>& ins, const std::vector<ValueType>& types,
+                            const std::vector<const HostTensor*>& consts, const std::vector<ValueType>& logical_out,
+                            const std::vector<ValueType>& out_types, bool nhwc) {
+  const ValueType& out = out_types[0];
+  std::vector<int64_t> in_place(ins.size(), 0);
+  struct Move {
+    int root;
+    size_t offset;
+  };
+  std::vector<Move> moves;
+  bool cpu_only = concat_in_place_ && host_ >= 0 && planned.outputs.size() == 1 && planned.outputs[0] >= 0;
+  for (const Backend* b : backends_)
+    if (!b->device().is_host()) cpu_only = false;
+  int64_t axis = planned.attrs.get_int("axis", 0);
+  if (axis < 0) axis += out.shape.rank;
+  if (cpu_only && axis >= 0 && axis < out.shape.rank) {
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < axis; ++d) outer *= out.shape[d];
+    for (int d = static_cast<int>(axis) + 1; d < out.shape.rank; ++d) inner *= out.shape[d];
+    const size_t es = dtype_size(out.dtype);
+    const bool contiguous = outer == 1;
+    // Rows of the last axis, each input's a stretch of the output's rows (a channels-last Concat's
+    // channels, or the head's Concat over the scales' anchors).
+    const bool rows = !contiguous && inner == 1 && axis == out.shape.rank - 1;
+    // Each buffer can be in one place only: an input whose root another input shares stays a copy.
+    auto root_of = [&](int v) { return v < 0 ? -1 : states_[static_cast<size_t>(v)].root; };
+    auto shared_root = [&](size_t k) {
+      for (size_t j = 0; j < ins.size(); ++j)
+        if (j != k && ins[j] >= 0 && root_of(ins[j]) == root_of(ins[k])) return true;
+      return false;
+    };
+    size_t offset = 0;  // bytes into a row (channels) or into the output (contiguous)
+    for (size_t k = 0; k < ins.size(); ++k) {
+      const int v = ins[k];
+      const size_t part = static_cast<size_t>(std::max<int64_t>(types[k].shape.numel(), 0)) * es;
+      const size_t row = types[k].shape.rank > 0 ? static_cast<size_t>(types[k].shape[types[k].shape.rank - 1]) * es : 0;  // bytes
+      const size_t here = offset;
+      offset += contiguous ? part : row;
+      if (v < 0 || part == 0 || shared_root(k)) continue;
+      const ValueState& s = states_[static_cast<size_t>(v)];
+      const int r = s.root;
+      if (r < 0 || s.constant || s.uploaded || s.input >= 0 || types[k].dtype != out.dtype) continue;
+      const ValueState& rs = states_[static_cast<size_t>(r)];
+      if (rs.constant || rs.uploaded || rs.input >= 0 || rs.first_step < 0 || home_of(r) != host_) continue;
+      if (contiguous) {
+        // The input must be the whole of its buffer (not a Split's part of it).
+        const size_t whole = static_cast<size_t>(std::max<int64_t>(stored_type(rs.logical, host_).shape.numel(), 0)) * es;
+        if (s.alias_offset != 0 || whole != part) continue;
+        in_place[k] = 1;
+        moves.push_back({r, here});
+        continue;
+      }
+      if (!rows) continue;
+      auto it = strided_producers_.find(r);
+      if (it == strided_producers_.end()) continue;
+      const ProducerRecord& rec = it->second;
+      const Shape& made = rec.out_types[0].shape;
+      const int64_t row_len = types[k].shape[types[k].shape.rank - 1];
+      if (rec.source < 0) {
+        // An elementwise kernel: its own output, rows of its last axis (readers checked when recorded).
+        if (r != v || made[made.rank - 1] != row_len) continue;
+      } else {
+        // A layout conversion to [N,C,H,W]: rows of H*W, read through a Reshape to [N,C,H*W] (or
+        // itself where H is 1) and by nothing else; what it converts read by that one node alone.
+        const size_t whole = static_cast<size_t>(std::max<int64_t>(made.numel(), 0)) * es;
+        if (s.alias_offset != 0 || whole != part || made[2] * made[3] != row_len) continue;
+        if (rec.source >= static_cast<int>(readers_.size()) || readers_[static_cast<size_t>(rec.source)] != 1) continue;
+        if (v != r && (v >= static_cast<int>(readers_.size()) || readers_[static_cast<size_t>(v)] != 1)) continue;
+        bool others = false;
+        for (size_t w = 0; w < states_.size(); ++w)
+          if (states_[w].root == r && static_cast<int>(w) != r && static_cast<int>(w) != v) others = true;
+        if (others) continue;
+      }
+      Node strided = *rec.node;
+      Attribute a;
+      a.kind = Attribute::Kind::kInt;
+      a.i = out.shape[axis];
+      strided.attrs.set(rec.source < 0 ? kDstPixelStride : kDstRowStride, a);
+      filled_.push_back(std::make_unique<Node>(std::move(strided)));
+      OpContext ctx{*filled_.back(), g_.opset, rec.types, rec.consts, rec.out_types};
+      auto kernel = backends_[static_cast<size_t>(host_)]->create_kernel(ctx);
+      if (!kernel) continue;  // planned as before: the Concat copies this input
+      steps_[static_cast<size_t>(rec.step)].kernel = std::move(*kernel);
+      if (rec.source >= 0) plain_copy_.erase(rec.source);  // a later reader converts again
+      strided_producers_.erase(it);
+      in_place[k] = 1;
+      moves.push_back({r, here});
+    }
+  }
+  const int o = planned.outputs[0];
+  if (!moves.empty() && moves.size() == ins.size()) {
+    // Every input is in place: no step. The output lives from its first producer on.
+    define_outputs(planned, logical_out, nhwc);
+    states_[static_cast<size_t>(o)].home = host_;
+    for (const Move& m : moves) reroot(m.root, o, m.offset);
+    return ok();
+  }
+  Node copy = planned;
+  if (!moves.empty()) {
+    Attribute a;
+    a.kind = Attribute::Kind::kInts;
+    a.ints = in_place;
+    copy.attrs.set(kInPlaceInputs, a);
+  }
+  filled_.push_back(std::make_unique<Node>(std::move(copy)));
+  OpContext ctx{*filled_.back(), g_.opset, types, consts, out_types};
+  SD_ASSIGN_OR_RETURN(auto placed, create_kernel(ctx));
+  define_outputs(planned, logical_out, nhwc);
+  SD_TRY(add_step(std::move(placed), ins, types, planned.outputs, out_types, g_.describe(planned)));
+  for (const Move& m : moves) reroot(m.root, o, m.offset);
+  return ok();
+}
+
+}  // namespace sd::native::exec

@@ -1,0 +1,284 @@
+// The planner's Concat in place (exec/plan_concat.cpp): producers write their part of a Concat's
+// output themselves. Every plan here must give the copying plan's results (concat_in_place off)
+// bit for bit, with fewer Concat steps:
+//  - a YOLOv8-style head tail in float (per scale Concat of box and class maps, layout
+//    conversion, Reshape, Concat over the scales, Split, DFL-like box arithmetic and Sigmoid, the
+//    last Concats at batch 1: contiguous parts, written by their producers, whatever they are);
+//  - a QDQ C2f block, an SPPF-like Concat and a PAN-like upsampling Concat (the int8 plan: the
+//    requantizing byte tables, the residual Int8AddTables and the QuantizeLinear after a float
+//    MaxPool write the Concat's channels strided);
+//  - a QuantizeLinear whose output something else reads too: not written in place.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "core/cpu_isa.h"
+#include "engine/native/cpu/byte_table_kernel.h"
+#include "engine/native/session.h"
+#include "onnx_builder.h"
+
+namespace sd::native {
+namespace {
+
+using test::OnnxBuilder;
+
+template <class T>
+void init_raw(OnnxBuilder& b, const std::string& name, std::vector<int64_t> dims, int type, const std::vector<T>& v) {
+  auto* t = b.graph().add_initializer();
+  t->set_name(name);
+  t->set_data_type(type);
+  for (auto d : dims) t->add_dims(d);
+  t->set_raw_data(std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T)));
+}
+
+struct Ran {
+  std::vector<HostTensor> outputs;
+  int concat_steps = 0;
+};
+
+Ran run(const std::string& model, const HostTensor& x, bool in_place) {
+  auto m = NativeModel::load_from_bytes(model.data(), model.size(), ".", {});
+  EXPECT_TRUE(m) << (m ? "" : m.error().message);
+  if (!m) return {};
+  SessionOptions so;
+  so.threads = 2;
+  so.concat_in_place = in_place;
+  auto s = NativeSession::create(*m, so);
+  EXPECT_TRUE(s) << (s ? "" : s.error().message);
+  if (!s) return {};
+  Ran r;
+  auto summary = (*s)->plan_summary({x.shape()});
+  EXPECT_TRUE(summary);
+  if (summary)
+    for (const auto& st : summary->steps) r.concat_steps += st.label.rfind("Concat", 0) == 0;
+  const TensorRef ref = x.ref();
+  for (int k = 0; k < 2; ++k) {  // the second run reuses the arena the first one left dirty
+    r.outputs.clear();
+    auto st = (*s)->run(std::span<const TensorRef>(&ref, 1), r.outputs);
+    EXPECT_TRUE(st) << (st ? "" : st.error().message);
+  }
+  return r;
+}
+
+HostTensor image(int64_t size, float lo, float hi) {
+  HostTensor x(DType::kFloat32, Shape{1, 3, size, size});
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(lo, hi);
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
+  return x;
+}
+
+void expect_identical(const Ran& in_place, const Ran& copying) {
+  ASSERT_EQ(in_place.outputs.size(), copying.outputs.size());
+  ASSERT_FALSE(copying.outputs.empty());
+  for (size_t k = 0; k < copying.outputs.size(); ++k) {
+    ASSERT_EQ(in_place.outputs[k].shape(), copying.outputs[k].shape()) << "output " << k;
+    EXPECT_EQ(std::memcmp(in_place.outputs[k].data(), copying.outputs[k].data(), copying.outputs[k].bytes()), 0)
+        << "output " << k << " differs from the copying plan's";
+  }
+}
+
+// ---- float: YOLOv8's head tail, two scales (8x8 and 4x4), 4 box and 3 class channels.
+void conv(OnnxBuilder& b, const std::string& x, const std::string& w, const std::string& y, std::vector<int64_t> wshape, int64_t stride) {
+  b.random_initializer(w, wshape, -0.3f, 0.3f);
+  auto* c = b.node("Conv", {x, w}, {y});
+  OnnxBuilder::attr_ints(c, "pads", {wshape[2] / 2, wshape[2] / 2, wshape[2] / 2, wshape[2] / 2});
+  OnnxBuilder::attr_ints(c, "strides", {stride, stride});
+}
+
+// `second_reader`: the Sigmoid's output is a graph output as well (read twice).
+std::string head_model(bool second_reader) {
+  OnnxBuilder b;
+  b.input("x", {1, 3, 16, 16});
+  conv(b, "x", "w0", "p3", {8, 3, 3, 3}, 2);   // [1,8,8,8]
+  conv(b, "p3", "w1", "p4", {8, 8, 3, 3}, 2);  // [1,8,4,4]
+  std::vector<std::string> flat;
+  for (const std::string p : {"p3", "p4"}) {
+    conv(b, p, "wb_" + p, "box_" + p, {4, 8, 1, 1}, 1);
+    conv(b, p, "wc_" + p, "cls_" + p, {3, 8, 1, 1}, 1);
+    OnnxBuilder::attr_int(b.node("Concat", {"box_" + p, "cls_" + p}, {"cat_" + p}), "axis", 1);
+    b.initializer_i64("shape_" + p, {3}, {1, 7, -1});
+    b.node("Reshape", {"cat_" + p, "shape_" + p}, {"flat_" + p});
+    flat.push_back("flat_" + p);
+  }
+  OnnxBuilder::attr_int(b.node("Concat", flat, {"all"}), "axis", 2);  // [1,7,80]
+  b.initializer_i64("split", {2}, {4, 3});
+  OnnxBuilder::attr_int(b.node("Split", {"all", "split"}, {"box", "cls"}), "axis", 1);
+  // The box arithmetic: two halves, their sum and difference, a Concat of those (contiguous at
+  // batch 1), scaled.
+  b.initializer_i64("split2", {2}, {2, 2});
+  OnnxBuilder::attr_int(b.node("Split", {"box", "split2"}, {"lt", "rb"}), "axis", 1);
+  b.node("Add", {"lt", "rb"}, {"sum"});
+  b.node("Sub", {"rb", "lt"}, {"wh"});
+  OnnxBuilder::attr_int(b.node("Concat", {"sum", "wh"}, {"xywh"}), "axis", 1);
+  b.initializer("stride", {1, 1, 80}, std::vector<float>(80, 8.f));
+  b.node("Mul", {"xywh", "stride"}, {"dbox"});
+  b.node("Sigmoid", {"cls"}, {"score"});
+  OnnxBuilder::attr_int(b.node("Concat", {"dbox", "score"}, {"y"}), "axis", 1);  // [1,7,80]
+  b.output("y");
+  if (second_reader) b.output("score");
+  return b.bytes();
+}
+
+TEST(NativeEngineConcatInPlace, HeadTailIsTheCopyingPlansBitForBit) {
+  const std::string model = head_model(false);
+  const HostTensor x = image(16, -1.f, 1.f);
+  const Ran copying = run(model, x, false), in_place = run(model, x, true);
+  expect_identical(in_place, copying);
+  EXPECT_EQ(copying.concat_steps, 5);
+  // xywh and y: contiguous parts at batch 1, written by Add, Sub, Mul and Sigmoid; all: each
+  // scale's layout conversion writes its channel planes into all's rows. Left: the two per scale
+  // Concats (of convolutions).
+  EXPECT_EQ(in_place.concat_steps, 2);
+}
+
+TEST(NativeEngineConcatInPlace, ContiguousPartReadTwiceStaysInPlace) {
+  // The same bytes in the same place for both readers: the Sigmoid writes into y, the second
+  // output is read from there.
+  const std::string model = head_model(true);
+  const HostTensor x = image(16, -1.f, 1.f);
+  const Ran copying = run(model, x, false), in_place = run(model, x, true);
+  ASSERT_EQ(in_place.outputs.size(), 2u);
+  expect_identical(in_place, copying);
+  EXPECT_EQ(in_place.concat_steps, 2);
+}
+
+// ---- int8: QDQ as `streamdet quantize` writes it (see int8_dataflow_test.cpp).
+struct Qdq {
+  OnnxBuilder b{13};
+  std::mt19937 rng{7};
+  int id = 0;
+
+  std::string quantize(const std::string& f, float scale, int zero) {
+    const std::string k = std::to_string(++id);
+    b.initializer("qs" + k, {}, {scale});
+    init_raw<uint8_t>(b, "qz" + k, {}, onnx::TensorProto::UINT8, {static_cast<uint8_t>(zero)});
+    b.node("QuantizeLinear", {f, "qs" + k, "qz" + k}, {"q" + k});
+    return "q" + k;
+  }
+  std::string dequantize(const std::string& q, float scale, int zero) {
+    const std::string k = std::to_string(++id);
+    b.initializer("ds" + k, {}, {scale});
+    init_raw<uint8_t>(b, "dz" + k, {}, onnx::TensorProto::UINT8, {static_cast<uint8_t>(zero)});
+    b.node("DequantizeLinear", {q, "ds" + k, "dz" + k}, {"dq" + k});
+    return "dq" + k;
+  }
+  // Quantized input -> int8 Conv k x k -> quantized -> float SiLU.
+  std::string conv_silu(const std::string& q, float in_scale, int in_zero, int64_t cin, int64_t cout, int64_t k, float y_scale, int y_zero,
+                        int64_t stride = 1) {
+    const std::string s = std::to_string(++id);
+    const std::string d = dequantize(q, in_scale, in_zero);
+    std::uniform_int_distribution<int> wi(-63, 63);
+    std::vector<int8_t> w(static_cast<size_t>(cout * cin * k * k));
+    for (auto& v : w) v = static_cast<int8_t>(wi(rng));
+    init_raw<int8_t>(b, "w" + s, {cout, cin, k, k}, onnx::TensorProto::INT8, w);
+    std::uniform_real_distribution<float> su(0.5f, 1.5f);
+    const float base = 1.5f / (63.f * std::sqrt(static_cast<float>(cin * k * k)));
+    std::vector<float> ws(static_cast<size_t>(cout));
+    for (auto& v : ws) v = base * su(rng);
+    b.initializer("ws" + s, {cout}, ws);
+    init_raw<int8_t>(b, "wz" + s, {cout}, onnx::TensorProto::INT8, std::vector<int8_t>(ws.size(), 0));
+    OnnxBuilder::attr_int(b.node("DequantizeLinear", {"w" + s, "ws" + s, "wz" + s}, {"wf" + s}), "axis", 0);
+    auto* c = b.node("Conv", {d, "wf" + s}, {"c" + s});
+    OnnxBuilder::attr_ints(c, "pads", {k / 2, k / 2, k / 2, k / 2});
+    OnnxBuilder::attr_ints(c, "strides", {stride, stride});
+    const std::string cd = dequantize(quantize("c" + s, y_scale, y_zero), y_scale, y_zero);
+    b.node("Sigmoid", {cd}, {"sg" + s});
+    b.node("Mul", {cd, "sg" + s}, {"silu" + s});
+    return "silu" + s;
+  }
+};
+
+// A C2f block (Split, a bottleneck with its residual Add, Concat of three), an SPPF-like Concat
+// (a SiLU beside two MaxPools of it), a PAN-like Concat (an upsampling beside a downsampled
+// branch) and a quantized output. `second_reader`: a QuantizeLinear feeding the SPPF Concat is
+// also dequantized into a second output (read twice: copied, not strided).
+std::string qdq_model(bool second_reader) {
+  Qdq m;
+  OnnxBuilder& b = m.b;
+  b.input("x", {1, 3, 16, 16});
+  const std::string y = m.conv_silu(m.quantize("x", 1.f / 255.f, 0), 1.f / 255.f, 0, 3, 16, 3, 0.04f, 40);
+  b.initializer_i64("split", {2}, {8, 8});
+  OnnxBuilder::attr_int(b.node("Split", {y, "split"}, {"y0", "y1"}), "axis", 1);
+  const std::string z = m.conv_silu(m.quantize("y1", 0.03f, 12), 0.03f, 12, 8, 8, 3, 0.05f, 60);
+  b.node("Add", {"y1", z}, {"w"});
+  const std::string cq = m.quantize("w", 0.045f, 15);  // the C2f Concat reads one quantized tensor
+  const std::string cat_in[3] = {m.quantize("y0", 0.045f, 15), m.quantize("y1", 0.045f, 15), cq};
+  OnnxBuilder::attr_int(b.node("Concat", {cat_in[0], cat_in[1], cat_in[2]}, {"cat"}), "axis", 1);
+  const std::string c = m.conv_silu("cat", 0.045f, 15, 24, 16, 1, 0.04f, 30);
+  // SPPF-like: c and two float MaxPools, each quantized to the Concat's scale.
+  auto pool = [&](const std::string& in, const std::string& out) {
+    auto* mp = b.node("MaxPool", {in}, {out});
+    OnnxBuilder::attr_ints(mp, "kernel_shape", {3, 3});
+    OnnxBuilder::attr_ints(mp, "pads", {1, 1, 1, 1});
+  };
+  pool(c, "mp1");
+  pool("mp1", "mp2");
+  const std::string q_mp2 = m.quantize("mp2", 0.05f, 12);
+  OnnxBuilder::attr_int(b.node("Concat", {m.quantize(c, 0.05f, 12), m.quantize("mp1", 0.05f, 12), q_mp2}, {"cat2"}), "axis", 1);
+  const std::string s = m.conv_silu("cat2", 0.05f, 12, 48, 16, 1, 0.05f, 50);
+  // PAN-like: a downsampled branch, upsampled again beside the SPPF's output.
+  const std::string dn = m.conv_silu(m.quantize(s, 0.05f, 50), 0.05f, 50, 16, 8, 3, 0.04f, 20, 2);
+  b.initializer("scales", {4}, {1.f, 1.f, 2.f, 2.f});
+  b.node("Resize", {dn, "", "scales"}, {"up"});
+  OnnxBuilder::attr_int(b.node("Concat", {m.quantize("up", 0.05f, 30), m.quantize(s, 0.05f, 30)}, {"cat3"}), "axis", 1);
+  const std::string out = m.conv_silu("cat3", 0.05f, 30, 24, 8, 1, 0.05f, 50);
+  b.node("Identity", {m.dequantize(m.quantize(out, 0.05f, 20), 0.05f, 20)}, {"out"});
+  b.output("out");
+  if (second_reader) {
+    b.node("Identity", {m.dequantize(q_mp2, 0.05f, 12)}, {"mp2_again"});
+    b.output("mp2_again");
+  }
+  return b.bytes();
+}
+
+TEST(NativeEngineConcatInPlace, Int8ConcatsAreTheCopyingPlansBitForBit) {
+  const std::string model = qdq_model(false);
+  const HostTensor x = image(16, 0.f, 1.f);
+  const Ran copying = run(model, x, false), in_place = run(model, x, true);
+  expect_identical(in_place, copying);
+  EXPECT_EQ(copying.concat_steps, 3);
+  // Every input of the three Concats is written strided by its byte table, sum or quantization.
+  EXPECT_EQ(in_place.concat_steps, 0);
+}
+
+TEST(NativeEngineConcatInPlace, Int8InputReadTwiceIsCopied) {
+  const std::string model = qdq_model(true);
+  const HostTensor x = image(16, 0.f, 1.f);
+  const Ran copying = run(model, x, false), in_place = run(model, x, true);
+  ASSERT_EQ(in_place.outputs.size(), 2u);
+  expect_identical(in_place, copying);
+  EXPECT_EQ(copying.concat_steps, 3);
+  EXPECT_EQ(in_place.concat_steps, 1);  // the SPPF Concat copies the MaxPool's quantized bytes
+}
+
+// The byte table's strided rows (an Int8Table writing into a Concat's channels), each variant
+// against the plain lookup row by row; the bytes between rows are left alone.
+TEST(NativeEngineConcatInPlace, StridedByteTableRowsMatchThePlainLookup) {
+  std::mt19937 rng(5);
+  std::vector<uint8_t> table(256), x(3 * 200);
+  for (auto& v : table) v = static_cast<uint8_t>(rng());
+  for (auto& v : x) v = static_cast<uint8_t>(rng());
+  std::vector<std::pair<std::string, ops::byte_table::LookupRowsFn>> variants{{"baseline", ops::byte_table::lookup_rows_baseline}};
+#if defined(__x86_64__)
+  if (cpu::detected_isa() >= cpu::Isa::kAvx512) variants.emplace_back("avx512_bw", ops::byte_table::lookup_rows_avx512_bw);
+  if (cpu::detected_isa() >= cpu::Isa::kAvx512 && ops::byte_table::has_vbmi())
+    variants.emplace_back("avx512_vbmi", ops::byte_table::lookup_rows_avx512_vbmi);
+#endif
+  for (const auto& [name, fn] : variants)
+    for (int64_t c : {1, 16, 24, 63, 64, 80, 130, 200}) {
+      const int64_t stride = c + 7, rows = 3;
+      std::vector<uint8_t> got(static_cast<size_t>(rows * stride), 0xAB);
+      fn(x.data(), got.data(), rows, c, stride, table.data());
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t i = 0; i < stride; ++i) {
+          const uint8_t want = i < c ? table[x[static_cast<size_t>(r * c + i)]] : 0xAB;
+          ASSERT_EQ(got[static_cast<size_t>(r * stride + i)], want) << name << " c=" << c << " row " << r << " byte " << i;
+        }
+    }
+}
+
+}  // namespace
+}  // namespace sd::native
