@@ -38,8 +38,8 @@ struct Ran {
   int concat_steps = 0;
 };
 
-Ran run(const std::string& model, const HostTensor& x, bool in_place) {
-  auto m = NativeModel::load_from_bytes(model.data(), model.size(), ".", {});
+Ran run(const std::string& model, const HostTensor& x, bool in_place, const LoadOptions& lo = {}) {
+  auto m = NativeModel::load_from_bytes(model.data(), model.size(), ".", lo);
   EXPECT_TRUE(m) << (m ? "" : m.error().message);
   if (!m) return {};
   SessionOptions so;
@@ -143,6 +143,54 @@ TEST(NativeEngineConcatInPlace, ContiguousPartReadTwiceStaysInPlace) {
   ASSERT_EQ(in_place.outputs.size(), 2u);
   expect_identical(in_place, copying);
   EXPECT_EQ(in_place.concat_steps, 2);
+}
+
+// ---- float: a C2f block whose bottleneck (3x3 convolutions, SiLU, the residual sum) runs on
+// our Winograd kernel, and a Concat of two more Winograd layers. `second_reader`: the last
+// Concat's first input is a graph output too.
+std::string c2f_model(bool second_reader) {
+  OnnxBuilder b;
+  b.input("x", {1, 3, 16, 16});
+  auto conv_silu = [&](const std::string& x, const std::string& w, const std::string& y, std::vector<int64_t> wshape) {
+    conv(b, x, w, y + "_c", wshape, 1);
+    b.node("Sigmoid", {y + "_c"}, {y + "_s"});
+    b.node("Mul", {y + "_c", y + "_s"}, {y});
+  };
+  conv_silu("x", "w0", "s0", {16, 3, 3, 3});
+  conv_silu("s0", "w1", "a", {32, 16, 1, 1});
+  b.initializer_i64("split", {2}, {16, 16});
+  OnnxBuilder::attr_int(b.node("Split", {"a", "split"}, {"p0", "p1"}), "axis", 1);
+  conv_silu("p1", "wm1", "m1", {16, 16, 3, 3});
+  conv_silu("m1", "wm2", "m2", {16, 16, 3, 3});
+  b.node("Add", {"p1", "m2"}, {"r"});  // fused into the convolution as its residual sum
+  OnnxBuilder::attr_int(b.node("Concat", {"p0", "p1", "r"}, {"cat"}), "axis", 1);
+  conv_silu("cat", "w2", "c2", {32, 48, 1, 1});
+  conv_silu("c2", "w3", "u", {16, 32, 3, 3});
+  conv_silu("c2", "w4", "v", {32, 32, 3, 3});
+  OnnxBuilder::attr_int(b.node("Concat", {"u", "v"}, {"y"}), "axis", 1);
+  b.output("y");
+  if (second_reader) b.output("u");
+  return b.bytes();
+}
+
+TEST(NativeEngineConcatInPlace, WinogradOutputsAreTheCopyingPlansBitForBit) {
+  const HostTensor x = image(16, -1.f, 1.f);
+  for (const Conv3x3Choice choice : {Conv3x3Choice::kWinograd, Conv3x3Choice::kWinograd6x6}) {
+    LoadOptions lo;
+    lo.conv3x3 = choice;
+    const std::string model = c2f_model(false);
+    const Ran copying = run(model, x, false, lo), in_place = run(model, x, true, lo);
+    expect_identical(in_place, copying);
+    EXPECT_EQ(copying.concat_steps, 2);
+    // y: both written by their Winograd layers; cat copies p0 and p1 (the Split's parts), the
+    // bottleneck's sum is written in place.
+    EXPECT_EQ(in_place.concat_steps, 1);
+    const std::string again = c2f_model(true);  // u is an output too: copied, v in place
+    const Ran copying2 = run(again, x, false, lo), in_place2 = run(again, x, true, lo);
+    ASSERT_EQ(in_place2.outputs.size(), 2u);
+    expect_identical(in_place2, copying2);
+    EXPECT_EQ(in_place2.concat_steps, 2);
+  }
 }
 
 // ---- int8: QDQ as `streamdet quantize` writes it (see int8_dataflow_test.cpp).

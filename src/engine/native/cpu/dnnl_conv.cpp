@@ -96,7 +96,15 @@ class ConvKernel : public Kernel {
     // oneDNN's primitive (its Winograd or direct kernel, or its bf16 direct kernel) once that is built.
     const auto choice = static_cast<Conv3x3Choice>(a.get_int(kConv3x3Choice, static_cast<int64_t>(Conv3x3Choice::kMeasured)));
     const bool own_fits = own_winograd_applies();
-    if (own_fits && (choice == Conv3x3Choice::kWinograd || choice == Conv3x3Choice::kWinograd6x6)) {
+    const bool forced_own = choice == Conv3x3Choice::kWinograd || choice == Conv3x3Choice::kWinograd6x6;
+    // A strided destination (the planner's Concat in place, layout_attrs.h): only our Winograd
+    // writes one (its output transform stores each pixel's channels where it is told), and only
+    // where the planner names it (the kernel the node had, not timed again).
+    dst_stride_ = a.get_int(kDstPixelStride, 0);
+    if (dst_stride_ == g_.oc) dst_stride_ = 0;
+    if (dst_stride_ != 0 && (!own_fits || !forced_own || bf16_ || dst_stride_ < g_.oc))
+      return fail(ErrorCode::kUnsupported, ctx.describe() + ": a strided destination only for our float32 Winograd kernel");
+    if (own_fits && forced_own) {
       take_own_winograd(make_own_winograd(ctx, bf16_ ? ops::WinoGemm::kBf16 : ops::WinoGemm::kFloat32,
                                           choice == Conv3x3Choice::kWinograd6x6 ? ops::WinoTile::k6x6 : ops::WinoTile::k4x4));
       return ok();
@@ -204,7 +212,7 @@ class ConvKernel : public Kernel {
       return ok();
     }
     if (own_wino_) {
-      own_wino_->run(in[0].as<float>(), out[0].as<float>(), sum_input(in), ctx.threads);
+      own_wino_->run(in[0].as<float>(), out[0].as<float>(), sum_input(in), ctx.threads, dst_stride_);
       return ok();
     }
     if (wino_) return run_winograd(in, out, ctx);
@@ -533,6 +541,7 @@ class ConvKernel : public Kernel {
   static const float* sum_input(std::span<const TensorRef> in) { return in.size() > 3 ? in[3].as<float>() : nullptr; }
   std::unique_ptr<ops::StemConv> stem_;
   std::unique_ptr<ops::WinogradConv> own_wino_;  // our Winograd runs the node (winograd_conv.h)
+  int64_t dst_stride_ = 0;  // kDstPixelStride: floats a pixel in a strided destination (0: dense)
   // Under --precision bf16, the float32 kernel of the same node that runs it (take_float32_if_chosen).
   std::unique_ptr<ConvKernel> float32_;
   bool float32_only_ = false;  // this kernel ignores kBf16Compute: a bf16 node's float32 candidate

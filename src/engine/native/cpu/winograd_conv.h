@@ -83,8 +83,9 @@ class WinogradConv {
 
   // src: [n, h, w, c]; dst: [n, h, w, oc]; sum: the residual operand, [n, h, w, oc], needed
   // when the epilogue has a kSum. Needs AVX2 + FMA (cpu::detected_isa() >= kAvx2), and AVX-512
-  // when the constructor chose that variant.
-  void run(const float* src, float* dst, const float* sum, int threads) const;
+  // when the constructor chose that variant. dst_stride: floats from one pixel of dst to the next
+  // (0: oc; more: dst lies inside a Concat's wider channels, exec/plan_concat.cpp).
+  void run(const float* src, float* dst, const float* sum, int threads, int64_t dst_stride = 0) const;
 
   // Tiles per block (a multiple of 6): the unit of work a thread takes.
   int64_t tiles_per_block() const { return block_tiles_; }
@@ -132,6 +133,7 @@ struct RunArgs {
   float* dst;
   const float* sum;
   int threads;
+  int64_t dst_stride;  // floats from one pixel of dst to the next (g.oc: dense); sum is dense
 };
 
 #if defined(__x86_64__)

@@ -86,7 +86,7 @@ void multiply(const RunArgs& a, const Tiling& d, int64_t tpad, const float* v, f
   }
 }
 
-// Bias and the post ops on 8 output channels; `at` is the element offset in dst (and sum).
+// Bias and the post ops on 8 output channels; `at` is the element offset in sum (dense).
 inline V8 epilogue(const RunArgs& a, V8 x, int64_t at) {
   for (int64_t i = 0; i < a.post_count; ++i) {
     const WinoPost& p = a.posts[i];
@@ -140,8 +140,8 @@ void output_transform(const RunArgs& a, const Tiling& d, int64_t t0, int64_t cou
         V8 o4[kM];
         output_rows<kM>(tmp[i], o4);
         for (int64_t j = 0; j < cols; ++j) {
-          const int64_t at = ((img * d.h + oy0 + i) * d.w + ox0 + j) * OC + o;
-          _mm256_storeu_ps(a.dst + at, epilogue(a, _mm256_add_ps(o4[j], bias), at));
+          const int64_t px = (img * d.h + oy0 + i) * d.w + ox0 + j, at = px * OC + o;  // at: in sum
+          _mm256_storeu_ps(a.dst + px * a.dst_stride + o, epilogue(a, _mm256_add_ps(o4[j], bias), at));
         }
       }
     }

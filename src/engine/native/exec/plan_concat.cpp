@@ -17,6 +17,7 @@
 #include <algorithm>
 
 #include "engine/native/exec/planner.h"
+#include "engine/native/conv_choice.h"
 #include "engine/native/layout_attrs.h"
 #include "engine/native/precision.h"
 
@@ -45,13 +46,37 @@ void Planner::record_strided_producer(const Node& planned, const std::vector<Val
   for (const auto& t : types)
     if (t.shape.rank != 0 && t.shape.numel() != 1 && t.shape != out_types[0].shape) return;  // broadcasts: dense only
   filled_.push_back(std::make_unique<Node>(planned));
-  strided_producers_[v] = ProducerRecord{static_cast<int>(steps_.size()) - 1, -1, filled_.back().get(), types, out_types, consts};
+  strided_producers_[v] = ProducerRecord{static_cast<int>(steps_.size()) - 1, -1, out_types[0].shape[3], kDstPixelStride,
+                                         filled_.back().get(), types, out_types, consts};
+}
+
+void Planner::record_conv_producer(const Node& planned, const std::vector<ValueType>& lin, const std::vector<const HostTensor*>& lconst,
+                                   const std::vector<ValueType>& out_types) {
+  if (!concat_in_place_ || planned.outputs.size() != 1 || out_types.size() != 1 || steps_.empty()) return;
+  const int v = planned.outputs[0];
+  if (v < 0 || static_cast<size_t>(v) >= readers_.size() || readers_[static_cast<size_t>(v)] != 1) return;
+  if ((planned.op_type != "Conv" && planned.op_type != "FusedConv") || steps_.back().backend != host_ ||
+      planned.attrs.get_int(kDstNhwc, 0) == 0 || out_types[0].dtype != DType::kFloat32 || out_types[0].shape.rank != 4)
+    return;
+  // Our Winograd only (its output transform stores each pixel where it is told), the variant the
+  // step has (timed when it was made) named so that the kernel made again takes the same one.
+  const std::string impl = steps_.back().kernel->implementation();
+  if (impl.rfind("streamdet:wino_", 0) != 0 || impl.find("bf16") != std::string::npos) return;
+  Node strided = planned;
+  Attribute a;
+  a.kind = Attribute::Kind::kInt;
+  a.i = static_cast<int64_t>(impl.find("wino_6x3") != std::string::npos ? Conv3x3Choice::kWinograd6x6 : Conv3x3Choice::kWinograd);
+  strided.attrs.set(kConv3x3Choice, a);
+  filled_.push_back(std::make_unique<Node>(std::move(strided)));
+  strided_producers_[v] = ProducerRecord{static_cast<int>(steps_.size()) - 1, -1, out_types[0].shape[1], kDstPixelStride,
+                                         filled_.back().get(), lin, out_types, lconst};
 }
 
 void Planner::record_row_producer(int out, int source, const Node& planned, const ValueType& in, const ValueType& out_type) {
   if (!concat_in_place_ || steps_.empty() || steps_.back().backend != host_ || dtype_size(out_type.dtype) != 4 || out_type.shape.rank != 4) return;
   filled_.push_back(std::make_unique<Node>(planned));
-  ProducerRecord rec{static_cast<int>(steps_.size()) - 1, source, filled_.back().get(), {in}, {out_type}, {nullptr}};
+  ProducerRecord rec{static_cast<int>(steps_.size()) - 1, source, out_type.shape[2] * out_type.shape[3], kDstRowStride,
+                     filled_.back().get(), {in}, {out_type}, {nullptr}};
   strided_producers_[out] = std::move(rec);
 }
 
@@ -124,16 +149,16 @@ Status Planner::plan_concat(const Node& planned, const std::vector<int>& ins, co
       auto it = strided_producers_.find(r);
       if (it == strided_producers_.end()) continue;
       const ProducerRecord& rec = it->second;
-      const Shape& made = rec.out_types[0].shape;
       const int64_t row_len = types[k].shape[types[k].shape.rank - 1];
+      if (rec.row != row_len) continue;
       if (rec.source < 0) {
-        // An elementwise kernel: its own output, rows of its last axis (readers checked when recorded).
-        if (r != v || made[made.rank - 1] != row_len) continue;
+        // An elementwise kernel or a convolution: its own output (readers checked when recorded).
+        if (r != v) continue;
       } else {
         // A layout conversion to [N,C,H,W]: rows of H*W, read through a Reshape to [N,C,H*W] (or
         // itself where H is 1) and by nothing else; what it converts read by that one node alone.
-        const size_t whole = static_cast<size_t>(std::max<int64_t>(made.numel(), 0)) * es;
-        if (s.alias_offset != 0 || whole != part || made[2] * made[3] != row_len) continue;
+        const size_t whole = static_cast<size_t>(std::max<int64_t>(rec.out_types[0].shape.numel(), 0)) * es;
+        if (s.alias_offset != 0 || whole != part) continue;
         if (rec.source >= static_cast<int>(readers_.size()) || readers_[static_cast<size_t>(rec.source)] != 1) continue;
         if (v != r && (v >= static_cast<int>(readers_.size()) || readers_[static_cast<size_t>(v)] != 1)) continue;
         bool others = false;
@@ -145,7 +170,7 @@ Status Planner::plan_concat(const Node& planned, const std::vector<int>& ins, co
       Attribute a;
       a.kind = Attribute::Kind::kInt;
       a.i = out.shape[axis];
-      strided.attrs.set(rec.source < 0 ? kDstPixelStride : kDstRowStride, a);
+      strided.attrs.set(rec.stride_attr, a);
       filled_.push_back(std::make_unique<Node>(std::move(strided)));
       OpContext ctx{*filled_.back(), g_.opset, rec.types, rec.consts, rec.out_types};
       auto kernel = backends_[static_cast<size_t>(host_)]->create_kernel(ctx);

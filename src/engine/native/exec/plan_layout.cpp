@@ -119,7 +119,10 @@ Status Planner::plan_conv_like(const Node& n, const std::vector<ValueType>& lin,
   SD_TRY(gather(ins, types, consts));
   std::vector<ValueType> phys_out;
   for (int o : n.outputs) phys_out.push_back(o >= 0 ? physical_type(o) : ValueType{});
-  return add_step(std::move(placed), ins, types, n.outputs, phys_out, g_.describe(n));
+  SD_TRY(add_step(std::move(placed), ins, types, n.outputs, phys_out, g_.describe(n)));
+  // A Concat planned later may have it write into its output (plan_concat.cpp).
+  if (cls == OpClass::kConv) record_conv_producer(copy, lin, lconst, out_types);
+  return ok();
 }
 
 Status Planner::plan_layout_aware(const Node& n, const OpSchema& schema, const std::vector<ValueType>& lin,

@@ -132,6 +132,10 @@ class Planner {
   // just added, channels-last: a Concat planned later may have it write into its output, strided.
   void record_strided_producer(const Node& planned, const std::vector<ValueType>& types, const std::vector<const HostTensor*>& consts,
                                const std::vector<ValueType>& out_types);
+  // A float convolution just added that our Winograd runs (channels-last): a Concat planned later
+  // may have it write its pixels' channels into the Concat's output, strided.
+  void record_conv_producer(const Node& planned, const std::vector<ValueType>& lin, const std::vector<const HostTensor*>& lconst,
+                            const std::vector<ValueType>& out_types);
   // A layout conversion to NCHW just added (value `out` of channels-last `source`): a Concat along
   // its last axis may have it write its channel planes into the Concat's rows.
   void record_row_producer(int out, int source, const Node& planned, const ValueType& in, const ValueType& out_type);
@@ -172,6 +176,8 @@ class Planner {
   struct ProducerRecord {        // how a step's kernel was made, to make it again strided
     int step = -1;
     int source = -1;             // a layout conversion's: the channels-last value it converts
+    int64_t row = 0;             // elements it writes in one row (a pixel's channels, a plane)
+    const char* stride_attr = nullptr;  // the attribute that tells its kernel the stride
     const Node* node = nullptr;  // in filled_
     std::vector<ValueType> types, out_types;
     std::vector<const HostTensor*> consts;
