@@ -146,8 +146,8 @@ TEST(NativeEngineConcatInPlace, ContiguousPartReadTwiceStaysInPlace) {
 }
 
 // ---- float: a C2f block whose bottleneck (3x3 convolutions, SiLU, the residual sum) runs on
-// our Winograd kernel, and a Concat of two more Winograd layers. `second_reader`: the last
-// Concat's first input is a graph output too.
+// our Winograd kernel, a Concat of two more Winograd layers, and a nearest upsampling into a
+// Concat. `second_reader`: the Winograd Concat's first input is a graph output too.
 std::string c2f_model(bool second_reader) {
   OnnxBuilder b;
   b.input("x", {1, 3, 16, 16});
@@ -168,7 +168,16 @@ std::string c2f_model(bool second_reader) {
   conv_silu("c2", "w3", "u", {16, 32, 3, 3});
   conv_silu("c2", "w4", "v", {32, 32, 3, 3});
   OnnxBuilder::attr_int(b.node("Concat", {"u", "v"}, {"y"}), "axis", 1);
+  // PAN-like: a downsampled branch upsampled (nearest) beside c2, which others read too.
+  conv_silu("y", "w5", "d", {16, 48, 3, 3});
+  auto* mp = b.node("MaxPool", {"d"}, {"dp"});  // 16x16 -> 8x8
+  OnnxBuilder::attr_ints(mp, "kernel_shape", {2, 2});
+  OnnxBuilder::attr_ints(mp, "strides", {2, 2});
+  b.initializer("up_scales", {4}, {1.f, 1.f, 2.f, 2.f});
+  b.node("Resize", {"dp", "", "up_scales"}, {"up"});
+  OnnxBuilder::attr_int(b.node("Concat", {"up", "c2"}, {"pan"}), "axis", 1);
   b.output("y");
+  b.output("pan");
   if (second_reader) b.output("u");
   return b.bytes();
 }
@@ -181,15 +190,15 @@ TEST(NativeEngineConcatInPlace, WinogradOutputsAreTheCopyingPlansBitForBit) {
     const std::string model = c2f_model(false);
     const Ran copying = run(model, x, false, lo), in_place = run(model, x, true, lo);
     expect_identical(in_place, copying);
-    EXPECT_EQ(copying.concat_steps, 2);
+    EXPECT_EQ(copying.concat_steps, 3);
     // y: both written by their Winograd layers; cat copies p0 and p1 (the Split's parts), the
-    // bottleneck's sum is written in place.
-    EXPECT_EQ(in_place.concat_steps, 1);
+    // bottleneck's sum is written in place; pan copies c2, the upsampling writes in place.
+    EXPECT_EQ(in_place.concat_steps, 2);
     const std::string again = c2f_model(true);  // u is an output too: copied, v in place
     const Ran copying2 = run(again, x, false, lo), in_place2 = run(again, x, true, lo);
-    ASSERT_EQ(in_place2.outputs.size(), 2u);
+    ASSERT_EQ(in_place2.outputs.size(), 3u);
     expect_identical(in_place2, copying2);
-    EXPECT_EQ(in_place2.concat_steps, 2);
+    EXPECT_EQ(in_place2.concat_steps, 3);
   }
 }
 

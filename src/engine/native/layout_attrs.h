@@ -11,8 +11,9 @@ inline constexpr const char* kDstNhwc = "_dst_nhwc";  // 1: write the 4-D output
 inline constexpr const char* kPlanThreads = "_threads";
 // A channels-last destination inside a wider tensor (a Concat's output the planner placed it in,
 // exec/plan_concat.cpp): elements from one pixel (row of the last axis) to the next; 0 or the
-// output's own last dimension: dense. Set only on the CPU's elementwise int8 kernels (Int8Table,
-// Int8AddTables, a per-tensor QuantizeLinear) in CPU-only plans.
+// output's own last dimension: dense. Set only in CPU-only plans, on the CPU kernels that take it:
+// Int8Table, Int8AddTables, a per-tensor QuantizeLinear, a nearest Resize, and a float
+// convolution that our Winograd runs.
 inline constexpr const char* kDstPixelStride = "_dst_pixel_stride";
 // On a layout conversion to NCHW (a Transpose [N,H,W,C] -> [N,C,H,W] of 4-byte elements): elements
 // from one channel's plane to the next, inside a Concat's output along its last axis (YOLOv8's

@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "engine/native/layout_attrs.h"
 #include "engine/native/op_util.h"
 #include "engine/native/numeric.h"
 #include "engine/native/parallel.h"
@@ -132,6 +133,12 @@ class ResizeKernel : public Kernel {
     copy_rows_ = !linear_ && p_.out[in_.rank - 1] == in_[in_.rank - 1];
     for (int64_t i = 0; copy_rows_ && i < in_[in_.rank - 1]; ++i)
       if (idx0_.back()[static_cast<size_t>(i)] != i) copy_rows_ = false;
+    // The planner's strided destination (kDstPixelStride, exec/plan_concat.cpp): output rows of the
+    // last dim that far apart, inside a Concat's output. Nearest only.
+    dst_stride_ = ctx.node.attrs.get_int(kDstPixelStride, 0);
+    if (dst_stride_ == p_.out[in_.rank - 1]) dst_stride_ = 0;
+    if (dst_stride_ != 0 && (linear_ || dst_stride_ < p_.out[in_.rank - 1]))
+      return fail(ErrorCode::kUnsupported, ctx.describe() + ": a strided destination only for nearest, at least a row apart");
     if (linear_) {
       // Linear interpolation over the dims that change size; at most the last two.
       for (int d = 0; d < in_.rank; ++d)
@@ -149,7 +156,7 @@ class ResizeKernel : public Kernel {
     const auto& ix0 = idx0_[static_cast<size_t>(r - 1)];
     parallel_for(rows, threads, std::max<int64_t>(1, 8192 / inner), [&](int64_t b, int64_t e) {
       for (int64_t row = b; row < e; ++row) {
-        T* dst = y + row * inner;
+        T* dst = y + row * (dst_stride_ != 0 ? dst_stride_ : inner);
         int64_t rem = row, off = 0;
         for (int d = r - 2; d >= 0; --d) {
           off += idx0_[static_cast<size_t>(d)][static_cast<size_t>(rem % o[d])] * st_[static_cast<size_t>(d)];
@@ -176,7 +183,7 @@ class ResizeKernel : public Kernel {
     const auto& ix0 = idx0_[static_cast<size_t>(r - 1)];
     parallel_for(rows, ctx.threads, std::max<int64_t>(1, 8192 / inner), [&](int64_t b, int64_t e) {
       for (int64_t row = b; row < e; ++row) {
-        float* dst = y + row * inner;
+        float* dst = y + row * (dst_stride_ != 0 ? dst_stride_ : inner);  // a stride: nearest only (init)
         if (!linear_) {
           int64_t rem = row, off = 0;
           for (int d = r - 2; d >= 0; --d) {
@@ -228,6 +235,7 @@ class ResizeKernel : public Kernel {
   std::vector<std::vector<int64_t>> idx0_, idx1_;
   std::vector<std::vector<float>> weight_;
   std::array<int64_t, Shape::kMaxRank> st_{};
+  int64_t dst_stride_ = 0;  // kDstPixelStride (0: dense)
 };
 
 // ---- Pad

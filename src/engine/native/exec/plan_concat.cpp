@@ -42,9 +42,12 @@ void Planner::record_strided_producer(const Node& planned, const std::vector<Val
   if (v < 0 || static_cast<size_t>(v) >= readers_.size() || readers_[static_cast<size_t>(v)] != 1) return;
   const bool elementwise = planned.op_type == "Int8Table" || planned.op_type == "Int8AddTables" ||
                            (planned.op_type == "QuantizeLinear" && !types.empty() && types[0].dtype == DType::kFloat32);
-  if (!elementwise || steps_.back().backend != host_ || out_types[0].shape.rank != 4) return;
-  for (const auto& t : types)
-    if (t.shape.rank != 0 && t.shape.numel() != 1 && t.shape != out_types[0].shape) return;  // broadcasts: dense only
+  // A nearest upsampling (the neck's, beside a backbone output in a Concat): rows copied anyway.
+  const bool nearest = planned.op_type == "Resize" && planned.attrs.get_string("mode", "nearest") == "nearest";
+  if ((!elementwise && !nearest) || steps_.back().backend != host_ || out_types[0].shape.rank != 4) return;
+  if (elementwise)
+    for (const auto& t : types)
+      if (t.shape.rank != 0 && t.shape.numel() != 1 && t.shape != out_types[0].shape) return;  // broadcasts: dense only
   filled_.push_back(std::make_unique<Node>(planned));
   strided_producers_[v] = ProducerRecord{static_cast<int>(steps_.size()) - 1, -1, out_types[0].shape[3], kDstPixelStride,
                                          filled_.back().get(), types, out_types, consts};

@@ -245,7 +245,7 @@ Status Planner::plan_layout_aware(const Node& n, const OpSchema& schema, const s
   define_outputs(n, out_types, true);
   SD_TRY(add_step(std::move(placed), ins, types, n.outputs, phys_out, g_.describe(n)));
   // A Concat planned later may have it write into its output (plan_concat.cpp).
-  if (cls == OpClass::kUnary || cls == OpClass::kBinary) record_strided_producer(copy, types, consts, phys_out);
+  if (cls == OpClass::kUnary || cls == OpClass::kBinary || cls == OpClass::kResize) record_strided_producer(copy, types, consts, phys_out);
   return ok();
 }
 
