@@ -35,7 +35,7 @@ void init_raw(OnnxBuilder& b, const std::string& name, std::vector<int64_t> dims
 
 struct Ran {
   std::vector<HostTensor> outputs;
-  int concat_steps = 0;
+  int concat_steps = 0, split_steps = 0;
 };
 
 Ran run(const std::string& model, const HostTensor& x, bool in_place, const LoadOptions& lo = {}) {
@@ -52,7 +52,10 @@ Ran run(const std::string& model, const HostTensor& x, bool in_place, const Load
   auto summary = (*s)->plan_summary({x.shape()});
   EXPECT_TRUE(summary);
   if (summary)
-    for (const auto& st : summary->steps) r.concat_steps += st.label.rfind("Concat", 0) == 0;
+    for (const auto& st : summary->steps) {
+      r.concat_steps += st.label.rfind("Concat", 0) == 0;
+      r.split_steps += st.label.rfind("Split", 0) == 0;
+    }
   const TensorRef ref = x.ref();
   for (int k = 0; k < 2; ++k) {  // the second run reuses the arena the first one left dirty
     r.outputs.clear();
@@ -281,7 +284,13 @@ std::string qdq_model(bool second_reader) {
   b.initializer("scales", {4}, {1.f, 1.f, 2.f, 2.f});
   b.node("Resize", {dn, "", "scales"}, {"up"});
   OnnxBuilder::attr_int(b.node("Concat", {m.quantize("up", 0.05f, 30), m.quantize(s, 0.05f, 30)}, {"cat3"}), "axis", 1);
-  const std::string out = m.conv_silu("cat3", 0.05f, 30, 24, 8, 1, 0.05f, 50);
+  const std::string c3 = m.conv_silu("cat3", 0.05f, 30, 24, 8, 1, 0.05f, 50);
+  // A neck-like C2f without a shortcut: the Split's parts read only by the Concat's byte tables
+  // (which read them in the Split's input), taken in the other order.
+  b.initializer_i64("split4", {2}, {4, 4});
+  OnnxBuilder::attr_int(b.node("Split", {c3, "split4"}, {"h0", "h1"}), "axis", 1);
+  OnnxBuilder::attr_int(b.node("Concat", {m.quantize("h1", 0.06f, 40), m.quantize("h0", 0.06f, 40)}, {"cat4"}), "axis", 1);
+  const std::string out = m.conv_silu("cat4", 0.06f, 40, 8, 8, 1, 0.05f, 50);
   b.node("Identity", {m.dequantize(m.quantize(out, 0.05f, 20), 0.05f, 20)}, {"out"});
   b.output("out");
   if (second_reader) {
@@ -296,9 +305,13 @@ TEST(NativeEngineConcatInPlace, Int8ConcatsAreTheCopyingPlansBitForBit) {
   const HostTensor x = image(16, 0.f, 1.f);
   const Ran copying = run(model, x, false), in_place = run(model, x, true);
   expect_identical(in_place, copying);
-  EXPECT_EQ(copying.concat_steps, 3);
-  // Every input of the three Concats is written strided by its byte table, sum or quantization.
+  EXPECT_EQ(copying.concat_steps, 4);
+  // Every input of the four Concats is written strided by its byte table, sum or quantization.
   EXPECT_EQ(in_place.concat_steps, 0);
+  // The neck-like Split: its parts are read only by byte tables, which read them in its input;
+  // the first C2f's stays (its second part is also the residual Int8AddTables' operand).
+  EXPECT_EQ(copying.split_steps, 2);
+  EXPECT_EQ(in_place.split_steps, 1);
 }
 
 TEST(NativeEngineConcatInPlace, Int8InputReadTwiceIsCopied) {
@@ -307,15 +320,16 @@ TEST(NativeEngineConcatInPlace, Int8InputReadTwiceIsCopied) {
   const Ran copying = run(model, x, false), in_place = run(model, x, true);
   ASSERT_EQ(in_place.outputs.size(), 2u);
   expect_identical(in_place, copying);
-  EXPECT_EQ(copying.concat_steps, 3);
+  EXPECT_EQ(copying.concat_steps, 4);
   EXPECT_EQ(in_place.concat_steps, 1);  // the SPPF Concat copies the MaxPool's quantized bytes
 }
 
-// The byte table's strided rows (an Int8Table writing into a Concat's channels), each variant
-// against the plain lookup row by row; the bytes between rows are left alone.
+// The byte table's strided rows (an Int8Table reading a Split's part in its input and writing
+// into a Concat's channels), each variant against the plain lookup row by row; the bytes
+// between rows are left alone.
 TEST(NativeEngineConcatInPlace, StridedByteTableRowsMatchThePlainLookup) {
   std::mt19937 rng(5);
-  std::vector<uint8_t> table(256), x(3 * 200);
+  std::vector<uint8_t> table(256), x(3 * 210);
   for (auto& v : table) v = static_cast<uint8_t>(rng());
   for (auto& v : x) v = static_cast<uint8_t>(rng());
   std::vector<std::pair<std::string, ops::byte_table::LookupRowsFn>> variants{{"baseline", ops::byte_table::lookup_rows_baseline}};
@@ -326,12 +340,12 @@ TEST(NativeEngineConcatInPlace, StridedByteTableRowsMatchThePlainLookup) {
 #endif
   for (const auto& [name, fn] : variants)
     for (int64_t c : {1, 16, 24, 63, 64, 80, 130, 200}) {
-      const int64_t stride = c + 7, rows = 3;
+      const int64_t stride = c + 7, x_stride = c + 3, rows = 3;  // both strided
       std::vector<uint8_t> got(static_cast<size_t>(rows * stride), 0xAB);
-      fn(x.data(), got.data(), rows, c, stride, table.data());
+      fn(x.data(), x_stride, got.data(), stride, rows, c, table.data());
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t i = 0; i < stride; ++i) {
-          const uint8_t want = i < c ? table[x[static_cast<size_t>(r * c + i)]] : 0xAB;
+          const uint8_t want = i < c ? table[x[static_cast<size_t>(r * x_stride + i)]] : 0xAB;
           ASSERT_EQ(got[static_cast<size_t>(r * stride + i)], want) << name << " c=" << c << " row " << r << " byte " << i;
         }
     }

@@ -101,12 +101,12 @@ void lookup_avx512(const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* table
 }
 
 namespace {
-// Rows of c bytes from x (dense) into y, rows y_stride bytes apart; `one` looks up 64 bytes.
+// Rows of c bytes from x (rows x_stride bytes apart) into y (y_stride apart); `one` looks up 64 bytes.
 template <class One>
-inline void lookup_rows_with(const uint8_t* x, uint8_t* y, int64_t rows, int64_t c, int64_t y_stride, One one) {
+inline void lookup_rows_with(const uint8_t* x, int64_t x_stride, uint8_t* y, int64_t y_stride, int64_t rows, int64_t c, One one) {
   const __mmask64 tail = c % 64 ? _cvtu64_mask64((~0ULL) >> (64 - c % 64)) : 0;
   const int64_t full = c - c % 64;
-  for (int64_t r = 0; r < rows; ++r, x += c, y += y_stride) {
+  for (int64_t r = 0; r < rows; ++r, x += x_stride, y += y_stride) {
     for (int64_t i = 0; i < full; i += 64) _mm512_storeu_si512(y + i, one(_mm512_loadu_si512(x + i)));
     if (tail) _mm512_mask_storeu_epi8(y + full, tail, one(_mm512_maskz_loadu_epi8(tail, x + full)));
   }
@@ -114,24 +114,24 @@ inline void lookup_rows_with(const uint8_t* x, uint8_t* y, int64_t rows, int64_t
 
 }  // namespace
 
-__attribute__((target("avx512vbmi"))) void lookup_rows_avx512_vbmi(const uint8_t* x, uint8_t* y, int64_t rows, int64_t c, int64_t y_stride,
-                                                            const uint8_t* table) {
+__attribute__((target("avx512vbmi"))) void lookup_rows_avx512_vbmi(const uint8_t* x, int64_t x_stride, uint8_t* y, int64_t y_stride,
+                                                                   int64_t rows, int64_t c, const uint8_t* table) {
   const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
   const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
   // Written out (no lambda): a lambda here would not carry the function's VBMI target.
   const __mmask64 tail = c % 64 ? _cvtu64_mask64((~0ULL) >> (64 - c % 64)) : 0;
   const int64_t full = c - c % 64;
-  for (int64_t r = 0; r < rows; ++r, x += c, y += y_stride) {
+  for (int64_t r = 0; r < rows; ++r, x += x_stride, y += y_stride) {
     for (int64_t i = 0; i < full; i += 64) _mm512_storeu_si512(y + i, vbmi_lookup(_mm512_loadu_si512(x + i), t0, t1, t2, t3));
     if (tail) _mm512_mask_storeu_epi8(y + full, tail, vbmi_lookup(_mm512_maskz_loadu_epi8(tail, x + full), t0, t1, t2, t3));
   }
 }
 
-void lookup_rows_avx512_bw(const uint8_t* x, uint8_t* y, int64_t rows, int64_t c, int64_t y_stride, const uint8_t* table) {
+void lookup_rows_avx512_bw(const uint8_t* x, int64_t x_stride, uint8_t* y, int64_t y_stride, int64_t rows, int64_t c, const uint8_t* table) {
   __m512i tr[16];
   for (int r = 0; r < 16; ++r) tr[r] = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * r)));
   const __m512i low4 = _mm512_set1_epi8(0x0F);
-  lookup_rows_with(x, y, rows, c, y_stride, [&](__m512i v) {
+  lookup_rows_with(x, x_stride, y, y_stride, rows, c, [&](__m512i v) {
     const __m512i lo = _mm512_and_si512(v, low4);
     const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
     __m512i r = _mm512_setzero_si512();
@@ -140,9 +140,9 @@ void lookup_rows_avx512_bw(const uint8_t* x, uint8_t* y, int64_t rows, int64_t c
   });
 }
 
-void lookup_rows_avx512(const uint8_t* x, uint8_t* y, int64_t rows, int64_t c, int64_t y_stride, const uint8_t* table) {
-  if (has_vbmi()) lookup_rows_avx512_vbmi(x, y, rows, c, y_stride, table);
-  else lookup_rows_avx512_bw(x, y, rows, c, y_stride, table);
+void lookup_rows_avx512(const uint8_t* x, int64_t x_stride, uint8_t* y, int64_t y_stride, int64_t rows, int64_t c, const uint8_t* table) {
+  if (has_vbmi()) lookup_rows_avx512_vbmi(x, x_stride, y, y_stride, rows, c, table);
+  else lookup_rows_avx512_bw(x, x_stride, y, y_stride, rows, c, table);
 }
 
 }  // namespace sd::native::ops::byte_table

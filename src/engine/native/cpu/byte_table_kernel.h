@@ -24,15 +24,16 @@ bool has_vbmi();
 // The variant for `isa` (the highest at or below it).
 LookupFn lookup_kernel(cpu::Isa isa);
 
-// The same lookup over `rows` rows of c bytes, x dense, y's rows y_stride bytes apart (an
-// Int8Table writing its channels inside a Concat's output: exec/plan_concat.cpp); the table is
-// loaded once for all rows, where one lookup call a row would load it per row of 16 bytes.
-using LookupRowsFn = void (*)(const uint8_t* x, uint8_t* y, int64_t rows, int64_t c, int64_t y_stride, const uint8_t* table);
-void lookup_rows_baseline(const uint8_t* x, uint8_t* y, int64_t rows, int64_t c, int64_t y_stride, const uint8_t* table);
+// The same lookup over `rows` rows of c bytes, x's rows x_stride bytes apart, y's y_stride (an
+// Int8Table reading its channels inside a Split's input or writing them inside a Concat's output:
+// exec/plan_concat.cpp); the table is loaded once for all rows, where one lookup call a row would
+// load it per row of 16 bytes.
+using LookupRowsFn = void (*)(const uint8_t* x, int64_t x_stride, uint8_t* y, int64_t y_stride, int64_t rows, int64_t c, const uint8_t* table);
+void lookup_rows_baseline(const uint8_t* x, int64_t x_stride, uint8_t* y, int64_t y_stride, int64_t rows, int64_t c, const uint8_t* table);
 #if defined(__x86_64__)
-void lookup_rows_avx512(const uint8_t* x, uint8_t* y, int64_t rows, int64_t c, int64_t y_stride, const uint8_t* table);  // one of:
-void lookup_rows_avx512_bw(const uint8_t* x, uint8_t* y, int64_t rows, int64_t c, int64_t y_stride, const uint8_t* table);
-void lookup_rows_avx512_vbmi(const uint8_t* x, uint8_t* y, int64_t rows, int64_t c, int64_t y_stride, const uint8_t* table);
+void lookup_rows_avx512(const uint8_t* x, int64_t x_stride, uint8_t* y, int64_t y_stride, int64_t rows, int64_t c, const uint8_t* table);  // one of:
+void lookup_rows_avx512_bw(const uint8_t* x, int64_t x_stride, uint8_t* y, int64_t y_stride, int64_t rows, int64_t c, const uint8_t* table);
+void lookup_rows_avx512_vbmi(const uint8_t* x, int64_t x_stride, uint8_t* y, int64_t y_stride, int64_t rows, int64_t c, const uint8_t* table);
 #endif
 LookupRowsFn lookup_rows_kernel(cpu::Isa isa);
 

@@ -80,8 +80,8 @@ AddBytesFn add_bytes_kernel(cpu::Isa isa) {
   return add_bytes_baseline;
 }
 
-void lookup_rows_baseline(const uint8_t* x, uint8_t* y, int64_t rows, int64_t c, int64_t y_stride, const uint8_t* table) {
-  for (int64_t r = 0; r < rows; ++r, x += c, y += y_stride) lookup_baseline(x, y, c, table);
+void lookup_rows_baseline(const uint8_t* x, int64_t x_stride, uint8_t* y, int64_t y_stride, int64_t rows, int64_t c, const uint8_t* table) {
+  for (int64_t r = 0; r < rows; ++r, x += x_stride, y += y_stride) lookup_baseline(x, y, c, table);
 }
 
 LookupRowsFn lookup_rows_kernel(cpu::Isa isa) {

@@ -81,6 +81,10 @@ class Int8TableKernel : public Kernel {
       identity_ = identity_ && btab_[static_cast<size_t>(b)] == b;
     }
     SD_TRY(dst_rows(ctx, c_, stride_));
+    // A strided source (kSrcPixelStride: its channels inside a Split's input, exec/plan_concat.cpp).
+    src_stride_ = ctx.node.attrs.get_int(kSrcPixelStride, 0);
+    if (src_stride_ == c_) src_stride_ = 0;
+    if (src_stride_ != 0 && src_stride_ < c_) return fail(ErrorCode::kInternal, ctx.describe() + ": a strided source narrower than a row");
     lookup_rows_ = byte_table::lookup_rows_kernel(cpu::active_isa());
     return ok();
   }
@@ -90,7 +94,7 @@ class Int8TableKernel : public Kernel {
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     const auto* x = static_cast<const uint8_t*>(in[0].data);
     const int64_t n = in[0].numel();
-    if (stride_ != 0) return run_strided(x, n, out[0].data, ctx);
+    if (stride_ != 0 || src_stride_ != 0) return run_strided(x, n, out[0].data, ctx);
     if (out_ == DType::kFloat32) {
       auto* y = static_cast<float*>(out[0].data);
       parallel_for(n, ctx.threads, 16384, [&](int64_t b, int64_t e) { lookup_float_(x + b, y + b, e - b, ftab_.data()); });
@@ -105,17 +109,18 @@ class Int8TableKernel : public Kernel {
 
  private:
   // Rows of c_ elements written stride_ elements apart (kDstPixelStride).
+  // Rows of c_ elements read xs apart (kSrcPixelStride) and written ys apart (kDstPixelStride).
   Status run_strided(const uint8_t* x, int64_t n, void* out, const ExecContext& ctx) const {
-    const int64_t rows = n / c_;
+    const int64_t rows = n / c_, xs = src_stride_ != 0 ? src_stride_ : c_, ys = stride_ != 0 ? stride_ : c_;
     parallel_for(rows, ctx.threads, std::max<int64_t>(1, 16384 / c_), [&](int64_t b, int64_t e) {
       if (out_ == DType::kFloat32) {
         auto* y = static_cast<float*>(out);
-        for (int64_t r = b; r < e; ++r) lookup_float_(x + r * c_, y + r * stride_, c_, ftab_.data());
+        for (int64_t r = b; r < e; ++r) lookup_float_(x + r * xs, y + r * ys, c_, ftab_.data());
       } else if (identity_) {
         auto* y = static_cast<uint8_t*>(out);
-        for (int64_t r = b; r < e; ++r) std::memcpy(y + r * stride_, x + r * c_, static_cast<size_t>(c_));
+        for (int64_t r = b; r < e; ++r) std::memcpy(y + r * ys, x + r * xs, static_cast<size_t>(c_));
       } else {
-        lookup_rows_(x + b * c_, static_cast<uint8_t*>(out) + b * stride_, e - b, c_, stride_, btab_.data());
+        lookup_rows_(x + b * xs, xs, static_cast<uint8_t*>(out) + b * ys, ys, e - b, c_, btab_.data());
       }
     });
     return ok();
@@ -123,6 +128,7 @@ class Int8TableKernel : public Kernel {
 
   DType out_ = DType::kFloat32;
   int64_t c_ = 1, stride_ = 0;  // a strided destination: row length and stride (0: dense)
+  int64_t src_stride_ = 0;       // a strided source (0: dense)
   byte_table::LookupRowsFn lookup_rows_ = byte_table::lookup_rows_baseline;
   bool identity_ = false;
   std::array<float, 256> ftab_{};

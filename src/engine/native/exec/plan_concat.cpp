@@ -83,6 +83,44 @@ void Planner::record_row_producer(int out, int source, const Node& planned, cons
   strided_producers_[out] = std::move(rec);
 }
 
+bool Planner::try_split_views(const Node& n, const std::vector<int>& ins, const std::vector<ValueType>& types,
+                              const std::vector<ValueType>& out_types, int64_t axis) {
+  if (!concat_in_place_ || ins.empty() || ins[0] < 0 || types.empty() || types[0].shape.rank != 4 || axis != 3 ||
+      dtype_size(types[0].dtype) != 1)
+    return false;
+  for (const Backend* b : backends_)
+    if (!b->device().is_host()) return false;
+  const ValueState& src = states_[static_cast<size_t>(ins[0])];
+  if (src.constant || src.uploaded || src.input >= 0 || src.root < 0 || home_of(ins[0]) != host_) return false;
+  // Every reader of every output an Int8Table reading it as its input, nothing else (no graph output).
+  for (int o : n.outputs) {
+    if (o < 0 || static_cast<size_t>(o) >= readers_.size()) return false;
+    int tables = 0;
+    for (const Node& r : g_.nodes)
+      for (size_t k = 0; k < r.inputs.size(); ++k)
+        if (r.inputs[k] == o) {
+          if (r.op_type != "Int8Table" || k != 0) return false;
+          ++tables;
+        }
+    if (tables == 0 || tables != readers_[static_cast<size_t>(o)]) return false;
+  }
+  const int64_t stride = src.pixel_stride != 0 ? src.pixel_stride : types[0].shape[3];
+  size_t offset = src.alias_offset;
+  for (size_t k = 0; k < n.outputs.size(); ++k) {
+    ValueState& o = states_[static_cast<size_t>(n.outputs[k])];
+    o.logical = out_types[k];
+    o.nhwc = true;
+    o.defined = true;
+    o.root = src.root;
+    o.home = host_;
+    o.alias_offset = offset;
+    o.pixel_stride = stride;
+    offset += static_cast<size_t>(out_types[k].shape[1]);  // logical NCHW: channels, one byte each
+  }
+  use(ins[0], static_cast<int>(steps_.size()));
+  return true;
+}
+
 void Planner::reroot(int r, int out, size_t offset) {
   const ValueState old = states_[static_cast<size_t>(r)];
   for (ValueState& w : states_)

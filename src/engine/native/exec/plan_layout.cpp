@@ -182,6 +182,13 @@ Status Planner::plan_layout_aware(const Node& n, const OpSchema& schema, const s
     }
     if (cls == OpClass::kConcat) SD_TRY(remap_axis_attr("axis", 0));
     SD_TRY(gather(ins, types, consts));
+    // A Split's part left in its input (plan_concat.cpp): the table reads it strided.
+    if (n.op_type == "Int8Table" && ins[0] >= 0 && states_[static_cast<size_t>(ins[0])].pixel_stride != 0) {
+      Attribute a;
+      a.kind = Attribute::Kind::kInt;
+      a.i = states_[static_cast<size_t>(ins[0])].pixel_stride;
+      copy.attrs.set(kSrcPixelStride, a);
+    }
     for (int k = 0; k < data_inputs; ++k) {
       int v = ins[static_cast<size_t>(k)];
       if (v < 0 || states_[static_cast<size_t>(v)].nhwc) continue;
@@ -191,6 +198,7 @@ Status Planner::plan_layout_aware(const Node& n, const OpSchema& schema, const s
   } else if (cls == OpClass::kSplit) {
     SD_TRY(remap_axis_attr("axis", 0));
     SD_TRY(gather(ins, types, consts));
+    if (try_split_views(n, ins, types, out_types, copy.attrs.get_int("axis", 0))) return ok();  // plan_concat.cpp
   } else if (cls == OpClass::kSlice) {
     SD_TRY(gather(ins, types, consts));
     if (g_.opset < 10) {

@@ -34,6 +34,7 @@ struct ValueState {
   int input = -1;                         // a graph input
   int root = -1;                          // buffer owner (itself, or what it aliases)
   size_t alias_offset = 0;                // bytes into the root's buffer (a Split part)
+  int64_t pixel_stride = 0;               // a channels-last Split's part read in place: elements a pixel (0: dense)
   int first_step = -1, last_step = -1;    // lifetime in steps
   bool defined = false;
 };
@@ -145,6 +146,10 @@ class Planner {
   Status plan_concat(const Node& planned, const std::vector<int>& ins, const std::vector<ValueType>& types,
                      const std::vector<const HostTensor*>& consts, const std::vector<ValueType>& logical_out,
                      const std::vector<ValueType>& out_types, bool nhwc);
+  // A channels-last Split of bytes whose every reader is an Int8Table: no step, its outputs are
+  // views of its input (pixel_stride) that the tables read strided (kSrcPixelStride).
+  bool try_split_views(const Node& n, const std::vector<int>& ins, const std::vector<ValueType>& types, const std::vector<ValueType>& out_types,
+                       int64_t axis);
   // Moves the buffer of root `r` (and every value inside it) into `out`'s, `offset` bytes in.
   void reroot(int r, int out, size_t offset);
 
