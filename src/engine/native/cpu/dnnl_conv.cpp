@@ -67,8 +67,12 @@ ops::StemActivation stem_activation_for(PostKind k) {
 class ConvKernel : public Kernel {
  public:
   Status init(const OpContext& ctx) {
-    if (ctx.inputs[0].dtype != DType::kFloat32) return fail(ErrorCode::kUnsupported, ctx.describe() + ": only float32 is supported");
-    SD_TRY(ops::same_dtype(ctx, {1, 2, 3}));  // weights, bias, fused sum
+    // A bf16 source: a Bf16Concat's output (keep_bf16_concats, precision.h), read as it is.
+    src_bf16_ = ctx.inputs[0].dtype == DType::kBFloat16 && !float32_only_;
+    if (ctx.inputs[0].dtype != DType::kFloat32 && !src_bf16_)
+      return fail(ErrorCode::kUnsupported, ctx.describe() + ": only float32 is supported");
+    if (ctx.inputs[1].dtype != DType::kFloat32) return fail(ErrorCode::kUnsupported, ctx.describe() + ": only float32 weights are supported");
+    SD_TRY(ops::same_dtype(ctx, {2, 3}, 1));  // bias, fused sum
     SD_ASSIGN_OR_RETURN(g_, conv_geometry(ctx));
     if (!ctx.constants[1]) return fail(ErrorCode::kUnsupported, ctx.describe() + ": weights must be constant");
     if (ops::has_input(ctx, 2) && !ctx.constants[2]) return fail(ErrorCode::kUnsupported, ctx.describe() + ": bias must be constant");
@@ -78,7 +82,7 @@ class ConvKernel : public Kernel {
     // --precision bf16 (the loader marked the node): a direct convolution with bf16 source and
     // weights, float32 accumulation, result, bias and post ops. Depthwise layers stay float32:
     // they are memory-bound, and converting their source would cost more than bf16 saves.
-    bf16_ = a.get_int(kBf16Compute, 0) != 0 && g_.group == 1 && !float32_only_;
+    bf16_ = (a.get_int(kBf16Compute, 0) != 0 && g_.group == 1 && !float32_only_) || src_bf16_;
     auto& eng = cpu_engine();
     memory::dims src_d{g_.n, g_.c, g_.h, g_.w}, dst_d{g_.n, g_.oc, g_.oh, g_.ow};
     memory::dims wei_d = g_.group > 1 ? memory::dims{g_.group, g_.oc / g_.group, g_.c / g_.group, g_.kh, g_.kw}
@@ -90,12 +94,14 @@ class ConvKernel : public Kernel {
     has_bias_ = ops::has_input(ctx, 2);
 
     SD_ASSIGN_OR_RETURN(post_, ops::post_ops(ctx));
-    if (try_stem(ctx)) return ok();
+    // A bf16 source goes to oneDNN's bf16 convolution alone (keep_bf16_concats picked nodes that
+    // neither our Winograd nor the stem kernel takes, and float32 would need it converted back).
+    if (!src_bf16_ && try_stem(ctx)) return ok();
     // Our Winograd (winograd_conv.h, AVX2 or AVX-512, and its bf16 variant under --precision bf16
     // where the processor has AVX512_BF16): forced by the loader's option, or timed against
     // oneDNN's primitive (its Winograd or direct kernel, or its bf16 direct kernel) once that is built.
     const auto choice = static_cast<Conv3x3Choice>(a.get_int(kConv3x3Choice, static_cast<int64_t>(Conv3x3Choice::kMeasured)));
-    const bool own_fits = own_winograd_applies();
+    const bool own_fits = own_winograd_applies() && !src_bf16_;
     if (own_fits && (choice == Conv3x3Choice::kWinograd || choice == Conv3x3Choice::kWinograd6x6)) {
       take_own_winograd(make_own_winograd(ctx, bf16_ ? ops::WinoGemm::kBf16 : ops::WinoGemm::kFloat32,
                                           choice == Conv3x3Choice::kWinograd6x6 ? ops::WinoTile::k6x6 : ops::WinoTile::k4x4));
@@ -137,7 +143,8 @@ class ConvKernel : public Kernel {
     if (bf16_) {
       try {
         pd_ = make_pd(dt::bf16);
-      } catch (const dnnl::error&) {
+      } catch (const dnnl::error& e) {
+        if (src_bf16_) return fail(ErrorCode::kUnsupported, ctx.describe() + ": oneDNN has no bf16 convolution for its bf16 source (" + e.what() + ")");
         bf16_ = false;  // no bf16 kernel for this case (shape, post ops): float32 as without the option
       }
     }
@@ -156,7 +163,7 @@ class ConvKernel : public Kernel {
       bias_ = memory(bias_md, eng);
       std::memcpy(bias_.get_data_handle(), ctx.constants[2]->data(), static_cast<size_t>(g_.oc) * sizeof(float));
     }
-    src_ = memory(src_md, eng, nullptr);
+    src_ = memory(src_bf16_ ? pd_.src_desc() : src_md, eng, nullptr);
     dst_ = memory(dst_md, eng, nullptr);
     if (sum_index_ >= 0) sum_ = memory(dst_md, eng, nullptr);
     impl_ = pd_.impl_info_str();
@@ -164,7 +171,8 @@ class ConvKernel : public Kernel {
     if (has_bias_) args_.emplace(DNNL_ARG_BIAS, bias_);
     if (sum_index_ >= 0) args_.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(sum_index_) | DNNL_ARG_SRC_1, sum_);
     size_t pads_at = 0;
-    if (bf16_) {
+    if (src_bf16_) impl_ += " (bf16) on bf16";  // its source needs no conversion
+    if (bf16_ && !src_bf16_) {
       // The float32 source converted to bf16 into the front of the scratch before each run; the
       // conversion's and the convolution's scratchpads share the space after it.
       bf16_src_ = memory(pd_.src_desc(), eng, nullptr);
@@ -180,7 +188,7 @@ class ConvKernel : public Kernel {
     scratchpad_.init(pd_.scratchpad_desc(), pads_at, args_);
     stream_ = dnnl::stream(eng);
     if (timed) take_own_winograd_if_faster(ctx);
-    if (bf16_ && !own_wino_) take_float32_if_chosen(ctx);
+    if (bf16_ && !own_wino_ && !src_bf16_) take_float32_if_chosen(ctx);
     return ok();
   }
 
@@ -212,7 +220,7 @@ class ConvKernel : public Kernel {
     dst_.set_data_handle(out[0].data);
     if (sum_index_ >= 0) sum_.set_data_handle(in[3].data);
     scratchpad_.bind(ctx.scratch);
-    if (bf16_) {
+    if (bf16_ && !src_bf16_) {
       bf16_src_.set_data_handle(ctx.scratch);
       to_scratchpad_.bind(ctx.scratch);
       to_blocked_.execute(stream_, to_args_);
@@ -541,6 +549,7 @@ class ConvKernel : public Kernel {
   bool own_post_ = false;  // a direct convolution's post ops run in apply_post_ops, not in oneDNN
   bool wino_ = false;
   bool bf16_ = false;  // direct convolution on a bf16 copy of the source (bf16_src_, in scratch)
+  bool src_bf16_ = false;  // ... or on its bf16 source itself (a Bf16Concat's output: no copy)
   memory bf16_src_;
   size_t bf16_src_bytes_ = 0;
   bool own_unblock_ = false;  // Winograd result unblocked by unblock_rows, not by from_blocked_
