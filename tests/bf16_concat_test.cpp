@@ -1,5 +1,5 @@
-// --precision bf16: Concats read only by bf16 convolutions written in bf16 (keep_bf16_concats,
-// precision.h; cpu/concat_bf16.cpp). The float32 -> bf16 conversion against a naive
+// --precision bf16: tensors read only by bf16 convolutions kept bf16 (keep_bf16_tensors,
+// precision.h: Concats written as bf16, cpu/concat_bf16.cpp, and convolutions' results). The float32 -> bf16 conversion against a naive
 // round-to-nearest-even reference (special values included) and against oneDNN's own reorder,
 // whose rounding the bf16 convolutions saw before; and a model's outputs to the byte against the
 // same model with every tensor float32. The tests that need avx512_bf16 skip, saying so, elsewhere.
@@ -180,11 +180,17 @@ void silu(OnnxBuilder& b, const std::string& in, const std::string& out) {
   b.node("Mul", {in, out + "_s"}, {out});
 }
 
-// A C2f-like block (channels not multiples of 16: the conversion's tails), a neck-like Concat
-// read by a strided 3x3, and a Concat that is also read by an Add (it stays float32).
+// An image into the stem kernel and a 1x1 (both results kept bf16), a C2f-like block (channels
+// not multiples of 16: the conversion's tails), a neck-like Concat read by a strided 3x3, a 3x3
+// stride-1 layer (our Winograd or oneDNN's, as timed) and a residual sum each read by a 1x1
+// (results kept bf16), and a Concat also read by an Add (it stays float32).
 void build_model(OnnxBuilder& b) {
   constexpr int64_t c = 24;
-  b.input("x", {1, c, 18, 22});
+  b.input("img", {1, 3, 36, 44});
+  conv(b, "img", "s0", 3, 16, 3, 2);
+  silu(b, "s0", "s");
+  conv(b, "s", "x0", 16, c, 1, 1);
+  silu(b, "x0", "x");
   conv(b, "x", "a0", c, c, 1, 1);
   silu(b, "a0", "a");
   conv(b, "a", "m0", c, 8, 3, 1);
@@ -197,20 +203,24 @@ void build_model(OnnxBuilder& b) {
   OnnxBuilder::attr_int(neck, "axis", 1);
   conv(b, "neck", "z0", 56, 16, 3, 2);
   silu(b, "z0", "z");
+  conv(b, "a", "w", c, 32, 3, 1);   // read by a 1x1 only
+  conv(b, "w", "wy", 32, 16, 1, 1);
   auto* both = b.node("Concat", {"a", "m"}, {"both"});  // 32 channels: a convolution and an Add read it
   OnnxBuilder::attr_int(both, "axis", 1);
   conv(b, "both", "u", 32, 32, 1, 1);
-  b.node("Add", {"u", "both"}, {"v"});
+  b.node("Add", {"u", "both"}, {"v"});  // a residual sum, read by a 1x1 only
+  conv(b, "v", "vv", 32, 16, 1, 1);
   b.output("y");
   b.output("z");
-  b.output("v");
+  b.output("wy");
+  b.output("vv");
 }
 
-TEST(Bf16Concat, OutputsAreTheBytesOfTheFloat32TensorsPlan) {
+TEST(Bf16Tensors, OutputsAreTheBytesOfTheFloat32TensorsPlan) {
   if (!cpu_has_bf16()) GTEST_SKIP() << "this CPU has no bf16 instructions (avx512_bf16 or AMX): --precision bf16 is refused here";
   OnnxBuilder b;
   build_model(b);
-  const Shape shape{1, 24, 18, 22};
+  const Shape shape{1, 3, 36, 44};
   HostTensor x(DType::kFloat32, shape);
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> u(-2.f, 2.f);
@@ -218,18 +228,24 @@ TEST(Bf16Concat, OutputsAreTheBytesOfTheFloat32TensorsPlan) {
   for (const bool channels_last : {true, false}) {
     Loaded kept = load(b.bytes(), true, channels_last), reference = load(b.bytes(), false, channels_last);
     ASSERT_TRUE(kept.session && reference.session);
-    // Two Concats written in bf16 and their two readers taking them as they are; the third
-    // Concat (an Add reads it too) and the reference plan float32.
-    EXPECT_EQ(steps_named(kept, shape, "Bf16Concat node"), 2) << "channels_last " << channels_last;
-    EXPECT_EQ(steps_named(kept, shape, "(bf16) on bf16"), 2);
+    if (channels_last) {
+      // Two Concats written in bf16; six convolutions read bf16 (x0, a0, y0, z0, wy, vv); four
+      // write it (the stem s0, x0, w, u with its sum). The third Concat (an Add reads it too)
+      // and everything in the reference plan stay float32.
+      EXPECT_EQ(steps_named(kept, shape, "Bf16Concat node"), 2);
+      EXPECT_EQ(steps_named(kept, shape, "(bf16) on bf16"), 6);
+      EXPECT_EQ(steps_named(kept, shape, "bf16 result"), 4);
+      EXPECT_EQ(steps_named(kept, shape, "stem_direct, bf16 result"), 1);
+    }
     EXPECT_EQ(steps_named(reference, shape, "Bf16Concat"), 0);
+    EXPECT_EQ(steps_named(reference, shape, "bf16 result"), 0);
     EXPECT_EQ(steps_named(reference, shape, "on bf16"), 0);
     std::vector<HostTensor> got, want;
     const TensorRef in = x.ref();
     ASSERT_TRUE(kept.session->run({&in, 1}, got));
     ASSERT_TRUE(reference.session->run({&in, 1}, want));
-    ASSERT_EQ(got.size(), 3u);
-    ASSERT_EQ(want.size(), 3u);
+    ASSERT_EQ(got.size(), 4u);
+    ASSERT_EQ(want.size(), 4u);
     for (size_t k = 0; k < got.size(); ++k) {
       ASSERT_EQ(got[k].shape(), want[k].shape());
       EXPECT_EQ(std::memcmp(got[k].data(), want[k].data(), static_cast<size_t>(got[k].numel()) * sizeof(float)), 0)
@@ -239,7 +255,7 @@ TEST(Bf16Concat, OutputsAreTheBytesOfTheFloat32TensorsPlan) {
 }
 
 // Forced float32 convolutions (candidate 1) cannot read bf16: no Concat is kept bf16 then.
-TEST(Bf16Concat, NoneWhereTheConvolutionsAreForcedToFloat32) {
+TEST(Bf16Tensors, NoneWhereTheConvolutionsAreForcedToFloat32) {
   OnnxBuilder b;
   build_model(b);
   LoadOptions lo;
@@ -248,14 +264,15 @@ TEST(Bf16Concat, NoneWhereTheConvolutionsAreForcedToFloat32) {
   auto m = NativeModel::load_from_bytes(b.bytes().data(), b.bytes().size(), ".", lo);
   ASSERT_TRUE(m) << m.error().message;
   int kept = 0;
-  for (const Node& n : (*m)->graph().nodes) kept += n.op_type == "Bf16Concat";
+  for (const Node& n : (*m)->graph().nodes) kept += n.op_type == "Bf16Concat" || n.attrs.has(kBf16Output) || n.attrs.has(kBf16Source);
   EXPECT_EQ(kept, 0);
   lo.conv_candidate = 0;
   m = NativeModel::load_from_bytes(b.bytes().data(), b.bytes().size(), ".", lo);
   ASSERT_TRUE(m) << m.error().message;
-  kept = 0;
-  for (const Node& n : (*m)->graph().nodes) kept += n.op_type == "Bf16Concat";
-  EXPECT_EQ(kept, 2);
+  int concats = 0, results = 0;
+  for (const Node& n : (*m)->graph().nodes) concats += n.op_type == "Bf16Concat", results += n.attrs.has(kBf16Output);
+  EXPECT_EQ(concats, 2);
+  EXPECT_EQ(results, 4);
 }
 
 }  // namespace

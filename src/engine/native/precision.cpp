@@ -45,7 +45,7 @@ Attribute int_attr(int64_t v) {
 }
 
 // Whether `n` reading value v as its source (input 0) runs oneDNN's bf16 convolution on any
-// choice made at load (dnnl_conv.cpp): see keep_bf16_concats.
+// choice made at load (dnnl_conv.cpp): see keep_bf16_tensors.
 bool bf16_convolution_source(const Graph& g, const Node& n, int v) {
   if (n.op_type != "Conv" && n.op_type != "FusedConv") return false;
   if (n.attrs.get_int(kBf16Compute, 0) == 0 || n.attrs.get_int("group", 1) != 1) return false;
@@ -64,7 +64,7 @@ bool bf16_convolution_source(const Graph& g, const Node& n, int v) {
 
 }  // namespace
 
-int keep_bf16_concats(Graph& g) {
+int keep_bf16_tensors(Graph& g) {
   std::vector<std::vector<size_t>> readers(g.values.size());
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (int v : g.nodes[i].inputs)
@@ -72,15 +72,24 @@ int keep_bf16_concats(Graph& g) {
   std::vector<bool> is_output(g.values.size(), false);
   for (int v : g.outputs) is_output[static_cast<size_t>(v)] = true;
   int kept = 0;
-  for (Node& n : g.nodes) {
-    if (n.op_type != "Concat" || n.outputs.size() != 1 || n.outputs[0] < 0 || n.inputs.empty()) continue;
+  // Readers come after their producers: from the last node back, a Concat reading a tensor has
+  // been decided when the tensor is.
+  for (size_t i = g.nodes.size(); i-- > 0;) {
+    Node& n = g.nodes[i];
+    const bool concat = n.op_type == "Concat", conv = n.op_type == "Conv" || n.op_type == "FusedConv";
+    if ((!concat && !conv) || n.outputs.size() != 1 || n.outputs[0] < 0 || n.inputs.empty()) continue;
+    if (concat && !std::all_of(n.inputs.begin(), n.inputs.end(), [](int x) { return x >= 0; })) continue;
     const int v = n.outputs[0];
     const auto& rs = readers[static_cast<size_t>(v)];
     if (is_output[static_cast<size_t>(v)] || rs.empty()) continue;
-    if (!std::all_of(rs.begin(), rs.end(), [&](size_t r) { return bf16_convolution_source(g, g.nodes[r], v); })) continue;
-    if (!std::all_of(n.inputs.begin(), n.inputs.end(), [](int x) { return x >= 0; })) continue;
-    n.op_type = "Bf16Concat";
-    for (size_t r : rs) g.nodes[r].attrs.set(kBf16Source, int_attr(1));
+    auto takes_bf16 = [&](size_t r) { return g.nodes[r].op_type == "Bf16Concat" || bf16_convolution_source(g, g.nodes[r], v); };
+    if (!std::all_of(rs.begin(), rs.end(), takes_bf16)) continue;
+    if (concat)
+      n.op_type = "Bf16Concat";
+    else
+      n.attrs.set(kBf16Output, int_attr(1));
+    for (size_t r : rs)
+      if (g.nodes[r].op_type != "Bf16Concat") g.nodes[r].attrs.set(kBf16Source, int_attr(1));
     ++kept;
   }
   return kept;

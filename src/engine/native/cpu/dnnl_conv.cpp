@@ -15,6 +15,7 @@
 #include "engine/native/conv_attrs.h"
 #include "engine/native/conv_choice.h"
 #include "engine/native/cpu/activation_kernels.h"
+#include "engine/native/cpu/bf16_convert.h"
 #include "engine/native/cpu/dnnl_context.h"
 #include "engine/native/cpu/stem_conv.h"
 #include "engine/native/cpu/timed_choice.h"
@@ -67,7 +68,21 @@ ops::StemActivation stem_activation_for(PostKind k) {
 class ConvKernel : public Kernel {
  public:
   Status init(const OpContext& ctx) {
-    // A bf16 source: a Bf16Concat's output (keep_bf16_concats, precision.h), read as it is.
+    SD_TRY(init_float(ctx));
+    // A bf16 result (kBf16Output, keep_bf16_tensors in precision.h: every reader takes bf16): the
+    // kernel chosen above writes float32 into scratch, and the pass that finishes it (our post
+    // ops, or a conversion alone) writes bf16 with oneDNN's rounding (bf16_convert.h). Set last:
+    // the timings above ran the float32 kernels as they are.
+    if (ctx.node.attrs.get_int(kBf16Output, 0) != 0 && !float32_only_) {
+      float_result_at_ = (scratch_bytes() + 63) / 64 * 64;
+      dst_bf16_ = true;
+    }
+    return ok();
+  }
+
+ private:
+  Status init_float(const OpContext& ctx) {
+    // A bf16 source (keep_bf16_tensors, precision.h: a Bf16Concat or a convolution wrote it), read as it is.
     src_bf16_ = ctx.inputs[0].dtype == DType::kBFloat16 && !float32_only_;
     if (ctx.inputs[0].dtype != DType::kFloat32 && !src_bf16_)
       return fail(ErrorCode::kUnsupported, ctx.describe() + ": only float32 is supported");
@@ -94,7 +109,7 @@ class ConvKernel : public Kernel {
     has_bias_ = ops::has_input(ctx, 2);
 
     SD_ASSIGN_OR_RETURN(post_, ops::post_ops(ctx));
-    // A bf16 source goes to oneDNN's bf16 convolution alone (keep_bf16_concats picked nodes that
+    // A bf16 source goes to oneDNN's bf16 convolution alone (keep_bf16_tensors picked nodes that
     // neither our Winograd nor the stem kernel takes, and float32 would need it converted back).
     if (!src_bf16_ && try_stem(ctx)) return ok();
     // Our Winograd (winograd_conv.h, AVX2 or AVX-512, and its bf16 variant under --precision bf16
@@ -192,30 +207,66 @@ class ConvKernel : public Kernel {
     return ok();
   }
 
+
+ public:
   // Winograd: [blocked source | blocked result | oneDNN's scratchpads]; direct: oneDNN's scratchpad;
-  // bf16: [bf16 source | the conversion's or the convolution's scratchpad].
+  // bf16: [bf16 source | the conversion's or the convolution's scratchpad]; a bf16 result: the
+  // above, then the float32 result.
   size_t scratch_bytes() const override {
-    if (float32_) return float32_->scratch_bytes();
-    return std::max({scratchpad_.end(), to_scratchpad_.end(), from_scratchpad_.end()});
+    const size_t kernel = float32_ ? float32_->scratch_bytes() : std::max({scratchpad_.end(), to_scratchpad_.end(), from_scratchpad_.end()});
+    return dst_bf16_ ? float_result_at_ + static_cast<size_t>(g_.n * g_.oc * g_.oh * g_.ow) * sizeof(float) : kernel;
   }
 
-  std::string implementation() const override { return float32_ ? float32_->implementation() : impl_; }
+  std::string implementation() const override {
+    return (float32_ ? float32_->implementation() : impl_) + (dst_bf16_ ? ", bf16 result" : "");
+  }
 
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
-    if (float32_) return float32_->run(in, out, ctx);
+    if (!dst_bf16_) return run_float(in, out, ctx, {});
+    TensorRef result = out[0];
+    result.dtype = DType::kFloat32;
+    result.data = ctx.scratch + float_result_at_;
+    const float* r = result.as<float>();
+    uint16_t* y = out[0].as<uint16_t>();
+    return run_float(in, std::span<const TensorRef>(&result, 1), ctx,
+                     [=](int64_t b, int64_t e) { ops::floats_to_bf16_rows(r + b, 0, y + b, 0, 1, static_cast<size_t>(e - b)); });
+  }
+
+ private:
+  // Called on [b, e) of the float32 result once final (post ops applied), from any thread.
+  using Finish = std::function<void(int64_t, int64_t)>;
+
+  void finish_all(const TensorRef& out, int threads, const Finish& finish) const {
+    if (finish) parallel_for(out.numel(), threads, 16384, [&](int64_t b, int64_t e) { finish(b, e); });
+  }
+
+  Status run_float(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx, const Finish& finish) {
+    if (float32_) {
+      SD_TRY(float32_->run(in, out, ctx));
+      finish_all(out[0], ctx.threads, finish);
+      return ok();
+    }
     if (stem_) {
       float* y = out[0].as<float>();
       const float* sum = sum_input(in);
+      const bool post = !post_.empty() && !stem_fused_post_;
       stem_->run(in[0].as<float>(), src_nhwc_, y, ctx.threads,
-                 post_.empty() || stem_fused_post_ ? std::function<void(float*, int64_t)>{}
-                                                   : [&](float* rows, int64_t count) { apply_post_ops(y, sum, rows - y, rows - y + count); });
+                 !post && !finish ? std::function<void(float*, int64_t)>{} : [&](float* rows, int64_t count) {
+                   if (post) apply_post_ops(y, sum, rows - y, rows - y + count);
+                   if (finish) finish(rows - y, rows - y + count);
+                 });
       return ok();
     }
     if (own_wino_) {
       own_wino_->run(in[0].as<float>(), out[0].as<float>(), sum_input(in), ctx.threads);
+      finish_all(out[0], ctx.threads, finish);
       return ok();
     }
-    if (wino_) return run_winograd(in, out, ctx);
+    if (wino_) {
+      SD_TRY(run_winograd(in, out, ctx));
+      finish_all(out[0], ctx.threads, finish);
+      return ok();
+    }
     src_.set_data_handle(in[0].data);
     dst_.set_data_handle(out[0].data);
     if (sum_index_ >= 0) sum_.set_data_handle(in[3].data);
@@ -226,11 +277,13 @@ class ConvKernel : public Kernel {
       to_blocked_.execute(stream_, to_args_);
     }
     conv_.execute(stream_, args_);  // the map holds handles to the same memory objects
-    if (own_post_) apply_post_ops_to_all(in, out[0], ctx.threads);
+    if (own_post_)
+      apply_post_ops_to_all(in, out[0], ctx.threads, finish);
+    else
+      finish_all(out[0], ctx.threads, finish);
     return ok();
   }
 
- private:
   // Images (1 to 4 channels) into 8 or more channels, and 8 -> 8 channel 3x3 layers, written
   // channels-last: stem_conv.h says why. (Weights and bias are float32 like the input: init checked.)
   bool try_stem(const OpContext& ctx) {
@@ -511,8 +564,8 @@ class ConvKernel : public Kernel {
   }
 
   // The post ops oneDNN would have fused, on y[b, e) of a finished output: all of them on one
-  // L1-sized chunk before the next.
-  void apply_post_ops(float* y, const float* sum, int64_t b, int64_t e) const {
+  // L1-sized chunk before the next (and `finish` on it, while it is in cache).
+  void apply_post_ops(float* y, const float* sum, int64_t b, int64_t e, const Finish& finish = {}) const {
     constexpr int64_t kChunk = 2048;
     for (int64_t c0 = b; c0 < e; c0 += kChunk) {
       const int64_t c1 = std::min(e, c0 + kChunk);
@@ -529,13 +582,14 @@ class ConvKernel : public Kernel {
           case PostKind::kClip: for (int64_t i = c0; i < c1; ++i) y[i] = std::min(std::max(y[i], p.alpha), p.beta); break;
         }
       }
+      if (finish) finish(c0, c1);
     }
   }
   // The same over a whole finished output, split over the threads.
-  void apply_post_ops_to_all(std::span<const TensorRef> in, const TensorRef& out, int threads) const {
+  void apply_post_ops_to_all(std::span<const TensorRef> in, const TensorRef& out, int threads, const Finish& finish = {}) const {
     float* y = out.as<float>();
     const float* sum = sum_input(in);
-    parallel_for(out.numel(), threads, 16384, [&](int64_t b, int64_t e) { apply_post_ops(y, sum, b, e); });
+    parallel_for(out.numel(), threads, 16384, [&](int64_t b, int64_t e) { apply_post_ops(y, sum, b, e, finish); });
   }
   // A fused residual sum's operand, the node's 4th input (init checked its shape).
   static const float* sum_input(std::span<const TensorRef> in) { return in.size() > 3 ? in[3].as<float>() : nullptr; }
@@ -549,7 +603,9 @@ class ConvKernel : public Kernel {
   bool own_post_ = false;  // a direct convolution's post ops run in apply_post_ops, not in oneDNN
   bool wino_ = false;
   bool bf16_ = false;  // direct convolution on a bf16 copy of the source (bf16_src_, in scratch)
-  bool src_bf16_ = false;  // ... or on its bf16 source itself (a Bf16Concat's output: no copy)
+  bool src_bf16_ = false;  // ... or on its bf16 source itself (a bf16 tensor: no copy)
+  bool dst_bf16_ = false;  // writes bf16: the float32 result at float_result_at_ in scratch, then converted
+  size_t float_result_at_ = 0;
   memory bf16_src_;
   size_t bf16_src_bytes_ = 0;
   bool own_unblock_ = false;  // Winograd result unblocked by unblock_rows, not by from_blocked_
@@ -573,7 +629,8 @@ class ConvKernel : public Kernel {
 
 Result<std::vector<ValueType>> infer_conv(const OpContext& ctx) {
   SD_ASSIGN_OR_RETURN(auto g, conv_geometry(ctx));
-  return ops::one_output(DType::kFloat32, Shape{g.n, g.oc, g.oh, g.ow});
+  const DType out = ctx.node.attrs.get_int(kBf16Output, 0) != 0 ? DType::kBFloat16 : DType::kFloat32;
+  return ops::one_output(out, Shape{g.n, g.oc, g.oh, g.ow});
 }
 
 }  // namespace
