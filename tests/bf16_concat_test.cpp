@@ -16,6 +16,7 @@
 
 #include "core/cpu_isa.h"
 #include "engine/native/cpu/bf16_convert.h"
+#include "engine/native/conv_choice.h"
 #include "engine/native/cpu/bf16_support.h"
 #include "engine/native/precision.h"
 #include "engine/native/session.h"
@@ -105,6 +106,15 @@ void expect_rows_match_reference(void (*rows_fn)(const float*, size_t, uint16_t*
 
 TEST(Bf16Convert, PortableRowsMatchTheReference) { expect_rows_match_reference(ops::floats_to_bf16_rows_portable); }
 
+TEST(Bf16Convert, Avx512RowsMatchTheReference) {
+#if defined(__x86_64__)
+  if (cpu::active_isa() < cpu::Isa::kAvx512) GTEST_SKIP() << "this CPU has no AVX-512";
+  expect_rows_match_reference(ops::floats_to_bf16_rows_avx512);
+#else
+  GTEST_SKIP() << "not an x86-64 processor";
+#endif
+}
+
 TEST(Bf16Convert, Avx512Bf16RowsMatchTheReference) {
 #if defined(__x86_64__)
   if (cpu::active_isa() < cpu::Isa::kAvx512Bf16) GTEST_SKIP() << "this CPU has no avx512_bf16 (vcvtne2ps2bf16)";
@@ -141,8 +151,9 @@ struct Loaded {
   std::unique_ptr<NativeSession> session;
 };
 
-Loaded load(const std::string& bytes, bool bf16_tensors, bool channels_last) {
+Loaded load(const std::string& bytes, bool bf16_tensors, bool channels_last, Conv3x3Choice conv3x3 = Conv3x3Choice::kMeasured) {
   LoadOptions lo;
+  lo.conv3x3 = conv3x3;
   lo.precision = Precision::kBf16;
   lo.conv_candidate = 0;  // oneDNN's bf16 kernel on every node it runs: the same kernels on both sides
   lo.bf16_tensors = bf16_tensors;
@@ -203,7 +214,7 @@ void build_model(OnnxBuilder& b) {
   OnnxBuilder::attr_int(neck, "axis", 1);
   conv(b, "neck", "z0", 56, 16, 3, 2);
   silu(b, "z0", "z");
-  conv(b, "a", "w", c, 32, 3, 1);   // read by a 1x1 only
+  conv(b, "y", "w", 32, 32, 3, 1);  // read by a 1x1 only
   conv(b, "w", "wy", 32, 16, 1, 1);
   auto* both = b.node("Concat", {"a", "m"}, {"both"});  // 32 channels: a convolution and an Add read it
   OnnxBuilder::attr_int(both, "axis", 1);
@@ -225,9 +236,13 @@ TEST(Bf16Tensors, OutputsAreTheBytesOfTheFloat32TensorsPlan) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> u(-2.f, 2.f);
   for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
-  for (const bool channels_last : {true, false}) {
-    Loaded kept = load(b.bytes(), true, channels_last), reference = load(b.bytes(), false, channels_last);
+  // Timed 3x3 kernels, then our Winograd forced (its AVX-512 epilogue writes bf16 itself).
+  for (const auto [channels_last, conv3x3] : {std::pair{true, Conv3x3Choice::kMeasured}, std::pair{false, Conv3x3Choice::kMeasured},
+                                              std::pair{true, Conv3x3Choice::kWinograd}}) {
+    Loaded kept = load(b.bytes(), true, channels_last, conv3x3), reference = load(b.bytes(), false, channels_last, conv3x3);
     ASSERT_TRUE(kept.session && reference.session);
+    if (conv3x3 == Conv3x3Choice::kWinograd && cpu::active_isa() >= cpu::Isa::kAvx512Bf16)
+      EXPECT_EQ(steps_named(kept, shape, "wino_4x3:avx512_bf16 (bf16), bf16 result"), 1);
     if (channels_last) {
       // Two Concats written in bf16; six convolutions read bf16 (x0, a0, y0, z0, wy, vv); four
       // write it (the stem s0, x0, w, u with its sum). The third Concat (an Add reads it too)
@@ -249,7 +264,7 @@ TEST(Bf16Tensors, OutputsAreTheBytesOfTheFloat32TensorsPlan) {
     for (size_t k = 0; k < got.size(); ++k) {
       ASSERT_EQ(got[k].shape(), want[k].shape());
       EXPECT_EQ(std::memcmp(got[k].data(), want[k].data(), static_cast<size_t>(got[k].numel()) * sizeof(float)), 0)
-          << "output " << k << ", channels_last " << channels_last;
+          << "output " << k << ", channels_last " << channels_last << ", 3x3 choice " << static_cast<int>(conv3x3);
     }
   }
 }

@@ -20,6 +20,7 @@ bool floats_to_bf16_is_vectorised() {
 void floats_to_bf16_rows(const float* src, size_t src_stride, uint16_t* dst, size_t dst_stride, size_t rows, size_t cols) {
 #if defined(__x86_64__)
   if (floats_to_bf16_is_vectorised()) return floats_to_bf16_rows_avx512bf16(src, src_stride, dst, dst_stride, rows, cols);
+  if (cpu::active_isa() >= cpu::Isa::kAvx512) return floats_to_bf16_rows_avx512(src, src_stride, dst, dst_stride, rows, cols);
 #endif
   floats_to_bf16_rows_portable(src, src_stride, dst, dst_stride, rows, cols);
 }

@@ -26,13 +26,14 @@ inline uint16_t float_to_bf16_rne(float f) {
 
 // `rows` rows of `cols` floats, `src_stride` floats apart, into `rows` rows of bf16 `dst_stride`
 // elements apart: a Concat's inputs into their place in its output. The fastest variant this
-// processor runs (AVX512_BF16's vcvtne2ps2bf16, or the scalar reference).
+// processor runs (AVX512_BF16's vcvtne2ps2bf16, AVX-512F integer instructions, or the scalar reference).
 void floats_to_bf16_rows(const float* src, size_t src_stride, uint16_t* dst, size_t dst_stride, size_t rows, size_t cols);
 
 // The variants, for the tests.
 void floats_to_bf16_rows_portable(const float* src, size_t src_stride, uint16_t* dst, size_t dst_stride, size_t rows, size_t cols);
 #if defined(__x86_64__)
 void floats_to_bf16_rows_avx512bf16(const float* src, size_t src_stride, uint16_t* dst, size_t dst_stride, size_t rows, size_t cols);
+void floats_to_bf16_rows_avx512(const float* src, size_t src_stride, uint16_t* dst, size_t dst_stride, size_t rows, size_t cols);
 #endif
 // Whether floats_to_bf16_rows runs the AVX512_BF16 variant here.
 bool floats_to_bf16_is_vectorised();

@@ -222,14 +222,14 @@ class ConvKernel : public Kernel {
   }
 
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
-    if (!dst_bf16_) return run_float(in, out, ctx, {});
+    if (!dst_bf16_) return run_float(in, out, ctx, {}, nullptr);
     TensorRef result = out[0];
     result.dtype = DType::kFloat32;
     result.data = ctx.scratch + float_result_at_;
     const float* r = result.as<float>();
     uint16_t* y = out[0].as<uint16_t>();
     return run_float(in, std::span<const TensorRef>(&result, 1), ctx,
-                     [=](int64_t b, int64_t e) { ops::floats_to_bf16_rows(r + b, 0, y + b, 0, 1, static_cast<size_t>(e - b)); });
+                     [=](int64_t b, int64_t e) { ops::floats_to_bf16_rows(r + b, 0, y + b, 0, 1, static_cast<size_t>(e - b)); }, y);
   }
 
  private:
@@ -240,7 +240,10 @@ class ConvKernel : public Kernel {
     if (finish) parallel_for(out.numel(), threads, 16384, [&](int64_t b, int64_t e) { finish(b, e); });
   }
 
-  Status run_float(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx, const Finish& finish) {
+  // `finish` and `bf16_out` (the bf16 result) only for a result kept bf16; a kernel that can write
+  // bf16 itself (our AVX-512 Winograd's epilogue) writes bf16_out directly, no finish.
+  Status run_float(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx, const Finish& finish,
+                   uint16_t* bf16_out) {
     if (float32_) {
       SD_TRY(float32_->run(in, out, ctx));
       finish_all(out[0], ctx.threads, finish);
@@ -258,6 +261,10 @@ class ConvKernel : public Kernel {
       return ok();
     }
     if (own_wino_) {
+      if (bf16_out && own_wino_->writes_bf16()) {
+        own_wino_->run(in[0].as<float>(), nullptr, sum_input(in), ctx.threads, bf16_out);
+        return ok();
+      }
       own_wino_->run(in[0].as<float>(), out[0].as<float>(), sum_input(in), ctx.threads);
       finish_all(out[0], ctx.threads, finish);
       return ok();

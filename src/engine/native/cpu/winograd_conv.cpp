@@ -86,7 +86,7 @@ WinogradConv::WinogradConv(const WinogradGeometry& g, const float* weights, cons
   block_tiles_ = 6;
 }
 
-void WinogradConv::run(const float* src, float* dst, const float* sum, int threads) const {
+void WinogradConv::run(const float* src, float* dst, const float* sum, int threads, uint16_t* dst_bf16) const {
 #if defined(__x86_64__)
   const wino::RunArgs args{g_,
                            packed_.empty() ? nullptr : packed_.data(),
@@ -99,7 +99,8 @@ void WinogradConv::run(const float* src, float* dst, const float* sum, int threa
                            src,
                            dst,
                            sum,
-                           std::max(1, threads)};
+                           std::max(1, threads),
+                           avx512_ ? dst_bf16 : nullptr};
   if (bf16_)
     wino::run_avx512bf16(args);
   else if (avx512_)
@@ -107,7 +108,7 @@ void WinogradConv::run(const float* src, float* dst, const float* sum, int threa
   else
     wino::run_avx2(args);
 #else
-  (void)src, (void)dst, (void)sum, (void)threads;
+  (void)src, (void)dst, (void)sum, (void)threads, (void)dst_bf16;
   std::abort();  // callers check cpu::detected_isa() >= kAvx2 first, which never holds here
 #endif
 }

@@ -84,7 +84,11 @@ class WinogradConv {
   // src: [n, h, w, c]; dst: [n, h, w, oc]; sum: the residual operand, [n, h, w, oc], needed
   // when the epilogue has a kSum. Needs AVX2 + FMA (cpu::detected_isa() >= kAvx2), and AVX-512
   // when the constructor chose that variant.
-  void run(const float* src, float* dst, const float* sum, int threads) const;
+  // dst_bf16 (where writes_bf16()): the result rounded to bf16 as oneDNN's reorder rounds
+  // (bf16_convert.h) into dst_bf16 instead of dst (--precision bf16, a result kept bf16).
+  void run(const float* src, float* dst, const float* sum, int threads, uint16_t* dst_bf16 = nullptr) const;
+  // Whether run() can write bf16 (the AVX-512 variants).
+  bool writes_bf16() const { return avx512_; }
 
   // Tiles per block (a multiple of 6): the unit of work a thread takes.
   int64_t tiles_per_block() const { return block_tiles_; }
@@ -132,6 +136,7 @@ struct RunArgs {
   float* dst;
   const float* sum;
   int threads;
+  uint16_t* dst_bf16 = nullptr;  // the result in bf16 instead of dst (the AVX-512 variants)
 };
 
 #if defined(__x86_64__)
