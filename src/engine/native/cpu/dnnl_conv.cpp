@@ -75,6 +75,7 @@ class ConvKernel : public Kernel {
     // the timings above ran the float32 kernels as they are.
     if (ctx.node.attrs.get_int(kBf16Output, 0) != 0 && !float32_only_) {
       float_result_at_ = (scratch_bytes() + 63) / 64 * 64;
+      float_result_bytes_ = own_wino_ && own_wino_->writes_bf16() ? 0 : static_cast<size_t>(g_.n * g_.oc * g_.oh * g_.ow) * sizeof(float);
       dst_bf16_ = true;
     }
     return ok();
@@ -207,14 +208,13 @@ class ConvKernel : public Kernel {
     return ok();
   }
 
-
  public:
   // Winograd: [blocked source | blocked result | oneDNN's scratchpads]; direct: oneDNN's scratchpad;
   // bf16: [bf16 source | the conversion's or the convolution's scratchpad]; a bf16 result: the
-  // above, then the float32 result.
+  // above, then the float32 result (unless our Winograd writes bf16 itself).
   size_t scratch_bytes() const override {
     const size_t kernel = float32_ ? float32_->scratch_bytes() : std::max({scratchpad_.end(), to_scratchpad_.end(), from_scratchpad_.end()});
-    return dst_bf16_ ? float_result_at_ + static_cast<size_t>(g_.n * g_.oc * g_.oh * g_.ow) * sizeof(float) : kernel;
+    return dst_bf16_ ? float_result_at_ + float_result_bytes_ : kernel;
   }
 
   std::string implementation() const override {
@@ -612,7 +612,7 @@ class ConvKernel : public Kernel {
   bool bf16_ = false;  // direct convolution on a bf16 copy of the source (bf16_src_, in scratch)
   bool src_bf16_ = false;  // ... or on its bf16 source itself (a bf16 tensor: no copy)
   bool dst_bf16_ = false;  // writes bf16: the float32 result at float_result_at_ in scratch, then converted
-  size_t float_result_at_ = 0;
+  size_t float_result_at_ = 0, float_result_bytes_ = 0;  // none where our Winograd writes bf16 itself
   memory bf16_src_;
   size_t bf16_src_bytes_ = 0;
   bool own_unblock_ = false;  // Winograd result unblocked by unblock_rows, not by from_blocked_
