@@ -9,6 +9,7 @@ size_t dtype_size(DType t) {
     case DType::kFloat32: return 4;
     case DType::kFloat64: return 8;
     case DType::kFloat16: return 2;
+    case DType::kBFloat16: return 2;
     case DType::kInt8: return 1;
     case DType::kUInt8: return 1;
     case DType::kInt32: return 4;
@@ -24,6 +25,7 @@ const char* dtype_name(DType t) {
     case DType::kFloat32: return "float32";
     case DType::kFloat64: return "float64";
     case DType::kFloat16: return "float16";
+    case DType::kBFloat16: return "bfloat16";
     case DType::kInt8: return "int8";
     case DType::kUInt8: return "uint8";
     case DType::kInt32: return "int32";
@@ -58,6 +60,7 @@ int32_t dtype_to_onnx(DType t) {
     case DType::kInt64: return 7;
     case DType::kBool: return 9;
     case DType::kFloat16: return 10;
+    case DType::kBFloat16: return 16;
     case DType::kFloat64: return 11;
     case DType::kUndefined: return 0;
   }

@@ -8,7 +8,8 @@
 
 namespace sd::native {
 
-enum class DType : uint8_t { kUndefined, kFloat32, kFloat64, kFloat16, kInt8, kUInt8, kInt32, kInt64, kBool };
+enum class DType : uint8_t { kUndefined, kFloat32, kFloat64, kFloat16, kInt8, kUInt8, kInt32, kInt64, kBool,
+                          kBFloat16 };  // bf16: only between the CPU's bf16 convolutions (--precision bf16), never a model's
 
 size_t dtype_size(DType t);
 const char* dtype_name(DType t);  // "float32", "int64", ...

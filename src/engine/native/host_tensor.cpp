@@ -48,6 +48,7 @@ void convert(DType dtype, const void* src, int64_t n, std::vector<U>& out) {
     case DType::kInt64: convert_all<int64_t>(src, n, out); break;
     case DType::kBool: convert_all<bool>(src, n, out); break;
     case DType::kFloat16:
+    case DType::kBFloat16:
     case DType::kUndefined: break;  // not numeric for this purpose; left zero
   }
 }

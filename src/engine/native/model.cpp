@@ -39,7 +39,7 @@ class LoadedModel final : public NativeModel {
 Status check_supported(const Graph& g, const OpRegistry& registry, const std::string& what) {
   for (const Node& n : g.nodes)
     if (!registry.find(n.op_type, g.opset) || n.op_type == "FusedConv" || n.op_type == "BinExpectation" || n.op_type == "Int8Conv" ||
-        n.op_type == "Int8Table" || n.op_type == "Int8AddTables")  // internal ops
+        n.op_type == "Int8Table" || n.op_type == "Int8AddTables" || n.op_type == "Bf16Concat")  // internal ops
       return fail(ErrorCode::kModel, what + ": op " + n.op_type + " (node '" + n.name + "', opset " + std::to_string(g.opset) +
                                          ") is not supported by the native engine");
   return ok();
@@ -70,7 +70,11 @@ Result<std::shared_ptr<const NativeModel>> build(const onnx::ModelProto& proto, 
     passes::fuse_conv_activations(g);
     passes::remove_dead_nodes(g);
   }
-  if (options.precision == Precision::kBf16) mark_bf16_convolutions(g);
+  if (options.precision == Precision::kBf16) {
+    mark_bf16_convolutions(g);
+    // A convolution forced to float32 (candidate 1) cannot read bf16.
+    if (options.bf16_tensors && (options.conv_candidate == kTimedCandidate || options.conv_candidate == 0)) keep_bf16_tensors(g);
+  }
   mark_conv3x3_choice(g, options.conv3x3);
   mark_conv_candidate(g, options.conv_candidate);
   for (int v : g.inputs) {

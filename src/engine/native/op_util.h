@@ -88,5 +88,6 @@ void register_misc_ops(OpRegistry& r);
 void register_bin_expectation_op(OpRegistry& r);  // internal: passes::fuse_bin_expectation
 void register_quant_ops(OpRegistry& r);           // QuantizeLinear & co. (cpu/quant_ops.cpp)
 void register_int8_table_ops(OpRegistry& r);      // Int8Table, Int8AddTables (cpu/int8_table_ops.cpp)
+void register_bf16_concat_op(OpRegistry& r);      // Bf16Concat, internal (cpu/concat_bf16.cpp)
 
 }  // namespace sd::native::ops

@@ -22,6 +22,12 @@ enum class Precision {
 
 // Set by the loader on convolutions that run in bf16 (kernels read it like the layout attributes).
 inline constexpr const char* kBf16Compute = "_bf16";
+// Set by keep_bf16_tensors on a bf16 convolution whose source is a bf16 tensor: it runs oneDNN's
+// bf16 kernel on it directly, no conversion, no float32 candidate.
+inline constexpr const char* kBf16Source = "_bf16_src";
+// Set by keep_bf16_tensors on a convolution whose result is kept bf16: whatever kernel runs it
+// writes float32 into scratch, and the pass that finishes the result (our post ops) writes bf16.
+inline constexpr const char* kBf16Output = "_bf16_dst";
 
 // "auto": kFp16 when the model runs on a CUDA backend (`on_cuda`), else kFp32 (auto keeps float32
 // on the CPU: bf16 costs accuracy and is asked for). "fp32": kFp32. "bf16": kBf16 where
@@ -33,5 +39,16 @@ Result<Precision> resolve_precision(const std::string& text, bool cpu_has_bf16, 
 // Marks every Conv / FusedConv / MatMul of `g` with kBf16Compute (the kernels run float32 ones
 // in bf16: MatMul where B is constant; a model's Int8Conv stays int8); returns how many.
 int mark_bf16_convolutions(Graph& g);
+
+// After mark_bf16_convolutions: the tensors every reader of which takes bf16 are kept bf16. A
+// reader takes bf16 as the source of a marked convolution that oneDNN runs in bf16 whatever the
+// timing at load picks (1x1 or strided, 16 input channels or more, one group, no fused residual
+// sum: neither our Winograd nor the stem kernel takes it; it gets kBf16Source), or as an input
+// of a Concat kept bf16. Kept: a Concat's output (it becomes a Bf16Concat, cpu/concat_bf16.cpp,
+// converting its float32 inputs while copying) and a Conv / FusedConv's result (kBf16Output).
+// The convolutions' results are bit for bit those of converting the float32 tensors in each
+// convolution (the same rounding, cpu/bf16_convert.h), without the conversions (YOLOv8n: ~1 ms
+// of a ~10 ms run, docs/benchmarks.md). Returns how many tensors.
+int keep_bf16_tensors(Graph& g);
 
 }  // namespace sd::native

@@ -30,6 +30,10 @@ struct LoadOptions {
   // oneDNN's int8 implementations, and bf16 against float32 under kBf16 (conv_choice.h): timed
   // per node (kTimedCandidate), or the index forced.
   int conv_candidate = kTimedCandidate;
+  // With kBf16 (and conv_candidate timed or 0): tensors read only by bf16 convolutions (and Concats
+  // kept bf16) are bf16 (keep_bf16_tensors, precision.h); off, every tensor stays float32 (the
+  // reference the tests use).
+  bool bf16_tensors = true;
 };
 
 struct IoInfo {

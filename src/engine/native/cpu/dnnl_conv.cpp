@@ -15,6 +15,7 @@
 #include "engine/native/conv_attrs.h"
 #include "engine/native/conv_choice.h"
 #include "engine/native/cpu/activation_kernels.h"
+#include "engine/native/cpu/bf16_convert.h"
 #include "engine/native/cpu/dnnl_context.h"
 #include "engine/native/cpu/stem_conv.h"
 #include "engine/native/cpu/timed_choice.h"
@@ -67,8 +68,27 @@ ops::StemActivation stem_activation_for(PostKind k) {
 class ConvKernel : public Kernel {
  public:
   Status init(const OpContext& ctx) {
-    if (ctx.inputs[0].dtype != DType::kFloat32) return fail(ErrorCode::kUnsupported, ctx.describe() + ": only float32 is supported");
-    SD_TRY(ops::same_dtype(ctx, {1, 2, 3}));  // weights, bias, fused sum
+    SD_TRY(init_float(ctx));
+    // A bf16 result (kBf16Output, keep_bf16_tensors in precision.h: every reader takes bf16): the
+    // kernel chosen above writes float32 into scratch, and the pass that finishes it (our post
+    // ops, or a conversion alone) writes bf16 with oneDNN's rounding (bf16_convert.h). Set last:
+    // the timings above ran the float32 kernels as they are.
+    if (ctx.node.attrs.get_int(kBf16Output, 0) != 0 && !float32_only_) {
+      float_result_at_ = (scratch_bytes() + 63) / 64 * 64;
+      float_result_bytes_ = own_wino_ && own_wino_->writes_bf16() ? 0 : static_cast<size_t>(g_.n * g_.oc * g_.oh * g_.ow) * sizeof(float);
+      dst_bf16_ = true;
+    }
+    return ok();
+  }
+
+ private:
+  Status init_float(const OpContext& ctx) {
+    // A bf16 source (keep_bf16_tensors, precision.h: a Bf16Concat or a convolution wrote it), read as it is.
+    src_bf16_ = ctx.inputs[0].dtype == DType::kBFloat16 && !float32_only_;
+    if (ctx.inputs[0].dtype != DType::kFloat32 && !src_bf16_)
+      return fail(ErrorCode::kUnsupported, ctx.describe() + ": only float32 is supported");
+    if (ctx.inputs[1].dtype != DType::kFloat32) return fail(ErrorCode::kUnsupported, ctx.describe() + ": only float32 weights are supported");
+    SD_TRY(ops::same_dtype(ctx, {2, 3}, 1));  // bias, fused sum
     SD_ASSIGN_OR_RETURN(g_, conv_geometry(ctx));
     if (!ctx.constants[1]) return fail(ErrorCode::kUnsupported, ctx.describe() + ": weights must be constant");
     if (ops::has_input(ctx, 2) && !ctx.constants[2]) return fail(ErrorCode::kUnsupported, ctx.describe() + ": bias must be constant");
@@ -78,7 +98,7 @@ class ConvKernel : public Kernel {
     // --precision bf16 (the loader marked the node): a direct convolution with bf16 source and
     // weights, float32 accumulation, result, bias and post ops. Depthwise layers stay float32:
     // they are memory-bound, and converting their source would cost more than bf16 saves.
-    bf16_ = a.get_int(kBf16Compute, 0) != 0 && g_.group == 1 && !float32_only_;
+    bf16_ = (a.get_int(kBf16Compute, 0) != 0 && g_.group == 1 && !float32_only_) || src_bf16_;
     auto& eng = cpu_engine();
     memory::dims src_d{g_.n, g_.c, g_.h, g_.w}, dst_d{g_.n, g_.oc, g_.oh, g_.ow};
     memory::dims wei_d = g_.group > 1 ? memory::dims{g_.group, g_.oc / g_.group, g_.c / g_.group, g_.kh, g_.kw}
@@ -90,12 +110,14 @@ class ConvKernel : public Kernel {
     has_bias_ = ops::has_input(ctx, 2);
 
     SD_ASSIGN_OR_RETURN(post_, ops::post_ops(ctx));
-    if (try_stem(ctx)) return ok();
+    // A bf16 source goes to oneDNN's bf16 convolution alone (keep_bf16_tensors picked nodes that
+    // neither our Winograd nor the stem kernel takes, and float32 would need it converted back).
+    if (!src_bf16_ && try_stem(ctx)) return ok();
     // Our Winograd (winograd_conv.h, AVX2 or AVX-512, and its bf16 variant under --precision bf16
     // where the processor has AVX512_BF16): forced by the loader's option, or timed against
     // oneDNN's primitive (its Winograd or direct kernel, or its bf16 direct kernel) once that is built.
     const auto choice = static_cast<Conv3x3Choice>(a.get_int(kConv3x3Choice, static_cast<int64_t>(Conv3x3Choice::kMeasured)));
-    const bool own_fits = own_winograd_applies();
+    const bool own_fits = own_winograd_applies() && !src_bf16_;
     const bool forced_own = choice == Conv3x3Choice::kWinograd || choice == Conv3x3Choice::kWinograd6x6;
     // A strided destination (the planner's Concat in place, layout_attrs.h): only our Winograd
     // writes one (its output transform stores each pixel's channels where it is told), and only
@@ -145,7 +167,8 @@ class ConvKernel : public Kernel {
     if (bf16_) {
       try {
         pd_ = make_pd(dt::bf16);
-      } catch (const dnnl::error&) {
+      } catch (const dnnl::error& e) {
+        if (src_bf16_) return fail(ErrorCode::kUnsupported, ctx.describe() + ": oneDNN has no bf16 convolution for its bf16 source (" + e.what() + ")");
         bf16_ = false;  // no bf16 kernel for this case (shape, post ops): float32 as without the option
       }
     }
@@ -164,7 +187,7 @@ class ConvKernel : public Kernel {
       bias_ = memory(bias_md, eng);
       std::memcpy(bias_.get_data_handle(), ctx.constants[2]->data(), static_cast<size_t>(g_.oc) * sizeof(float));
     }
-    src_ = memory(src_md, eng, nullptr);
+    src_ = memory(src_bf16_ ? pd_.src_desc() : src_md, eng, nullptr);
     dst_ = memory(dst_md, eng, nullptr);
     if (sum_index_ >= 0) sum_ = memory(dst_md, eng, nullptr);
     impl_ = pd_.impl_info_str();
@@ -172,7 +195,8 @@ class ConvKernel : public Kernel {
     if (has_bias_) args_.emplace(DNNL_ARG_BIAS, bias_);
     if (sum_index_ >= 0) args_.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(sum_index_) | DNNL_ARG_SRC_1, sum_);
     size_t pads_at = 0;
-    if (bf16_) {
+    if (src_bf16_) impl_ += " (bf16) on bf16";  // its source needs no conversion
+    if (bf16_ && !src_bf16_) {
       // The float32 source converted to bf16 into the front of the scratch before each run; the
       // conversion's and the convolution's scratchpads share the space after it.
       bf16_src_ = memory(pd_.src_desc(), eng, nullptr);
@@ -188,49 +212,93 @@ class ConvKernel : public Kernel {
     scratchpad_.init(pd_.scratchpad_desc(), pads_at, args_);
     stream_ = dnnl::stream(eng);
     if (timed) take_own_winograd_if_faster(ctx);
-    if (bf16_ && !own_wino_) take_float32_if_chosen(ctx);
+    if (bf16_ && !own_wino_ && !src_bf16_) take_float32_if_chosen(ctx);
     return ok();
   }
 
+ public:
   // Winograd: [blocked source | blocked result | oneDNN's scratchpads]; direct: oneDNN's scratchpad;
-  // bf16: [bf16 source | the conversion's or the convolution's scratchpad].
+  // bf16: [bf16 source | the conversion's or the convolution's scratchpad]; a bf16 result: the
+  // above, then the float32 result (unless our Winograd writes bf16 itself).
   size_t scratch_bytes() const override {
-    if (float32_) return float32_->scratch_bytes();
-    return std::max({scratchpad_.end(), to_scratchpad_.end(), from_scratchpad_.end()});
+    const size_t kernel = float32_ ? float32_->scratch_bytes() : std::max({scratchpad_.end(), to_scratchpad_.end(), from_scratchpad_.end()});
+    return dst_bf16_ ? float_result_at_ + float_result_bytes_ : kernel;
   }
 
-  std::string implementation() const override { return float32_ ? float32_->implementation() : impl_; }
+  std::string implementation() const override {
+    return (float32_ ? float32_->implementation() : impl_) + (dst_bf16_ ? ", bf16 result" : "");
+  }
 
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
-    if (float32_) return float32_->run(in, out, ctx);
+    if (!dst_bf16_) return run_float(in, out, ctx, {}, nullptr);
+    TensorRef result = out[0];
+    result.dtype = DType::kFloat32;
+    result.data = ctx.scratch + float_result_at_;
+    const float* r = result.as<float>();
+    uint16_t* y = out[0].as<uint16_t>();
+    return run_float(in, std::span<const TensorRef>(&result, 1), ctx,
+                     [=](int64_t b, int64_t e) { ops::floats_to_bf16_rows(r + b, 0, y + b, 0, 1, static_cast<size_t>(e - b)); }, y);
+  }
+
+ private:
+  // Called on [b, e) of the float32 result once final (post ops applied), from any thread.
+  using Finish = std::function<void(int64_t, int64_t)>;
+
+  void finish_all(const TensorRef& out, int threads, const Finish& finish) const {
+    if (finish) parallel_for(out.numel(), threads, 16384, [&](int64_t b, int64_t e) { finish(b, e); });
+  }
+
+  // `finish` and `bf16_out` (the bf16 result) only for a result kept bf16; a kernel that can write
+  // bf16 itself (our AVX-512 Winograd's epilogue) writes bf16_out directly, no finish.
+  Status run_float(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx, const Finish& finish,
+                   uint16_t* bf16_out) {
+    if (float32_) {
+      SD_TRY(float32_->run(in, out, ctx));
+      finish_all(out[0], ctx.threads, finish);
+      return ok();
+    }
     if (stem_) {
       float* y = out[0].as<float>();
       const float* sum = sum_input(in);
+      const bool post = !post_.empty() && !stem_fused_post_;
       stem_->run(in[0].as<float>(), src_nhwc_, y, ctx.threads,
-                 post_.empty() || stem_fused_post_ ? std::function<void(float*, int64_t)>{}
-                                                   : [&](float* rows, int64_t count) { apply_post_ops(y, sum, rows - y, rows - y + count); });
+                 !post && !finish ? std::function<void(float*, int64_t)>{} : [&](float* rows, int64_t count) {
+                   if (post) apply_post_ops(y, sum, rows - y, rows - y + count);
+                   if (finish) finish(rows - y, rows - y + count);
+                 });
       return ok();
     }
     if (own_wino_) {
+      if (bf16_out && own_wino_->writes_bf16()) {
+        own_wino_->run(in[0].as<float>(), nullptr, sum_input(in), ctx.threads, 0, bf16_out);
+        return ok();
+      }
       own_wino_->run(in[0].as<float>(), out[0].as<float>(), sum_input(in), ctx.threads, dst_stride_);
+      finish_all(out[0], ctx.threads, finish);
       return ok();
     }
-    if (wino_) return run_winograd(in, out, ctx);
+    if (wino_) {
+      SD_TRY(run_winograd(in, out, ctx));
+      finish_all(out[0], ctx.threads, finish);
+      return ok();
+    }
     src_.set_data_handle(in[0].data);
     dst_.set_data_handle(out[0].data);
     if (sum_index_ >= 0) sum_.set_data_handle(in[3].data);
     scratchpad_.bind(ctx.scratch);
-    if (bf16_) {
+    if (bf16_ && !src_bf16_) {
       bf16_src_.set_data_handle(ctx.scratch);
       to_scratchpad_.bind(ctx.scratch);
       to_blocked_.execute(stream_, to_args_);
     }
     conv_.execute(stream_, args_);  // the map holds handles to the same memory objects
-    if (own_post_) apply_post_ops_to_all(in, out[0], ctx.threads);
+    if (own_post_)
+      apply_post_ops_to_all(in, out[0], ctx.threads, finish);
+    else
+      finish_all(out[0], ctx.threads, finish);
     return ok();
   }
 
- private:
   // Images (1 to 4 channels) into 8 or more channels, and 8 -> 8 channel 3x3 layers, written
   // channels-last: stem_conv.h says why. (Weights and bias are float32 like the input: init checked.)
   bool try_stem(const OpContext& ctx) {
@@ -511,8 +579,8 @@ class ConvKernel : public Kernel {
   }
 
   // The post ops oneDNN would have fused, on y[b, e) of a finished output: all of them on one
-  // L1-sized chunk before the next.
-  void apply_post_ops(float* y, const float* sum, int64_t b, int64_t e) const {
+  // L1-sized chunk before the next (and `finish` on it, while it is in cache).
+  void apply_post_ops(float* y, const float* sum, int64_t b, int64_t e, const Finish& finish = {}) const {
     constexpr int64_t kChunk = 2048;
     for (int64_t c0 = b; c0 < e; c0 += kChunk) {
       const int64_t c1 = std::min(e, c0 + kChunk);
@@ -529,13 +597,14 @@ class ConvKernel : public Kernel {
           case PostKind::kClip: for (int64_t i = c0; i < c1; ++i) y[i] = std::min(std::max(y[i], p.alpha), p.beta); break;
         }
       }
+      if (finish) finish(c0, c1);
     }
   }
   // The same over a whole finished output, split over the threads.
-  void apply_post_ops_to_all(std::span<const TensorRef> in, const TensorRef& out, int threads) const {
+  void apply_post_ops_to_all(std::span<const TensorRef> in, const TensorRef& out, int threads, const Finish& finish = {}) const {
     float* y = out.as<float>();
     const float* sum = sum_input(in);
-    parallel_for(out.numel(), threads, 16384, [&](int64_t b, int64_t e) { apply_post_ops(y, sum, b, e); });
+    parallel_for(out.numel(), threads, 16384, [&](int64_t b, int64_t e) { apply_post_ops(y, sum, b, e, finish); });
   }
   // A fused residual sum's operand, the node's 4th input (init checked its shape).
   static const float* sum_input(std::span<const TensorRef> in) { return in.size() > 3 ? in[3].as<float>() : nullptr; }
@@ -550,6 +619,9 @@ class ConvKernel : public Kernel {
   bool own_post_ = false;  // a direct convolution's post ops run in apply_post_ops, not in oneDNN
   bool wino_ = false;
   bool bf16_ = false;  // direct convolution on a bf16 copy of the source (bf16_src_, in scratch)
+  bool src_bf16_ = false;  // ... or on its bf16 source itself (a bf16 tensor: no copy)
+  bool dst_bf16_ = false;  // writes bf16: the float32 result at float_result_at_ in scratch, then converted
+  size_t float_result_at_ = 0, float_result_bytes_ = 0;  // none where our Winograd writes bf16 itself
   memory bf16_src_;
   size_t bf16_src_bytes_ = 0;
   bool own_unblock_ = false;  // Winograd result unblocked by unblock_rows, not by from_blocked_
@@ -573,7 +645,8 @@ class ConvKernel : public Kernel {
 
 Result<std::vector<ValueType>> infer_conv(const OpContext& ctx) {
   SD_ASSIGN_OR_RETURN(auto g, conv_geometry(ctx));
-  return ops::one_output(DType::kFloat32, Shape{g.n, g.oc, g.oh, g.ow});
+  const DType out = ctx.node.attrs.get_int(kBf16Output, 0) != 0 ? DType::kBFloat16 : DType::kFloat32;
+  return ops::one_output(out, Shape{g.n, g.oc, g.oh, g.ow});
 }
 
 }  // namespace

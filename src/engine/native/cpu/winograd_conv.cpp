@@ -86,7 +86,8 @@ WinogradConv::WinogradConv(const WinogradGeometry& g, const float* weights, cons
   block_tiles_ = 6;
 }
 
-void WinogradConv::run(const float* src, float* dst, const float* sum, int threads, int64_t dst_stride) const {
+void WinogradConv::run(const float* src, float* dst, const float* sum, int threads, int64_t dst_stride,
+                       uint16_t* dst_bf16) const {
 #if defined(__x86_64__)
   const wino::RunArgs args{g_,
                            packed_.empty() ? nullptr : packed_.data(),
@@ -100,7 +101,8 @@ void WinogradConv::run(const float* src, float* dst, const float* sum, int threa
                            dst,
                            sum,
                            std::max(1, threads),
-                           dst_stride > 0 ? dst_stride : g_.oc};
+                           dst_stride > 0 ? dst_stride : g_.oc,
+                           avx512_ ? dst_bf16 : nullptr};
   if (bf16_)
     wino::run_avx512bf16(args);
   else if (avx512_)
@@ -108,7 +110,7 @@ void WinogradConv::run(const float* src, float* dst, const float* sum, int threa
   else
     wino::run_avx2(args);
 #else
-  (void)src, (void)dst, (void)sum, (void)threads, (void)dst_stride;
+  (void)src, (void)dst, (void)sum, (void)threads, (void)dst_stride, (void)dst_bf16;
   std::abort();  // callers check cpu::detected_isa() >= kAvx2 first, which never holds here
 #endif
 }

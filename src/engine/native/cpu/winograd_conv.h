@@ -85,7 +85,12 @@ class WinogradConv {
   // when the epilogue has a kSum. Needs AVX2 + FMA (cpu::detected_isa() >= kAvx2), and AVX-512
   // when the constructor chose that variant. dst_stride: floats from one pixel of dst to the next
   // (0: oc; more: dst lies inside a Concat's wider channels, exec/plan_concat.cpp).
-  void run(const float* src, float* dst, const float* sum, int threads, int64_t dst_stride = 0) const;
+  // dst_bf16 (where writes_bf16()): the result rounded to bf16 as oneDNN's reorder rounds
+  // (bf16_convert.h) into dst_bf16 instead of dst (--precision bf16, a result kept bf16; dense).
+  void run(const float* src, float* dst, const float* sum, int threads, int64_t dst_stride = 0,
+           uint16_t* dst_bf16 = nullptr) const;
+  // Whether run() can write bf16 (the AVX-512 variants).
+  bool writes_bf16() const { return avx512_; }
 
   // Tiles per block (a multiple of 6): the unit of work a thread takes.
   int64_t tiles_per_block() const { return block_tiles_; }
@@ -134,6 +139,7 @@ struct RunArgs {
   const float* sum;
   int threads;
   int64_t dst_stride;  // floats from one pixel of dst to the next (g.oc: dense); sum is dense
+  uint16_t* dst_bf16 = nullptr;  // the result in bf16 instead of dst (the AVX-512 variants), dense
 };
 
 #if defined(__x86_64__)

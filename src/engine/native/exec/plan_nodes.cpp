@@ -19,7 +19,7 @@ OpClass classify(const std::string& op) {
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool") return OpClass::kPool;
   if (unary.count(op)) return OpClass::kUnary;
   if (binary.count(op)) return OpClass::kBinary;
-  if (op == "Concat") return OpClass::kConcat;
+  if (op == "Concat" || op == "Bf16Concat") return OpClass::kConcat;
   if (op == "Split") return OpClass::kSplit;
   if (op == "Slice") return OpClass::kSlice;
   if (op == "Resize" || op == "Upsample") return OpClass::kResize;

@@ -108,7 +108,8 @@ int64_t typed_value_count(const onnx::TensorProto& p, DType dtype) {
     case DType::kInt8:
     case DType::kUInt8:
     case DType::kBool:
-    case DType::kFloat16: return p.int32_data_size();
+    case DType::kFloat16:
+    case DType::kBFloat16: return p.int32_data_size();
     case DType::kUndefined: break;
   }
   return 0;
@@ -159,7 +160,8 @@ Result<HostTensor> tensor_from_onnx(const onnx::TensorProto& p, const std::strin
     case DType::kBool:
       for (int64_t i = 0; i < n; ++i) t.as<bool>()[i] = p.int32_data(static_cast<int>(i)) != 0;
       break;
-    case DType::kFloat16: copy_field(p.int32_data(), t.as<uint16_t>()); break;
+    case DType::kFloat16:
+    case DType::kBFloat16: copy_field(p.int32_data(), t.as<uint16_t>()); break;
     case DType::kUndefined: break;  // refused above
   }
   return t;

@@ -1,0 +1,33 @@
+// 16 floats rounded to bf16 as vcvtneps2bf16 does (bf16_convert.h: nearest even, denormals to
+// signed zero, NaN quieted), for the *_avx512*.cpp files only: vcvtneps2bf16 itself where the file
+// is compiled with AVX512_BF16, else the same rounding in AVX-512F integer instructions (our
+// float32 AVX-512 kernels can run where a bf16 tensor is wanted: the timing at load picks them).
+// Internal linkage (static): a header's inline function compiled with different ISA flags in
+// several files must not become one shared symbol (docs/benchmarks.md's pitfalls).
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+namespace sd::native::ops {
+
+static inline __m256i round_to_bf16_avx512(__m512 x) {
+#if defined(__AVX512BF16__)
+  return (__m256i)_mm512_cvtneps_pbh(x);
+#else
+  const __m512i u = _mm512_castps_si512(x), hi = _mm512_srli_epi32(u, 16);
+  const __m512i exponent = _mm512_and_si512(u, _mm512_set1_epi32(0x7f800000));
+  const __mmask16 zero_or_denormal = _mm512_cmpeq_epi32_mask(exponent, _mm512_setzero_si512());
+  const __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
+  const __m512i lsb = _mm512_and_si512(hi, _mm512_set1_epi32(1));
+  __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb), 16);
+  r = _mm512_mask_mov_epi32(r, zero_or_denormal, _mm512_and_si512(hi, _mm512_set1_epi32(0x8000)));
+  r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(hi, _mm512_set1_epi32(0x40)));
+  return _mm512_cvtepi32_epi16(r);
+#endif
+}
+
+static inline void store_bf16_avx512(uint16_t* p, __m512 x) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), round_to_bf16_avx512(x)); }
+
+}  // namespace sd::native::ops
