@@ -4,7 +4,8 @@
 # clips' ground truth (`streamdet_synth mot`, class-aware, IoU 0.5):
 #   - "jitter": the ground truth's boxes, each edge moved by up to 5% of the box's side, score 0.9
 #     (0.3 for boxes the truth ignores: mostly hidden or tiny, which go to ByteTrack's second round);
-#   - "detector": the bundled model's output, `streamdet run -m models/tiny_synth_v8.onnx --conf 0.1`.
+#   - "detector": the bundled model's output, `streamdet run -m models/tiny_synth_v8.onnx --conf 0.1`
+#     (MODEL=path: another model's; detections are cached per OUT_DIR, so use a new OUT_DIR per model).
 # Two clip sets of three 30 s clips (900 frames, 30 fps, 320x192, --motion traverse): "dense", 60
 # objects a clip (about 8 in view at once), seeds 1-3; "sparse", 30 objects, seeds 4-6. Each clip
 # also with every second frame dropped (--keep-every 2). Clips and detections are made once in
@@ -14,6 +15,7 @@
 #   bench/track_quality.sh OUT_DIR [streamdet_synth track options, e.g. --match-thresh 0.9]
 #   SEEDS="11 12 13 14 15 16" bench/track_quality.sh OUT_DIR   # held-out clips: six seeds, the
 #   first three dense, the last three sparse (default 1 2 3 4 5 6; use another OUT_DIR per set)
+#   MODEL=/tmp/new.onnx bench/track_quality.sh OUT_DIR2   # another detector (default the bundled one)
 # Prints one markdown row per (set, frames, detections): IDF1 and MOTA of the three clips pooled,
 # HOTA averaged over them, ID switches, ground-truth tracks, and switches per 20 ground-truth tracks.
 set -euo pipefail
@@ -21,7 +23,11 @@ out=$1
 shift
 build=${STREAMDET_BUILD:-build}
 synth=$build/tools/streamdet_synth
-model=models/tiny_synth_v8.onnx
+model=${MODEL:-models/tiny_synth_v8.onnx}
+if [[ ! -f $model ]]; then
+  echo "track_quality.sh: MODEL '$model' does not exist" >&2
+  exit 2
+fi
 mkdir -p "$out"
 
 read -r -a seeds <<<"${SEEDS:-1 2 3 4 5 6}"
@@ -60,8 +66,8 @@ for (clips, keep, kind), rs in sorted(groups.items(), key=lambda g: (g[0][0], g[
     idf1 = 2 * s("idtp") / (s("truth_boxes") + s("hypothesis_boxes"))
     mota = 1 - (s("misses") + s("false_positives") + s("id_switches")) / s("truth_boxes")
     frames = "every frame" if keep == 1 else "every 2nd dropped"
-    kind = "jittered truth" if kind == "jitter" else "tiny_synth_v8"
+    kind = "jittered truth" if kind == "jitter" else sys.argv[1]
     ids, tracks = s("id_switches"), s("truth_tracks")
     hota = sum(r["hota"] for r in rs) / len(rs)
     print(f"| {clips} | {frames} | {kind} | {idf1:.3f} | {mota:.3f} | {hota:.3f} | {ids} / {tracks} | {20 * ids / tracks:.2f} |")
-'
+' "$(basename "$model" .onnx)"

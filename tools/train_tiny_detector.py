@@ -56,18 +56,73 @@ def letterbox(img, dst_w, dst_h):
 
 # ---------------------------------------------------------------------------------------- data
 
-def render_frames(synth, out_dir, count, seed, sizes):
+def render_frames(synth, out_dir, count, seed, sizes, max_objects):
     if os.path.isdir(out_dir):
         shutil.rmtree(out_dir)
     cmd = [synth, "frames", "--out-dir", out_dir, "--count", str(count), "--seed", str(seed),
-           "--sizes", sizes, "--min-objects", "1", "--max-objects", "10"]
+           "--sizes", sizes, "--min-objects", "1", "--max-objects", str(max_objects)]
     log("rendering:", " ".join(cmd))
     subprocess.run(cmd, check=True)
 
 
+def render_clips(synth, out_dir, count, seed, size, objects, frames):
+    """Tracking-like clips (`clip --motion traverse`): dense scenes where same-class objects touch,
+    cross and hide one another, written through the video codec as the tracking clips are."""
+    if os.path.isdir(out_dir):
+        shutil.rmtree(out_dir)
+    os.makedirs(out_dir)
+    w, h = size.split("x")
+    counts = [int(c) for c in str(objects).split(",")]
+    clips = []
+    for k in range(count):
+        video = os.path.join(out_dir, f"clip_{seed + k}.mp4")
+        cmd = [synth, "clip", "--motion", "traverse", "--width", w, "--height", h, "--frames", str(frames),
+               "--seed", str(seed + k), "--objects", str(counts[k % len(counts)]), "--video", video,
+               "--truth", video + ".truth.jsonl"]
+        if k == 0:
+            log("rendering clips like:", " ".join(cmd))
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        clips.append(video)
+    return clips
+
+
+def letterbox_targets(img, dets, imgsz, min_visible):
+    """Letterboxed image and (labels, xyxy boxes in input px) of the objects worth learning."""
+    img, r, px, py = letterbox(img, imgsz[0], imgsz[1])
+    labels, boxes = [], []
+    for d in dets:
+        x1, y1, x2, y2 = d["box"]
+        # Train on what can be seen: slivers stay background (the evaluation ignores them).
+        if d.get("visible", 1.0) < min_visible or x2 - x1 < 4 or y2 - y1 < 4:
+            continue
+        labels.append(d["class_id"])
+        boxes.append([x1 * r + px, y1 * r + py, x2 * r + px, y2 * r + py])
+    return img, (np.array(labels, np.int64), np.array(boxes, np.float32).reshape(-1, 4))
+
+
+def load_clip_frames(clips, imgsz, every, rng, min_visible):
+    """Every `every`-th frame of each clip (random phase per clip), decoded from the video."""
+    images, targets = [], []
+    for video in clips:
+        with open(video + ".truth.jsonl") as f:
+            truth = [json.loads(line) for line in f]
+        phase = int(rng.integers(0, every))
+        cap = cv2.VideoCapture(video, cv2.CAP_FFMPEG)
+        i = 0
+        while True:
+            ok, bgr = cap.read()
+            if not ok:
+                break
+            if i % every == phase and i < len(truth):
+                img, t = letterbox_targets(bgr, truth[i]["detections"], imgsz, min_visible)
+                images.append(img)
+                targets.append(t)
+            i += 1
+    return images, targets
+
+
 def load_dataset(data_dir, imgsz, rng, jpeg_fraction, min_visible):
     """Letterboxed BGR images [n, h, w, 3] uint8 and per-image (labels, xyxy boxes in input px)."""
-    w_in, h_in = imgsz
     images, targets = [], []
     with open(os.path.join(data_dir, "labels.jsonl")) as f:
         for line in f:
@@ -76,18 +131,10 @@ def load_dataset(data_dir, imgsz, rng, jpeg_fraction, min_visible):
             if rng.random() < jpeg_fraction:  # codec-like blur and blocks, at the frame's own size
                 q = int(rng.integers(30, 91))
                 img = cv2.imdecode(cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, q])[1], cv2.IMREAD_COLOR)
-            img, r, px, py = letterbox(img, w_in, h_in)
-            labels, boxes = [], []
-            for d in rec["detections"]:
-                x1, y1, x2, y2 = d["box"]
-                # Train on what can be seen: slivers stay background (the evaluation ignores them).
-                if d.get("visible", 1.0) < min_visible or x2 - x1 < 4 or y2 - y1 < 4:
-                    continue
-                labels.append(d["class_id"])
-                boxes.append([x1 * r + px, y1 * r + py, x2 * r + px, y2 * r + py])
+            img, t = letterbox_targets(img, rec["detections"], imgsz, min_visible)
             images.append(img)
-            targets.append((np.array(labels, np.int64), np.array(boxes, np.float32).reshape(-1, 4)))
-    return np.stack(images), targets
+            targets.append(t)
+    return images, targets
 
 
 def make_batch(images, targets, idx, rng, hflip):
@@ -328,6 +375,17 @@ def main():
     ap.add_argument("--train-count", type=int, default=6000)
     ap.add_argument("--train-sizes", default="320x192,320x192,256x256,320x240,384x216,640x360")
     ap.add_argument("--data-seed", type=int, default=1000, help="seed of the training scenes")
+    ap.add_argument("--max-objects", type=int, default=10, help="most objects in a random training scene")
+    ap.add_argument("--clip-count", type=int, default=0,
+                    help="also train on frames of this many tracking-like clips (`clip --motion traverse`)")
+    ap.add_argument("--clip-seed", type=int, default=5000,
+                    help="seed of the first training clip (the next ones count up; keep away from the "
+                         "evaluation seeds 1-6, 11-16, 90001, 90002)")
+    ap.add_argument("--clip-size", default="320x192", help="the training clips' frame size WxH")
+    ap.add_argument("--clip-objects", default="60",
+                    help="objects over a training clip (comma-separated: one per clip, in turn)")
+    ap.add_argument("--clip-frames", type=int, default=900, help="frames of a training clip")
+    ap.add_argument("--clip-every", type=int, default=6, help="train on every N-th frame of a clip")
     ap.add_argument("--seed", type=int, default=0, help="seed of initialisation, shuffling, augmentation")
     ap.add_argument("--epochs", type=int, default=20)
     ap.add_argument("--batch", type=int, default=32)
@@ -350,9 +408,20 @@ def main():
     t_start = time.time()
 
     data_dir = os.path.join(args.work_dir, "frames")
-    render_frames(args.synth, data_dir, args.train_count, args.data_seed, args.train_sizes)
+    render_frames(args.synth, data_dir, args.train_count, args.data_seed, args.train_sizes, args.max_objects)
     images, targets = load_dataset(data_dir, imgsz, np.random.default_rng(args.seed + 1), args.jpeg_fraction,
                                    args.min_visible)
+    clip_dir = os.path.join(args.work_dir, "clips")
+    if args.clip_count > 0:
+        clips = render_clips(args.synth, clip_dir, args.clip_count, args.clip_seed, args.clip_size,
+                             args.clip_objects, args.clip_frames)
+        clip_images, clip_targets = load_clip_frames(clips, imgsz, args.clip_every,
+                                                     np.random.default_rng(args.seed + 2), args.min_visible)
+        log(f"clips: {len(clip_images)} frames of {len(clips)} clips, "
+            f"{sum(len(t[0]) for t in clip_targets)} boxes")
+        images += clip_images
+        targets += clip_targets
+    images = np.stack(images)
     log(f"data: {len(images)} frames, {sum(len(t[0]) for t in targets)} boxes ({time.time() - t_start:.0f} s)")
 
     model, n_params, train_s = train(args, images, targets, imgsz)
@@ -381,6 +450,7 @@ def main():
         f"training {train_s / 60:.1f} min, all {(time.time() - t_start) / 60:.1f} min, {n_params} parameters")
     if not args.keep_data:
         shutil.rmtree(data_dir, ignore_errors=True)
+        shutil.rmtree(clip_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":
