@@ -22,16 +22,8 @@
 namespace sd::native {
 namespace {
 
+using test::init_raw;
 using test::OnnxBuilder;
-
-template <class T>
-void init_raw(OnnxBuilder& b, const std::string& name, std::vector<int64_t> dims, int type, const std::vector<T>& v) {
-  auto* t = b.graph().add_initializer();
-  t->set_name(name);
-  t->set_data_type(type);
-  for (auto d : dims) t->add_dims(d);
-  t->set_raw_data(std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T)));
-}
 
 struct Ran {
   std::vector<HostTensor> outputs;

@@ -103,4 +103,14 @@ class OnnxBuilder {
   std::mt19937 rng_{7};
 };
 
+// An initializer of any element type from its raw bytes (int8/uint8/int32 weights, scales, zero points).
+template <class T>
+void init_raw(OnnxBuilder& b, const std::string& name, std::vector<int64_t> dims, int type, const std::vector<T>& v) {
+  auto* t = b.graph().add_initializer();
+  t->set_name(name);
+  t->set_data_type(type);
+  for (auto d : dims) t->add_dims(d);
+  t->set_raw_data(std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T)));
+}
+
 }  // namespace sd::test

@@ -60,4 +60,19 @@ Result<std::vector<ValueType>> one_output(DType dtype, const Shape& shape) {
   return std::vector<ValueType>{ValueType{dtype, shape}};
 }
 
+Result<Shape> concat_shape(const OpContext& ctx) {
+  if (ctx.inputs.empty()) return fail(ErrorCode::kModel, ctx.describe() + ": needs inputs");
+  Shape out = ctx.inputs[0].shape;
+  SD_ASSIGN_OR_RETURN(int axis, normalize_axis(ctx.node.attrs.get_int("axis", 0), out.rank, ctx));
+  out[axis] = 0;
+  for (const auto& in : ctx.inputs) {
+    if (in.shape.rank != out.rank) return fail(ErrorCode::kModel, ctx.describe() + ": inputs of different ranks");
+    for (int d = 0; d < out.rank; ++d)
+      if (d != axis && in.shape[d] != out[d])
+        return fail(ErrorCode::kModel, ctx.describe() + ": input shapes " + ctx.inputs[0].shape.str() + " and " + in.shape.str() + " differ off the axis");
+    out[axis] += in.shape[axis];
+  }
+  return out;
+}
+
 }  // namespace sd::native::ops

@@ -29,6 +29,9 @@ inline bool has_input(const OpContext& ctx, size_t i) {
 }
 
 Result<std::vector<ValueType>> one_output(DType dtype, const Shape& shape);
+// The shape of a Concat of the inputs along the node's "axis" (Concat, Bf16Concat): equal ranks,
+// equal dims off the axis, else a model error naming the shapes.
+Result<Shape> concat_shape(const OpContext& ctx);
 
 // Kernels read several inputs as one element type: inputs `which` (those present; all of them
 // when empty) must have input `like`'s type, else a model error naming both (the fuzzer found

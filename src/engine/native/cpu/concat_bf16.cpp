@@ -66,16 +66,7 @@ Result<std::vector<ValueType>> infer_bf16_concat(const OpContext& ctx) {
   for (const auto& in : ctx.inputs)
     if (in.dtype != DType::kFloat32 && in.dtype != DType::kBFloat16)
       return fail(ErrorCode::kModel, ctx.describe() + ": reads float32 or bf16 only, got " + dtype_name(in.dtype));
-  Shape out = ctx.inputs[0].shape;
-  SD_ASSIGN_OR_RETURN(int axis, normalize_axis(ctx.node.attrs.get_int("axis", 0), out.rank, ctx));
-  out[axis] = 0;
-  for (const auto& in : ctx.inputs) {
-    if (in.shape.rank != out.rank) return fail(ErrorCode::kModel, ctx.describe() + ": inputs of different ranks");
-    for (int d = 0; d < out.rank; ++d)
-      if (d != axis && in.shape[d] != out[d])
-        return fail(ErrorCode::kModel, ctx.describe() + ": input shapes " + ctx.inputs[0].shape.str() + " and " + in.shape.str() + " differ off the axis");
-    out[axis] += in.shape[axis];
-  }
+  SD_ASSIGN_OR_RETURN(Shape out, concat_shape(ctx));
   return one_output(DType::kBFloat16, out);
 }
 
