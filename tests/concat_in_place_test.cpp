@@ -18,6 +18,7 @@
 #include "engine/native/cpu/byte_table_kernel.h"
 #include "engine/native/session.h"
 #include "onnx_builder.h"
+#include "qdq_model_builder.h"
 
 namespace sd::native {
 namespace {
@@ -197,51 +198,8 @@ TEST(NativeEngineConcatInPlace, WinogradOutputsAreTheCopyingPlansBitForBit) {
   }
 }
 
-// ---- int8: QDQ as `streamdet quantize` writes it (see int8_dataflow_test.cpp).
-struct Qdq {
-  OnnxBuilder b{13};
-  std::mt19937 rng{7};
-  int id = 0;
-
-  std::string quantize(const std::string& f, float scale, int zero) {
-    const std::string k = std::to_string(++id);
-    b.initializer("qs" + k, {}, {scale});
-    init_raw<uint8_t>(b, "qz" + k, {}, onnx::TensorProto::UINT8, {static_cast<uint8_t>(zero)});
-    b.node("QuantizeLinear", {f, "qs" + k, "qz" + k}, {"q" + k});
-    return "q" + k;
-  }
-  std::string dequantize(const std::string& q, float scale, int zero) {
-    const std::string k = std::to_string(++id);
-    b.initializer("ds" + k, {}, {scale});
-    init_raw<uint8_t>(b, "dz" + k, {}, onnx::TensorProto::UINT8, {static_cast<uint8_t>(zero)});
-    b.node("DequantizeLinear", {q, "ds" + k, "dz" + k}, {"dq" + k});
-    return "dq" + k;
-  }
-  // Quantized input -> int8 Conv k x k -> quantized -> float SiLU.
-  std::string conv_silu(const std::string& q, float in_scale, int in_zero, int64_t cin, int64_t cout, int64_t k, float y_scale, int y_zero,
-                        int64_t stride = 1) {
-    const std::string s = std::to_string(++id);
-    const std::string d = dequantize(q, in_scale, in_zero);
-    std::uniform_int_distribution<int> wi(-63, 63);
-    std::vector<int8_t> w(static_cast<size_t>(cout * cin * k * k));
-    for (auto& v : w) v = static_cast<int8_t>(wi(rng));
-    init_raw<int8_t>(b, "w" + s, {cout, cin, k, k}, onnx::TensorProto::INT8, w);
-    std::uniform_real_distribution<float> su(0.5f, 1.5f);
-    const float base = 1.5f / (63.f * std::sqrt(static_cast<float>(cin * k * k)));
-    std::vector<float> ws(static_cast<size_t>(cout));
-    for (auto& v : ws) v = base * su(rng);
-    b.initializer("ws" + s, {cout}, ws);
-    init_raw<int8_t>(b, "wz" + s, {cout}, onnx::TensorProto::INT8, std::vector<int8_t>(ws.size(), 0));
-    OnnxBuilder::attr_int(b.node("DequantizeLinear", {"w" + s, "ws" + s, "wz" + s}, {"wf" + s}), "axis", 0);
-    auto* c = b.node("Conv", {d, "wf" + s}, {"c" + s});
-    OnnxBuilder::attr_ints(c, "pads", {k / 2, k / 2, k / 2, k / 2});
-    OnnxBuilder::attr_ints(c, "strides", {stride, stride});
-    const std::string cd = dequantize(quantize("c" + s, y_scale, y_zero), y_scale, y_zero);
-    b.node("Sigmoid", {cd}, {"sg" + s});
-    b.node("Mul", {cd, "sg" + s}, {"silu" + s});
-    return "silu" + s;
-  }
-};
+// ---- int8: QDQ as `streamdet quantize` writes it (qdq_model_builder.h).
+using Qdq = test::QdqModelBuilder;
 
 // A C2f block (Split, a bottleneck with its residual Add, Concat of three), an SPPF-like Concat
 // (a SiLU beside two MaxPools of it), a PAN-like Concat (an upsampling beside a downsampled

@@ -12,6 +12,7 @@
 #include "engine/native/cpu/quantize_nhwc.h"
 #include "engine/native/session.h"
 #include "onnx_builder.h"
+#include "qdq_model_builder.h"
 
 namespace sd::native {
 namespace {
@@ -19,59 +20,7 @@ namespace {
 using test::init_raw;
 using test::OnnxBuilder;
 
-struct Built {
-  OnnxBuilder b{13};
-  std::mt19937 rng{7};
-  int id = 0;
-
-  // f -> QuantizeLinear(scale, uint8 zero point) -> q; returns q.
-  std::string quantize(const std::string& f, float scale, int zero) {
-    const std::string k = std::to_string(++id);
-    b.initializer("qs" + k, {}, {scale});
-    init_raw<uint8_t>(b, "qz" + k, {}, onnx::TensorProto::UINT8, {static_cast<uint8_t>(zero)});
-    b.node("QuantizeLinear", {f, "qs" + k, "qz" + k}, {"q" + k});
-    return "q" + k;
-  }
-  // q (quantized with scale/zero) -> DequantizeLinear -> Conv k x k (7-bit int8 weights per
-  // channel, int32 bias) -> QuantizeLinear -> DequantizeLinear -> x * Sigmoid(x): the float SiLU.
-  std::string conv_silu(const std::string& q, float in_scale, int in_zero, int64_t cin, int64_t cout, int64_t k, float y_scale, int y_zero) {
-    const std::string id_s = std::to_string(++id);
-    // The input's parameters are those of the QuantizeLinear that wrote q (re-declared here).
-    b.initializer("xs" + id_s, {}, {in_scale});
-    init_raw<uint8_t>(b, "xz" + id_s, {}, onnx::TensorProto::UINT8, {static_cast<uint8_t>(in_zero)});
-    b.node("DequantizeLinear", {q, "xs" + id_s, "xz" + id_s}, {"d" + id_s});
-    std::uniform_int_distribution<int> wi(-63, 63);
-    std::vector<int8_t> w(static_cast<size_t>(cout * cin * k * k));
-    for (auto& v : w) v = static_cast<int8_t>(wi(rng));
-    init_raw<int8_t>(b, "w" + id_s, {cout, cin, k, k}, onnx::TensorProto::INT8, w);
-    std::uniform_real_distribution<float> su(0.5f, 1.5f);
-    const float base = 1.5f / (63.f * std::sqrt(static_cast<float>(cin * k * k)));
-    std::vector<float> ws(static_cast<size_t>(cout));
-    for (auto& v : ws) v = base * su(rng);
-    b.initializer("ws" + id_s, {cout}, ws);
-    init_raw<int8_t>(b, "wz" + id_s, {cout}, onnx::TensorProto::INT8, std::vector<int8_t>(ws.size(), 0));
-    OnnxBuilder::attr_int(b.node("DequantizeLinear", {"w" + id_s, "ws" + id_s, "wz" + id_s}, {"wf" + id_s}), "axis", 0);
-    std::uniform_real_distribution<float> bu(-0.3f, 0.3f);
-    std::vector<int32_t> bq(static_cast<size_t>(cout));
-    std::vector<float> bs(static_cast<size_t>(cout));
-    for (size_t o = 0; o < bq.size(); ++o) {
-      bs[o] = in_scale * ws[o];
-      bq[o] = static_cast<int32_t>(std::lround(bu(rng) / bs[o]));
-    }
-    init_raw<int32_t>(b, "b" + id_s, {cout}, onnx::TensorProto::INT32, bq);
-    b.initializer("bs" + id_s, {cout}, bs);
-    OnnxBuilder::attr_int(b.node("DequantizeLinear", {"b" + id_s, "bs" + id_s}, {"bf" + id_s}), "axis", 0);
-    auto* conv = b.node("Conv", {"d" + id_s, "wf" + id_s, "bf" + id_s}, {"c" + id_s});
-    OnnxBuilder::attr_ints(conv, "pads", {k / 2, k / 2, k / 2, k / 2});
-    b.initializer("ys" + id_s, {}, {y_scale});
-    init_raw<uint8_t>(b, "yz" + id_s, {}, onnx::TensorProto::UINT8, {static_cast<uint8_t>(y_zero)});
-    b.node("QuantizeLinear", {"c" + id_s, "ys" + id_s, "yz" + id_s}, {"cq" + id_s});
-    b.node("DequantizeLinear", {"cq" + id_s, "ys" + id_s, "yz" + id_s}, {"cd" + id_s});
-    b.node("Sigmoid", {"cd" + id_s}, {"sg" + id_s});
-    b.node("Mul", {"cd" + id_s, "sg" + id_s}, {"silu" + id_s});
-    return "silu" + id_s;
-  }
-};
+using Built = test::QdqModelBuilder;
 
 // YOLOv8's C2f (cv1, Split in two, a bottleneck with its residual Add, Concat of the three, cv2)
 // then an SPPF-like tail (a float MaxPool beside, a Slice, a Concat quantized again) and an

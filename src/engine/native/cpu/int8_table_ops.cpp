@@ -108,7 +108,6 @@ class Int8TableKernel : public Kernel {
   }
 
  private:
-  // Rows of c_ elements written stride_ elements apart (kDstPixelStride).
   // Rows of c_ elements read xs apart (kSrcPixelStride) and written ys apart (kDstPixelStride).
   Status run_strided(const uint8_t* x, int64_t n, void* out, const ExecContext& ctx) const {
     const int64_t rows = n / c_, xs = src_stride_ != 0 ? src_stride_ : c_, ys = stride_ != 0 ? stride_ : c_;
