@@ -18,12 +18,14 @@
 // With --backend cpu it checks the CPU's default path the same way: what the test suite runs to
 // keep this program and its JSON working on machines without a GPU (tests/gpu_check_json.sh).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <fstream>
+#include <sstream>
 #include <random>
 
 #include <CLI/CLI.hpp>
@@ -74,15 +76,19 @@ double quantile(std::vector<double> v, double q) {
   return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
 }
 
-// The kernel driver's version ("550.54.15"), from /proc: "" where there is none.
+// The kernel driver's version ("580.159.04"), from /proc: the first word of the line that is
+// dotted numbers ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release
+// Build ...": the first GPU run recorded "for", the word after "Kernel Module"); "" where there is none.
 std::string driver_version() {
   std::ifstream f("/proc/driver/nvidia/version");
   std::string line;
   if (!std::getline(f, line)) return "";
-  const size_t k = line.find("Kernel Module");
-  if (k == std::string::npos) return line;
-  size_t at = line.find_first_not_of(' ', k + 13);
-  return at == std::string::npos ? line : line.substr(at, line.find(' ', at) - at);
+  std::istringstream words(line);
+  for (std::string w; words >> w;)
+    if (std::isdigit(static_cast<unsigned char>(w[0])) && w.find('.') != std::string::npos &&
+        w.find_first_not_of("0123456789.") == std::string::npos)
+      return w;
+  return line;
 }
 
 // cuDNN's version where the loader finds the library (the GPU machine's PyTorch wheels), else null.
@@ -252,6 +258,7 @@ int main(int argc, char** argv) {
   app.add_option("--timing-precisions", timing.precisions, "the timing rows' precisions, the first leading (fp16 fp32 on a GPU)")
       ->check(CLI::IsMember({"fp32", "fp16"}))
       ->capture_default_str();
+  app.add_option("--profile-batches", timing.profile_batches, "after the timing rows, the engine profile per step at these batches (stderr)");
   app.add_option("--row-seconds", timing.row_seconds, "seconds of timed runs per timing row at most")->capture_default_str();
   gpu_check::StreamsOptions streams;
   streams.streams.clear();

@@ -245,6 +245,31 @@ json measure(const TimingOptions& o, const std::shared_ptr<const NativeModel>& m
   return row;
 }
 
+// The engine profile of one batch (TimingOptions::profile_batches): printed on stderr when the
+// session ends; a failure is said there too, and counts for nothing (the rows are the check).
+void profile(const TimingOptions& o, const std::shared_ptr<const NativeModel>& model, const std::shared_ptr<const Backend>& gpu,
+             const HostTensor& image, int batch, bool fp16) {
+  SessionOptions so;
+  so.threads = o.threads;
+  if (gpu) so.backends = {gpu};
+  so.device_fp16 = fp16;
+  so.profile_rows = 40;
+  std::fprintf(stderr, "profile %s %s batch %d, %d runs after the first:\n", o.name.c_str(), fp16 ? "fp16" : "fp32", batch, o.profile_runs);
+  auto session = NativeSession::create(model, so);
+  if (!session) {
+    std::fprintf(stderr, "profile: %s\n", session.error().message.c_str());
+    return;
+  }
+  const HostTensor x = batch_of(image, batch);
+  const TensorRef ref = x.ref();
+  std::vector<HostTensor> out;
+  for (int i = 0; i <= o.profile_runs; ++i)
+    if (auto st = (*session)->run(std::span<const TensorRef>(&ref, 1), out); !st) {
+      std::fprintf(stderr, "profile: %s\n", st.error().message.c_str());
+      return;
+    }
+}
+
 }  // namespace
 
 int run_timing(const TimingOptions& options, const std::shared_ptr<const Backend>& gpu, const std::function<void(const json&)>& emit) {
@@ -313,6 +338,7 @@ int run_timing(const TimingOptions& options, const std::shared_ptr<const Backend
     const int largest = *std::max_element(o.batches.begin(), o.batches.end());
     if (largest > 1) run_row(Row{largest, true, or_null(ref32), 1e-3, "max_rel_diff_vs_batch1"}, scratch);
   }
+  for (int b : o.profile_batches) profile(o, *model, gpu, image, b, primary16);
   return failed;
 }
 

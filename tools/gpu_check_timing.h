@@ -35,6 +35,11 @@ struct TimingOptions {
   // 1 first as the reference fp16 is held to, then every row in fp16, then fp32's largest batch;
   // "fp32" alone (the CPU), every row in fp32.
   std::vector<std::string> precisions{"fp32"};
+  // After the rows, per batch here: the engine profile (SessionOptions::profile_rows, each device
+  // step waited for) of `profile_runs` plain runs in the leading precision, on stderr: where the
+  // GPU's time goes, step by step and per op type.
+  std::vector<int> profile_batches;
+  int profile_runs = 10;
 };
 
 // Runs the rows in order (batch 1 with graphs in fp32 and then in the leading precision, batch 1

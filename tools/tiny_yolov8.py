@@ -132,6 +132,11 @@ class Detect(nn.Module):
             self.anchor_cache = (shapes, anchors.transpose(0, 1).unsqueeze(0),
                                  strides.transpose(0, 1).unsqueeze(0).repeat(1, 4, 1).contiguous())
         _, anchors, strides = self.anchor_cache
+        if anchors.device != x[0].device or anchors.dtype != x[0].dtype:
+            # Made on the CPU in float32: moved once to where the model runs (the first GPU run of
+            # tools/torch_bench.py failed with the anchors on the CPU). Export never gets here.
+            anchors, strides = anchors.to(x[0].device, x[0].dtype), strides.to(x[0].device, x[0].dtype)
+            self.anchor_cache = (shapes, anchors, strides)
         b = x[0].shape[0] if not torch.onnx.is_in_onnx_export() else 1
         return self.decode_with(x, anchors, strides, b)
 

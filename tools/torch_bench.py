@@ -111,6 +111,14 @@ def main():
             report[name] = {"batch": 1, "compute_ms_median": compute, "upload_compute_download_ms_median": end_to_end}
             print(name, report[name], flush=True)
             save()
+            if dev == "cuda" and dtype == torch.float16 and max(args.batches) > 1:
+                # Eager fp16 at the largest batch too (compute alone): eager's throughput.
+                b = max(args.batches)
+                xb = torch.rand(b, 3, args.imgsz, args.imgsz, device=dev, dtype=dtype).to(memory_format=fmt)
+                ms = timed(lambda: model(xb), max(10, args.iters // 4), dev)
+                report[name + "_batch%d" % b] = {"batch": b, "compute_ms_median": ms, "images_per_s": b * 1e3 / ms}
+                print(name, report[name + "_batch%d" % b], flush=True)
+                save()
 
         if args.compile_mode != "none":
             dtype = torch.float16 if dev == "cuda" else torch.float32

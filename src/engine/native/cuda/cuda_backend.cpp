@@ -175,7 +175,10 @@ class CudaBackend final : public Backend {
                                             dst_device.str() + " " + dtype_name(dst_type));
     if (count == 0) return ok();
     if (!scratch || !stream) return fail(ErrorCode::kInternal, name() + ": a converting copy needs the session's scratch and stream");
-    ++copies_;
+    // Counted as a plain copy is: per replay where a graph records it (the first GPU run showed
+    // fp16 runs counting 2 copies for 5 runs, the recorded run's alone).
+    if (static_cast<CudaStream*>(stream)->capturing) ++static_cast<CudaStream*>(stream)->captured_copies;
+    else ++copies_;
     auto s = static_cast<cudaStream_t>(stream->native_handle());
     auto* staged = static_cast<float*>(scratch);
     if (up) {
