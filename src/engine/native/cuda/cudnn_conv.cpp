@@ -160,6 +160,8 @@ class CudnnConvKernel final : public Kernel {
   Status prepare(const CudnnConvShape& shape, std::span<const float> weights_ohwi) {
     if (!weights_ohwi.empty()) SD_TRY(upload(w_ohwi_, weights_ohwi, half_));
     w_dims_ = shape.w_dims;
+    shape1_ = shape;
+    shape1_.x_dims[0] = shape1_.y_dims[0] = 1;
     SD_TRY(make_descriptors(lib_, shape, !weights_ohwi.empty(), half_, d_));
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int returned = 0;
@@ -178,18 +180,93 @@ class CudnnConvKernel final : public Kernel {
         seen += std::string(seen.empty() ? "" : ", ") + algo_name(perf[i].algo) + " needs " + std::to_string(bytes >> 20) + " MiB";
         continue;
       }
-      algo_ = perf[i].algo, workspace_ = bytes;
+      algo_ = heuristic_algo_ = perf[i].algo, workspace_ = heuristic_workspace_ = bytes;
+      measure();
       return ok();
     }
     return fail(ErrorCode::kUnsupported, "no forward algorithm for this geometry" + (seen.empty() ? "" : " (" + seen + ")"));
   }
 
+  // cuDNN's measured choice (cudnnFindConvolutionForwardAlgorithmEx: each algorithm run on this
+  // geometry, fastest first) over the heuristics', within the workspace cap. The first GPU run
+  // (docs/gpu-runs/2026-11-27-h100-run2) had the heuristics pick implicit_precomp_gemm for every
+  // YOLOv8n layer. Anything failing here keeps the heuristics' choice, said in implementation().
+  // Called under the handle's mutex; on the legacy stream, waited for.
+  void measure() {
+    choice_ = "heuristics";
+    if (!lib_.api().FindConvolutionForwardAlgorithmEx) return;
+    const size_t es = half_ ? sizeof(uint16_t) : sizeof(float);
+    const size_t xn = size_t(p_.n * p_.c * p_.h * p_.w), wn = size_t(p_.oc * (p_.c / p_.group) * p_.kh * p_.kw),
+                 yn = size_t(p_.n * p_.oc * p_.oh * p_.ow);
+    DeviceMemory x, w, y, ws;
+    // Finite, non-zero data (all bytes 0x3C: 1.06 in fp16, 0.0115 in fp32): timings on zeros can flatter.
+    for (auto [m, n] : {std::pair{&x, xn}, std::pair{&w, wn}, std::pair{&y, yn}})
+      if (cudaMalloc(&m->p, std::max<size_t>(n, 1) * es) != cudaSuccess || cudaMemset(m->p, 0x3C, n * es) != cudaSuccess) {
+        cudaGetLastError();
+        choice_ = "heuristics (no memory to measure)";
+        return;
+      }
+    if (cudaMalloc(&ws.p, kCudnnMaxWorkspace) != cudaSuccess) {
+      cudaGetLastError();
+      choice_ = "heuristics (no memory to measure)";
+      return;
+    }
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int returned = 0;
+    if (lib_.api().SetStream(handle_.handle, nullptr) != CUDNN_STATUS_SUCCESS ||
+        lib_.api().FindConvolutionForwardAlgorithmEx(handle_.handle, d_.x, x.p, d_.w, w_ohwi_.p ? w_ohwi_.p : w.p, d_.conv, d_.y, y.p,
+                                                     CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf, ws.p,
+                                                     kCudnnMaxWorkspace) != CUDNN_STATUS_SUCCESS) {
+      choice_ = "heuristics (cudnnFindConvolutionForwardAlgorithmEx failed)";
+      return;
+    }
+    for (int i = 0; i < returned; ++i) {
+      if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kCudnnMaxWorkspace) continue;
+      // Tensor cores only for fp16 (the math type the descriptor asks for); fp32 stays FMA.
+      if (half_ ? perf[i].mathType != CUDNN_TENSOR_OP_MATH : perf[i].mathType != CUDNN_DEFAULT_MATH && perf[i].mathType != CUDNN_FMA_MATH) continue;
+      size_t bytes = 0;
+      if (lib_.api().GetConvolutionForwardWorkspaceSize(handle_.handle, d_.x, d_.w, d_.conv, d_.y, perf[i].algo, &bytes) != CUDNN_STATUS_SUCCESS ||
+          bytes > kCudnnMaxWorkspace)
+        continue;
+      algo_ = perf[i].algo, workspace_ = bytes;
+      choice_ = "measured";
+      return;
+    }
+    choice_ = "heuristics (no measured algorithm fits)";
+  }
+
   // Random input, weights, bias and residual through both paths; the verdict of
   // cudnn_probe_disagreement. Device memory for the probe is allocated here and freed before the
   // plan runs (the plan's own memory is the session's).
+  // The probe of the chosen algorithm; where the measured one disagrees, the heuristics' one
+  // (a faster algorithm may round differently, fp16 Winograd or FFT above all).
+  Status checked() {
+    Status first = probe();
+    if (first || choice_ != "measured" || algo_ == heuristic_algo_) return first;
+    choice_ = "heuristics (the measured " + std::string(algo_name(algo_)) + " failed its probe)";
+    algo_ = heuristic_algo_, workspace_ = heuristic_workspace_;
+    return probe();
+  }
+
+  // At batch 1 (the node's descriptors with n = 1, same algorithm): the first GPU run's plans at
+  // batch 32 and 64 took 20 and 40 s, nearly all of it this probe's host-side random data and
+  // comparison over the whole batch. Where cuDNN cannot run the algorithm at batch 1, the whole batch.
   Status probe() {
+    Descriptors d1;
+    ConvParams p1 = p_;
+    p1.n = 1;
+    size_t ws1 = 0;
+    auto workspace_at_1 = [&] {
+      std::lock_guard lock(handle_.mutex);
+      return lib_.api().GetConvolutionForwardWorkspaceSize(handle_.handle, d1.x, d1.w, d1.conv, d1.y, algo_, &ws1) == CUDNN_STATUS_SUCCESS;
+    };
+    const bool single = p_.n > 1 && make_descriptors(lib_, shape1_, w_ohwi_.p != nullptr, half_, d1) && workspace_at_1() &&
+                        ws1 <= kCudnnMaxWorkspace;
+    const Descriptors& d = single ? d1 : d_;
+    const ConvParams& p = single ? p1 : p_;
+    const size_t workspace = single ? ws1 : workspace_;
     std::mt19937 rng(1234);
-    const size_t xn = p_.n * p_.c * p_.h * p_.w, wn = p_.oc * (p_.c / p_.group) * p_.kh * p_.kw, yn = p_.n * p_.oc * p_.oh * p_.ow;
+    const size_t xn = p.n * p.c * p.h * p.w, wn = p.oc * (p.c / p.group) * p.kh * p.kw, yn = p.n * p.oc * p.oh * p.ow;
     DeviceMemory x, w, w_ohwi, b, s, y_cudnn, y_direct, ws;
     const std::vector<float> weights = random_values(wn, rng);
     SD_TRY(upload(x, random_values(xn, rng), half_));
@@ -200,12 +277,16 @@ class CudnnConvKernel final : public Kernel {
     const size_t es = half_ ? sizeof(uint16_t) : sizeof(float);
     SD_CUDA_TRY(cudaMalloc(&y_cudnn.p, yn * es));
     SD_CUDA_TRY(cudaMalloc(&y_direct.p, yn * es));
-    if (workspace_) SD_CUDA_TRY(cudaMalloc(&ws.p, workspace_));
-    SD_TRY(enqueue(x.p, w_ohwi_.p ? w_ohwi.p : w.p, b.p, s.p, y_cudnn.p, ws.p, nullptr));
-    const int e = half_ ? launch_conv_direct(p_, static_cast<const __half*>(x.p), static_cast<const __half*>(w.p),
+    if (workspace) SD_CUDA_TRY(cudaMalloc(&ws.p, workspace));
+    // Both outputs poisoned (all bits set: NaN in fp32 and fp16), so that an element either path
+    // leaves unwritten fails the comparison instead of matching stale memory.
+    SD_CUDA_TRY(cudaMemset(y_cudnn.p, 0xFF, yn * es));
+    SD_CUDA_TRY(cudaMemset(y_direct.p, 0xFF, yn * es));
+    SD_TRY(enqueue(d, p, workspace, x.p, w_ohwi_.p ? w_ohwi.p : w.p, b.p, s.p, y_cudnn.p, ws.p, nullptr));
+    const int e = half_ ? launch_conv_direct(p, static_cast<const __half*>(x.p), static_cast<const __half*>(w.p),
                                              static_cast<const __half*>(b.p), static_cast<const __half*>(s.p),
                                              static_cast<__half*>(y_direct.p), nullptr)
-                        : launch_conv_direct(p_, static_cast<const float*>(x.p), static_cast<const float*>(w.p),
+                        : launch_conv_direct(p, static_cast<const float*>(x.p), static_cast<const float*>(w.p),
                                              static_cast<const float*>(b.p), static_cast<const float*>(s.p),
                                              static_cast<float*>(y_direct.p), nullptr);
     SD_CUDA_TRY(static_cast<cudaError_t>(e));
@@ -233,25 +314,28 @@ class CudnnConvKernel final : public Kernel {
       SD_CUDA_TRY(static_cast<cudaError_t>(e));
       return ok();
     }
-    return enqueue(in[0].data, w, bias_ ? in[2].data : nullptr, sum_ ? in[3].data : nullptr, out[0].data, ctx.scratch, stream);
+    return enqueue(d_, p_, workspace_, in[0].data, w, bias_ ? in[2].data : nullptr, sum_ ? in[3].data : nullptr, out[0].data, ctx.scratch, stream);
   }
   size_t scratch_bytes() const override { return workspace_; }
   std::string implementation() const override {
-    return std::string("cudnn:") + algo_name(algo_) + (w_ohwi_.p ? "/nhwc_filter" : "") + (half_ ? "/fp16" : "");
+    return std::string("cudnn:") + algo_name(algo_) + (w_ohwi_.p ? "/nhwc_filter" : "") + (half_ ? "/fp16" : "") +
+           (choice_ == "measured" ? "/measured" : "");
   }
 
  private:
   // Pointers in the node's storage type (float, or __half with half_).
-  Status enqueue(const void* x, const void* w, const void* bias, const void* sum, void* y, void* workspace, void* stream) {
+  // d and p: the node's descriptors and parameters (d_, p_), or the probe's at batch 1.
+  Status enqueue(const Descriptors& d, const ConvParams& p, size_t workspace_bytes, const void* x, const void* w, const void* bias,
+                 const void* sum, void* y, void* workspace, void* stream) {
     const float one = 1.f, zero = 0.f;
     {
       std::lock_guard lock(handle_.mutex);
       SD_CUDNN_TRY(lib_, SetStream, handle_.handle, static_cast<cudaStream_t>(stream));
-      SD_CUDNN_TRY(lib_, ConvolutionForward, handle_.handle, &one, d_.x, x, d_.w, w, d_.conv, algo_, workspace, workspace_, &zero,
-                   d_.y, y);
+      SD_CUDNN_TRY(lib_, ConvolutionForward, handle_.handle, &one, d.x, x, d.w, w, d.conv, algo_, workspace, workspace_bytes, &zero,
+                   d.y, y);
     }
-    const int e = half_ ? launch_conv_epilogue(p_, static_cast<const __half*>(bias), static_cast<const __half*>(sum), static_cast<__half*>(y), stream)
-                        : launch_conv_epilogue(p_, static_cast<const float*>(bias), static_cast<const float*>(sum), static_cast<float*>(y), stream);
+    const int e = half_ ? launch_conv_epilogue(p, static_cast<const __half*>(bias), static_cast<const __half*>(sum), static_cast<__half*>(y), stream)
+                        : launch_conv_epilogue(p, static_cast<const float*>(bias), static_cast<const float*>(sum), static_cast<float*>(y), stream);
     SD_CUDA_TRY(static_cast<cudaError_t>(e));
     return ok();
   }
@@ -263,8 +347,12 @@ class CudnnConvKernel final : public Kernel {
   DeviceMemory w_ohwi_;
   std::array<int, 4> w_dims_{};
   Descriptors d_;
+  CudnnConvShape shape1_{};  // the node's shape at batch 1 (the probe's)
   cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   size_t workspace_ = 0;
+  std::string choice_ = "heuristics";  // how algo_ was chosen (measure())
+  cudnnConvolutionFwdAlgo_t heuristic_algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  size_t heuristic_workspace_ = 0;
 };
 
 }  // namespace
@@ -278,7 +366,7 @@ Result<std::unique_ptr<Kernel>> create_cudnn_conv(const OpContext& ctx, const Co
   auto plan = [&](std::span<const float> weights_ohwi) -> Result<std::unique_ptr<Kernel>> {
     auto kernel = std::make_unique<CudnnConvKernel>(*lib, *handle, p, bias, sum, ctx.inputs[0].dtype == DType::kFloat16);
     SD_TRY(kernel->prepare(shape, weights_ohwi));
-    SD_TRY(kernel->probe());
+    SD_TRY(kernel->checked());
     return std::unique_ptr<Kernel>(std::move(kernel));
   };
   // An NHWC input with constant weights: first the filter in the input's layout (cuDNN's NHWC

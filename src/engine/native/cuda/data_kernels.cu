@@ -1,11 +1,13 @@
 // Simple, correct kernels for the CUDA backend's data movement and small reductions: grid-stride
-// loops, one output element per thread (per row for softmax). Memory-bound; not tuned yet.
+// loops, one output element per thread (per row for softmax). Memory-bound; copies and resizes
+// move up to 16 bytes per thread where the layout allows (strided_copy_shape.h).
 #include <cuda_runtime.h>
 
 #include <cfloat>
 
 #include "engine/native/cuda/data_kernels.h"
 #include "engine/native/cuda/launch.cuh"
+#include "engine/native/cuda/strided_copy_shape.h"
 
 namespace sd::native::cuda {
 namespace {
@@ -97,13 +99,25 @@ __global__ void bin_expectation_kernel(BinExpectationParams p, const T* __restri
 
 }  // namespace
 
-template <class T>
-int launch_strided_copy(const StridedCopy& c, const T* src, T* dst, void* stream) {
+template <class V>
+int strided_copy_as(const StridedCopy& c, const void* src, void* dst, void* stream) {
   int64_t total = 1;
   for (int k = 0; k < c.rank; ++k) total *= c.dims[k];
   if (total <= 0) return cudaSuccess;
-  strided_copy_kernel<<<blocks_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(c, total, src, dst);
+  strided_copy_kernel<<<blocks_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(c, total, static_cast<const V*>(src),
+                                                                                              static_cast<V*>(dst));
   return cudaGetLastError();
+}
+
+// Merged dimensions, then the widest unit the layout and addresses allow (strided_copy_shape.h).
+template <class T>
+int launch_strided_copy(const StridedCopy& copy, const T* src, T* dst, void* stream) {
+  const StridedCopy c = simplify_copy(copy);
+  const auto s = reinterpret_cast<uintptr_t>(src), d = reinterpret_cast<uintptr_t>(dst);
+  if (auto w = widen_copy(c, sizeof(T), 16, s, d)) return strided_copy_as<uint4>(*w, src, dst, stream);
+  if (auto w = widen_copy(c, sizeof(T), 8, s, d)) return strided_copy_as<uint2>(*w, src, dst, stream);
+  if (auto w = widen_copy(c, sizeof(T), 4, s, d)) return strided_copy_as<uint32_t>(*w, src, dst, stream);
+  return strided_copy_as<T>(c, src, dst, stream);
 }
 
 template <class T>
@@ -114,13 +128,24 @@ int launch_pool(const PoolParams& p, const T* x, T* y, void* stream) {
   return cudaGetLastError();
 }
 
-template <class T>
-int launch_resize_nearest(const ResizeParams& p, const T* x, T* y, void* stream) {
+template <class V>
+int resize_nearest_as(const ResizeParams& p, const void* x, void* y, void* stream) {
   int64_t total = 1;
   for (int d = 0; d < p.rank; ++d) total *= p.out_dims[d];
   if (total <= 0) return cudaSuccess;
-  resize_nearest_kernel<<<blocks_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(p, total, x, y);
+  resize_nearest_kernel<<<blocks_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(p, total, static_cast<const V*>(x),
+                                                                                                static_cast<V*>(y));
   return cudaGetLastError();
+}
+
+// Channels-last (the innermost dimension kept) in the widest unit it allows (strided_copy_shape.h).
+template <class T>
+int launch_resize_nearest(const ResizeParams& p, const T* x, T* y, void* stream) {
+  const auto xs = reinterpret_cast<uintptr_t>(x), ys = reinterpret_cast<uintptr_t>(y);
+  if (auto w = widen_resize(p, sizeof(T), 16, xs, ys)) return resize_nearest_as<uint4>(*w, x, y, stream);
+  if (auto w = widen_resize(p, sizeof(T), 8, xs, ys)) return resize_nearest_as<uint2>(*w, x, y, stream);
+  if (auto w = widen_resize(p, sizeof(T), 4, xs, ys)) return resize_nearest_as<uint32_t>(*w, x, y, stream);
+  return resize_nearest_as<T>(p, x, y, stream);
 }
 
 template <class T>

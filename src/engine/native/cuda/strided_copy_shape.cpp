@@ -1,0 +1,54 @@
+#include "engine/native/cuda/strided_copy_shape.h"
+
+namespace sd::native::cuda {
+
+StridedCopy simplify_copy(const StridedCopy& c) {
+  // Walked from the innermost dimension out; r holds the result innermost first, reversed at the end.
+  StridedCopy r;
+  for (int k = c.rank - 1; k >= 0; --k) {
+    if (c.dims[k] == 1) continue;
+    const int last = r.rank - 1;
+    if (last >= 0 && c.src_strides[k] == r.dims[last] * r.src_strides[last] && c.dst_strides[k] == r.dims[last] * r.dst_strides[last]) {
+      r.dims[last] *= c.dims[k];
+      continue;
+    }
+    r.dims[r.rank] = c.dims[k], r.src_strides[r.rank] = c.src_strides[k], r.dst_strides[r.rank] = c.dst_strides[k];
+    ++r.rank;
+  }
+  for (int a = 0, b = r.rank - 1; a < b; ++a, --b) {
+    std::swap(r.dims[a], r.dims[b]);
+    std::swap(r.src_strides[a], r.src_strides[b]);
+    std::swap(r.dst_strides[a], r.dst_strides[b]);
+  }
+  r.src_offset = c.src_offset, r.dst_offset = c.dst_offset;
+  return r;
+}
+
+std::optional<StridedCopy> widen_copy(const StridedCopy& c, size_t elem_bytes, size_t vector_bytes, uintptr_t src, uintptr_t dst) {
+  if (elem_bytes == 0 || vector_bytes <= elem_bytes || vector_bytes % elem_bytes || src % vector_bytes || dst % vector_bytes || c.rank < 1)
+    return std::nullopt;
+  const auto v = static_cast<int64_t>(vector_bytes / elem_bytes);
+  const int in = c.rank - 1;
+  if (c.src_strides[in] != 1 || c.dst_strides[in] != 1 || c.dims[in] % v || c.src_offset % v || c.dst_offset % v) return std::nullopt;
+  StridedCopy w = c;
+  for (int k = 0; k < in; ++k) {
+    if (c.src_strides[k] % v || c.dst_strides[k] % v) return std::nullopt;
+    w.src_strides[k] = c.src_strides[k] / v, w.dst_strides[k] = c.dst_strides[k] / v;
+  }
+  w.dims[in] = c.dims[in] / v;
+  w.src_offset = c.src_offset / v, w.dst_offset = c.dst_offset / v;
+  return w;
+}
+
+std::optional<ResizeParams> widen_resize(const ResizeParams& p, size_t elem_bytes, size_t vector_bytes, uintptr_t x, uintptr_t y) {
+  if (elem_bytes == 0 || vector_bytes <= elem_bytes || vector_bytes % elem_bytes || x % vector_bytes || y % vector_bytes || p.rank < 1)
+    return std::nullopt;
+  const auto v = static_cast<int64_t>(vector_bytes / elem_bytes);
+  const int in = p.rank - 1;
+  if (p.in_dims[in] != p.out_dims[in] || p.in_dims[in] % v) return std::nullopt;
+  ResizeParams w = p;
+  w.in_dims[in] = w.out_dims[in] = p.in_dims[in] / v;
+  return w;
+}
+
+}  // namespace sd::native::cuda

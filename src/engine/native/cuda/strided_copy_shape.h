@@ -1,0 +1,30 @@
+// Host-side reshaping of the CUDA backend's strided copies (Slice, Transpose, Concat, Split) and
+// nearest resizes before launch, so that the kernels move 16 bytes per thread where the layout
+// allows: the first GPU run's profile (docs/gpu-runs/2026-11-27-h100-run2) had Concat, Split,
+// Resize and the layout conversions at 5.2 of 21.4 ms of YOLOv8n fp16 at batch 32, at about a
+// seventh of the memory bandwidth, one 2-byte element per thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "engine/native/cuda/data_kernels.h"
+
+namespace sd::native::cuda {
+
+// The same copy with fewer, longer dimensions: size-1 dimensions dropped, and a dimension merged
+// into the next inner one wherever both sides step over the pair as one run.
+StridedCopy simplify_copy(const StridedCopy& c);
+
+// The copy in units of `vector_bytes` (a multiple of elem_bytes): where the innermost dimension
+// is contiguous on both sides and its length, every other stride and both offsets are multiples
+// of the vector's elements, and both base addresses are aligned to it. nullopt otherwise.
+std::optional<StridedCopy> widen_copy(const StridedCopy& c, size_t elem_bytes, size_t vector_bytes, uintptr_t src, uintptr_t dst);
+
+// A nearest resize whose innermost dimension is not resized (channels-last), in units of
+// `vector_bytes`, where that dimension's length is a multiple of the vector's elements and both
+// base addresses are aligned to it. nullopt otherwise.
+std::optional<ResizeParams> widen_resize(const ResizeParams& p, size_t elem_bytes, size_t vector_bytes, uintptr_t x, uintptr_t y);
+
+}  // namespace sd::native::cuda
