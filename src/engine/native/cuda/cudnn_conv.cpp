@@ -169,6 +169,9 @@ class CudnnConvKernel final : public Kernel {
     SD_CUDNN_TRY(lib_, GetConvolutionForwardAlgorithm_v7, handle_.handle, d_.x, d_.w, d_.conv, d_.y,
                  CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf);
     // The heuristics' order, fastest expected first; the first that runs here within the workspace cap.
+    // (cudnnFindConvolutionForwardAlgorithmEx, measuring each, was tried on the H100 in run 3
+    // (docs/gpu.md): the same algorithm for every fp16 YOLOv8n layer, and for fp32 implicit_gemm
+    // everywhere with batch 1 slower, 3.27 against 2.44 ms: the heuristics stay.)
     std::string seen;
     for (int i = 0; i < returned; ++i) {
       if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
@@ -180,72 +183,10 @@ class CudnnConvKernel final : public Kernel {
         seen += std::string(seen.empty() ? "" : ", ") + algo_name(perf[i].algo) + " needs " + std::to_string(bytes >> 20) + " MiB";
         continue;
       }
-      algo_ = heuristic_algo_ = perf[i].algo, workspace_ = heuristic_workspace_ = bytes;
-      measure();
+      algo_ = perf[i].algo, workspace_ = bytes;
       return ok();
     }
     return fail(ErrorCode::kUnsupported, "no forward algorithm for this geometry" + (seen.empty() ? "" : " (" + seen + ")"));
-  }
-
-  // cuDNN's measured choice (cudnnFindConvolutionForwardAlgorithmEx: each algorithm run on this
-  // geometry, fastest first) over the heuristics', within the workspace cap. The first GPU run
-  // (docs/gpu-runs/2026-11-27-h100-run2) had the heuristics pick implicit_precomp_gemm for every
-  // YOLOv8n layer. Anything failing here keeps the heuristics' choice, said in implementation().
-  // Called under the handle's mutex; on the legacy stream, waited for.
-  void measure() {
-    choice_ = "heuristics";
-    if (!lib_.api().FindConvolutionForwardAlgorithmEx) return;
-    const size_t es = half_ ? sizeof(uint16_t) : sizeof(float);
-    const size_t xn = size_t(p_.n * p_.c * p_.h * p_.w), wn = size_t(p_.oc * (p_.c / p_.group) * p_.kh * p_.kw),
-                 yn = size_t(p_.n * p_.oc * p_.oh * p_.ow);
-    DeviceMemory x, w, y, ws;
-    // Finite, non-zero data (all bytes 0x3C: 1.06 in fp16, 0.0115 in fp32): timings on zeros can flatter.
-    for (auto [m, n] : {std::pair{&x, xn}, std::pair{&w, wn}, std::pair{&y, yn}})
-      if (cudaMalloc(&m->p, std::max<size_t>(n, 1) * es) != cudaSuccess || cudaMemset(m->p, 0x3C, n * es) != cudaSuccess) {
-        cudaGetLastError();
-        choice_ = "heuristics (no memory to measure)";
-        return;
-      }
-    if (cudaMalloc(&ws.p, kCudnnMaxWorkspace) != cudaSuccess) {
-      cudaGetLastError();
-      choice_ = "heuristics (no memory to measure)";
-      return;
-    }
-    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    int returned = 0;
-    if (lib_.api().SetStream(handle_.handle, nullptr) != CUDNN_STATUS_SUCCESS ||
-        lib_.api().FindConvolutionForwardAlgorithmEx(handle_.handle, d_.x, x.p, d_.w, w_ohwi_.p ? w_ohwi_.p : w.p, d_.conv, d_.y, y.p,
-                                                     CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf, ws.p,
-                                                     kCudnnMaxWorkspace) != CUDNN_STATUS_SUCCESS) {
-      choice_ = "heuristics (cudnnFindConvolutionForwardAlgorithmEx failed)";
-      return;
-    }
-    for (int i = 0; i < returned; ++i) {
-      if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kCudnnMaxWorkspace) continue;
-      // Tensor cores only for fp16 (the math type the descriptor asks for); fp32 stays FMA.
-      if (half_ ? perf[i].mathType != CUDNN_TENSOR_OP_MATH : perf[i].mathType != CUDNN_DEFAULT_MATH && perf[i].mathType != CUDNN_FMA_MATH) continue;
-      size_t bytes = 0;
-      if (lib_.api().GetConvolutionForwardWorkspaceSize(handle_.handle, d_.x, d_.w, d_.conv, d_.y, perf[i].algo, &bytes) != CUDNN_STATUS_SUCCESS ||
-          bytes > kCudnnMaxWorkspace)
-        continue;
-      algo_ = perf[i].algo, workspace_ = bytes;
-      choice_ = "measured";
-      return;
-    }
-    choice_ = "heuristics (no measured algorithm fits)";
-  }
-
-  // Random input, weights, bias and residual through both paths; the verdict of
-  // cudnn_probe_disagreement. Device memory for the probe is allocated here and freed before the
-  // plan runs (the plan's own memory is the session's).
-  // The probe of the chosen algorithm; where the measured one disagrees, the heuristics' one
-  // (a faster algorithm may round differently, fp16 Winograd or FFT above all).
-  Status checked() {
-    Status first = probe();
-    if (first || choice_ != "measured" || algo_ == heuristic_algo_) return first;
-    choice_ = "heuristics (the measured " + std::string(algo_name(algo_)) + " failed its probe)";
-    algo_ = heuristic_algo_, workspace_ = heuristic_workspace_;
-    return probe();
   }
 
   // At batch 1 (the node's descriptors with n = 1, same algorithm): the first GPU run's plans at
@@ -318,8 +259,7 @@ class CudnnConvKernel final : public Kernel {
   }
   size_t scratch_bytes() const override { return workspace_; }
   std::string implementation() const override {
-    return std::string("cudnn:") + algo_name(algo_) + (w_ohwi_.p ? "/nhwc_filter" : "") + (half_ ? "/fp16" : "") +
-           (choice_ == "measured" ? "/measured" : "");
+    return std::string("cudnn:") + algo_name(algo_) + (w_ohwi_.p ? "/nhwc_filter" : "") + (half_ ? "/fp16" : "");
   }
 
  private:
@@ -350,9 +290,6 @@ class CudnnConvKernel final : public Kernel {
   CudnnConvShape shape1_{};  // the node's shape at batch 1 (the probe's)
   cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   size_t workspace_ = 0;
-  std::string choice_ = "heuristics";  // how algo_ was chosen (measure())
-  cudnnConvolutionFwdAlgo_t heuristic_algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
-  size_t heuristic_workspace_ = 0;
 };
 
 }  // namespace
@@ -366,7 +303,7 @@ Result<std::unique_ptr<Kernel>> create_cudnn_conv(const OpContext& ctx, const Co
   auto plan = [&](std::span<const float> weights_ohwi) -> Result<std::unique_ptr<Kernel>> {
     auto kernel = std::make_unique<CudnnConvKernel>(*lib, *handle, p, bias, sum, ctx.inputs[0].dtype == DType::kFloat16);
     SD_TRY(kernel->prepare(shape, weights_ohwi));
-    SD_TRY(kernel->checked());
+    SD_TRY(kernel->probe());
     return std::unique_ptr<Kernel>(std::move(kernel));
   };
   // An NHWC input with constant weights: first the filter in the input's layout (cuDNN's NHWC

@@ -35,8 +35,6 @@ Result<std::unique_ptr<CudnnLibrary>> CudnnLibrary::open(const std::string& name
   SD_RESOLVE(SetConvolutionMathType), SD_RESOLVE(GetConvolution2dForwardOutputDim), SD_RESOLVE(DestroyConvolutionDescriptor);
   SD_RESOLVE(GetConvolutionForwardAlgorithm_v7), SD_RESOLVE(GetConvolutionForwardWorkspaceSize), SD_RESOLVE(ConvolutionForward);
 #undef SD_RESOLVE
-  std::string optional_missing;  // not required: without it the heuristics' choice stands
-  resolve(handle, "cudnnFindConvolutionForwardAlgorithmEx", a.FindConvolutionForwardAlgorithmEx, optional_missing);
   if (!missing.empty()) return fail(ErrorCode::kUnsupported, "cuDNN in " + name + " lacks " + missing + " (not a cuDNN 9)");
   const size_t v = lib->version();
   if (v / 10000 != 9) return fail(ErrorCode::kUnsupported, "cuDNN in " + name + " is version " + lib->version_text() + ", not 9.x");

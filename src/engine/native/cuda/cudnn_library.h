@@ -39,8 +39,6 @@ class CudnnLibrary {
     decltype(&cudnnGetConvolutionForwardAlgorithm_v7) GetConvolutionForwardAlgorithm_v7;
     decltype(&cudnnGetConvolutionForwardWorkspaceSize) GetConvolutionForwardWorkspaceSize;
     decltype(&cudnnConvolutionForward) ConvolutionForward;
-    // Optional (nullptr where the library lacks it): the measured algorithm choice.
-    decltype(&cudnnFindConvolutionForwardAlgorithmEx) FindConvolutionForwardAlgorithmEx;
   };
 
   // Loads `name` (a soname or a path) and resolves every entry point. Errors, one line
