@@ -18,6 +18,7 @@
 
 #include "cli_util.h"
 #include "core/detection.h"
+#include "postprocess/detection_parity.h"
 #include "redis_server.h"
 #include "transport/frame_codec.h"
 #include "transport/messages.pb.h"
@@ -30,8 +31,10 @@ using transport::RedisClient;
 
 const std::string kClip = std::string(STREAMDET_SOURCE_DIR) + "/samples/shapes_640x360.mp4";
 
-float box_iou(const streamdet::wire::Box& a, const std::vector<float>& b) {
-  return iou(Detection{a.x1(), a.y1(), a.x2(), a.y2()}, Detection{b[0], b[1], b[2], b[3]});
+std::string boxes_text(const Detections& ds) {
+  std::ostringstream o;
+  for (const Detection& d : ds) o << "[" << d.class_id << " " << d.score << " " << d.x1 << "," << d.y1 << "," << d.x2 << "," << d.y2 << "] ";
+  return o.str();
 }
 
 class RedisPipeline : public ::testing::Test {
@@ -197,6 +200,8 @@ TEST_F(RedisPipeline, APublishedClipComesBackAsOneEntryPerFrameWithTheFileRunsDe
   auto dets = detections();
   ASSERT_EQ(dets.size(), static_cast<size_t>(frames));
   std::istringstream file_lines(test::read_file(dir.file("file.jsonl")));
+  constexpr float kUncertain = 0.6f;
+  int uncertain_differences = 0, boxes = 0;
   for (int i = 0; i < frames; ++i) {
     const auto& d = dets[static_cast<size_t>(i)];
     EXPECT_EQ(d.frame_index(), i);
@@ -208,18 +213,31 @@ TEST_F(RedisPipeline, APublishedClipComesBackAsOneEntryPerFrameWithTheFileRunsDe
     std::string line;
     ASSERT_TRUE(std::getline(file_lines, line));
     auto want = nlohmann::json::parse(line)["detections"];
-    ASSERT_EQ(static_cast<size_t>(d.detections_size()), want.size()) << "frame " << i;
     // The same boxes (in any order: near-equal scores may swap), up to the rounding of a different
-    // path: published frames are BGR, the file's I420 is converted by the letterbox itself.
+    // path: published frames are BGR, the file's I420 is converted by the letterbox itself. That
+    // rounding can tip an uncertain box (scored under 0.6) over the confidence threshold or the
+    // NMS overlap: the detector trained on tracking clips has such same-class neighbours at
+    // 0.47-0.52 on frames 18, 24 and 28, one path keeping one more than the other. Confident boxes
+    // must match within 5 px (two of the 256x256 network input's pixels at 640x360; the bundled
+    // detector's boxes move up to 4.4 px between the paths); uncertain ones may differ, a few in
+    // the whole clip.
+    Detections file_boxes, stream_boxes;
     for (const auto& w : want) {
-      bool found = false;
-      for (const auto& got : d.detections())
-        found = found || (got.class_id() == w["class_id"].get<int>() &&
-                          box_iou(got.box(), w["box"].get<std::vector<float>>()) > 0.9f &&
-                          std::abs(got.box_normalized().x2() - got.box().x2() / 640.f) < 1e-5f);
-      EXPECT_TRUE(found) << "frame " << i << ": " << w.dump() << " not in the stream's entry";
+      const auto b = w["box"].get<std::vector<float>>();
+      file_boxes.push_back({b[0], b[1], b[2], b[3], w["confidence"].get<float>(), w["class_id"].get<int>()});
     }
+    for (const auto& got : d.detections()) {
+      stream_boxes.push_back({got.box().x1(), got.box().y1(), got.box().x2(), got.box().y2(), got.confidence(), got.class_id()});
+      EXPECT_NEAR(got.box_normalized().x2(), got.box().x2() / 640.f, 1e-5f);
+    }
+    const DetectionParity parity = compare_detections(file_boxes, stream_boxes, 0.25f, kUncertain - 0.25f, 5.f);
+    EXPECT_TRUE(parity.same()) << "frame " << i << ": " << parity.missing << " of the file's confident boxes not in the stream's entry, "
+                               << parity.extra << " more there (" << parity.matched << " matched)\n  file: " << boxes_text(file_boxes)
+                               << "\n  stream: " << boxes_text(stream_boxes);
+    uncertain_differences += parity.borderline;
+    boxes += parity.reference;
   }
+  EXPECT_LE(uncertain_differences, boxes / 20) << "of " << boxes << " boxes";
   // The JSON Lines written beside the stream name the producer's source.
   std::istringstream redis_lines(test::read_file(dir.file("redis.jsonl")));
   std::string first;

@@ -43,6 +43,20 @@ double distance_to_polygon_edge(const std::vector<Point2>& polygon, Point2 p) {
   return best;
 }
 
+namespace {
+// Back over a line it has just crossed, a track must go past this share of its box's extent
+// across the line (PlaceCounter::update_line).
+constexpr double kReversalShare = 0.25;
+
+// The box's extent along the line's normal: its width across a vertical line, its height across a
+// horizontal one.
+double extent_across(const CountingLine& line, const Detection& d) {
+  const double dx = line.b.x - line.a.x, dy = line.b.y - line.a.y, len = std::hypot(dx, dy);
+  if (len <= 0) return 0;
+  return (std::abs(dy) * (d.x2 - d.x1) + std::abs(dx) * (d.y2 - d.y1)) / len;
+}
+}  // namespace
+
 Point2 track_point(const Detection& d) { return {(d.x1 + d.x2) / 2.0, static_cast<double>(d.y2)}; }
 
 double default_band_px(int width, int height) { return std::max(1.0, 0.005 * std::hypot(width, height)); }
@@ -96,7 +110,10 @@ void PlaceCounter::update_line(size_t i, const Detection& d, Point2 p, int64_t f
   const double distance = signed_distance(line.a, line.b, p);
   const int side = distance > band_px_ ? 1 : (distance < -band_px_ ? -1 : 0);
   if (side == 0) return;  // in the band: nothing decided
+  if (side == -track.crossed_to && std::abs(distance) <= std::max(band_px_, kReversalShare * extent_across(line, d)))
+    return;  // back over the line it crossed by less than a quarter of its box: not decided yet
   if (track.side != 0 && side != track.side && path_crosses_segment(line.a, line.b, track.anchor, p)) {
+    track.crossed_to = side;
     const bool in = side > 0;  // from the left to the right
     bool& counted = in ? track.counted_in : track.counted_out;
     if (!counted) {

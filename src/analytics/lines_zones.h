@@ -9,7 +9,10 @@
 // track, line and direction.
 // Jitter: a point closer to a line (or a zone's edge) than `band_px` is on neither side: the side
 // (inside or outside) changes only once the track is past the band, so a box trembling on a line
-// counts nothing, and one touching it and going back counts nothing.
+// counts nothing, and one touching it and going back counts nothing. Back over a line it has just
+// crossed, a track must go further: past a quarter of its box's extent across the line (at least
+// the band), so that a box shrinking to the part still seen (an object passing in front) is not a
+// crossing back.
 // Zones: a track entering the polygon is an entry, leaving it an exit with its dwell time; a track
 // first seen inside a zone counts as an entry (it is there: occupancy = entries - exits). A track
 // the tracker dropped (unseen for longer than its buffer) leaves its zones then, with the time it
@@ -76,6 +79,7 @@ class PlaceCounter {
     int side = 0;  // -1 left, +1 right, 0 not yet known (born in the band)
     Point2 anchor;  // its last position on that side
     bool counted_in = false, counted_out = false;
+    int crossed_to = 0;  // the side its last crossing reached (0: none yet)
     double last_seen_ms = 0;
   };
   enum class ZoneSide { kUnknown, kInside, kOutside };
