@@ -213,7 +213,11 @@ else:
     d = n["detections"]
     print("  nvdec_e2e %s %s %s: %.0f fps, engine alone %.0f fps, e2e/engine %.2f (target 0.9: %s), p99 %.1f ms; boxes as the CPU letterbox'"'"'s in %d of %d frames%s" % (
         n["codec"], n["input"], n["precision"], n["fps"], n["engine_fps"], n["e2e_over_engine"], "met" if n["e2e_over_engine"] >= 0.9 else "NOT met",
-        n["latency_ms"]["p99"], d["frames_same"], d["frames_compared"], "" if d["binding"] else " (not binding: over 100 boxes a frame)"))' \
+        n["latency_ms"]["p99"], d["frames_same"], d["frames_compared"], "" if d["binding"] else " (not binding: over 100 boxes a frame)"))
+    ph = n.get("phases")
+    if ph:
+        print("    per frame, each phase waited for: letterbox %.3f ms, model %.3f ms, decode + NMS %.3f ms (%d frames, %.0f boxes a frame)" % (
+            ph["letterbox_ms"], ph["engine_ms"], ph["decode_nms_ms"], ph["frames"], n.get("boxes_per_frame", 0)))' \
     "$work/check.json" "$mode" 2>&1 | tee -a "$summary"
   publish
 fi

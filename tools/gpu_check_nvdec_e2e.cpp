@@ -9,6 +9,10 @@
 #include <optional>
 #include <thread>
 
+#ifdef STREAMDET_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 #include "engine/gpu_head_on_device.h"
 #include "engine/native/cuda/gpu_detect_output.h"
 #include "engine/native/cuda/gpu_frame_staging.h"
@@ -237,6 +241,36 @@ json nvdec_e2e(const NvdecE2eOptions& o, const std::shared_ptr<const Backend>& g
     ++frames, boxes += static_cast<int64_t>(dets.size());
   }
   const double fps = frames * 1000.0 / ms_since(t0);
+  // Where a frame's time goes (the first GPU runs had e2e at 0.75 of the engine with no way to
+  // say why): up to 40 more frames with the device waited for after each phase, the letterbox,
+  // the model, the decode + NMS (its kept boxes copied back), medians. Untimed diagnostics: the
+  // waits add a little to each phase.
+  json phases = nullptr;
+#ifdef STREAMDET_HAVE_CUDA
+  {
+    std::vector<double> letterbox_ms, engine_ms, detect_ms;
+    for (int i = 0; i < 40 && seconds_left(deadline) > 0.5; ++i) {
+      auto f = decoder.next();
+      if (!f) break;
+      const auto p0 = Clock::now();
+      Status st = frames_in->put_nv12_device(0, 1, f->handle().nv12(), placement);
+      if (st && cudaDeviceSynchronize() != cudaSuccess) break;
+      const auto p1 = Clock::now();
+      if (st) st = frames_in->infer_put(gpu_outputs);
+      if (st && cudaDeviceSynchronize() != cudaSuccess) break;
+      const auto p2 = Clock::now();
+      if (st) st = detect->detect(head, params, 0, dets);
+      if (!st || cudaDeviceSynchronize() != cudaSuccess) break;
+      letterbox_ms.push_back(std::chrono::duration<double, std::milli>(p1 - p0).count());
+      engine_ms.push_back(std::chrono::duration<double, std::milli>(p2 - p1).count());
+      detect_ms.push_back(ms_since(p2));
+    }
+    if (!letterbox_ms.empty())
+      phases = {{"frames", letterbox_ms.size()}, {"letterbox_ms", quantile(letterbox_ms, 0.5)}, {"engine_ms", quantile(engine_ms, 0.5)},
+                {"decode_nms_ms", quantile(detect_ms, 0.5)}};
+  }
+#endif
+  row["phases"] = phases;
   row["frames"] = frames;
   row["fps"] = fps;
   row["e2e_over_engine"] = engine_fps > 0 ? fps / engine_fps : 0.0;
