@@ -24,10 +24,18 @@ StridedCopy simplify_copy(const StridedCopy& c) {
   return r;
 }
 
+namespace {
+// Elements per vector where a vector holds whole elements and both addresses are aligned to it.
+std::optional<int64_t> elements_per_vector(size_t elem_bytes, size_t vector_bytes, uintptr_t a, uintptr_t b) {
+  if (elem_bytes == 0 || vector_bytes <= elem_bytes || vector_bytes % elem_bytes || a % vector_bytes || b % vector_bytes) return std::nullopt;
+  return static_cast<int64_t>(vector_bytes / elem_bytes);
+}
+}  // namespace
+
 std::optional<StridedCopy> widen_copy(const StridedCopy& c, size_t elem_bytes, size_t vector_bytes, uintptr_t src, uintptr_t dst) {
-  if (elem_bytes == 0 || vector_bytes <= elem_bytes || vector_bytes % elem_bytes || src % vector_bytes || dst % vector_bytes || c.rank < 1)
-    return std::nullopt;
-  const auto v = static_cast<int64_t>(vector_bytes / elem_bytes);
+  const auto per = elements_per_vector(elem_bytes, vector_bytes, src, dst);
+  if (!per || c.rank < 1) return std::nullopt;
+  const int64_t v = *per;
   const int in = c.rank - 1;
   if (c.src_strides[in] != 1 || c.dst_strides[in] != 1 || c.dims[in] % v || c.src_offset % v || c.dst_offset % v) return std::nullopt;
   StridedCopy w = c;
@@ -41,9 +49,9 @@ std::optional<StridedCopy> widen_copy(const StridedCopy& c, size_t elem_bytes, s
 }
 
 std::optional<ResizeParams> widen_resize(const ResizeParams& p, size_t elem_bytes, size_t vector_bytes, uintptr_t x, uintptr_t y) {
-  if (elem_bytes == 0 || vector_bytes <= elem_bytes || vector_bytes % elem_bytes || x % vector_bytes || y % vector_bytes || p.rank < 1)
-    return std::nullopt;
-  const auto v = static_cast<int64_t>(vector_bytes / elem_bytes);
+  const auto per = elements_per_vector(elem_bytes, vector_bytes, x, y);
+  if (!per || p.rank < 1) return std::nullopt;
+  const int64_t v = *per;
   const int in = p.rank - 1;
   if (p.in_dims[in] != p.out_dims[in] || p.in_dims[in] % v) return std::nullopt;
   ResizeParams w = p;
