@@ -77,6 +77,9 @@ def main():
     ap.add_argument("--compile-mode", default="default")
     ap.add_argument("--compile-limit", type=float, default=90, help="seconds for all torch.compile work")
     ap.add_argument("--device", default="cuda")
+    ap.add_argument("--compile-only", action="store_true",
+                    help="compile for --batches and stop (no timing): fills inductor's and Triton's on-disk caches "
+                         "so that a later run's torch.compile is quick (scripts/gpu-check.sh runs it in the background)")
     args = ap.parse_args()
     dev = args.device
     torch.manual_seed(0)
@@ -97,6 +100,23 @@ def main():
 
     save()
     host = torch.rand(1, 3, args.imgsz, args.imgsz).pin_memory() if dev == "cuda" else torch.rand(1, 3, args.imgsz, args.imgsz)
+
+    if args.compile_only:
+        dtype = torch.float16 if dev == "cuda" else torch.float32
+        compiled = torch.compile(base.to(dev, dtype).to(memory_format=torch.channels_last),
+                                 mode=None if args.compile_mode == "default" else args.compile_mode)
+        rows = report["compile_only"] = []
+        with torch.inference_mode():
+            for b in args.batches:
+                x = torch.rand(b, 3, args.imgsz, args.imgsz, device=dev, dtype=dtype).to(memory_format=torch.channels_last)
+                t0 = time.perf_counter()
+                compiled(x)
+                rows.append({"batch": b, "compile_s": time.perf_counter() - t0})
+                print("compiled", rows[-1], flush=True)
+                save()
+        report["complete"] = True
+        save()
+        return
 
     with torch.inference_mode():
         for name, dtype, fmt in (("eager_fp16_channels_last", torch.float16, torch.channels_last),
