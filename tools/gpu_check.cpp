@@ -172,16 +172,20 @@ json check_model(const ModelArg& m, const std::shared_ptr<const Backend>& gpu, i
   row["device_float"] = summary->backends.empty() ? "float32" : summary->backends[0].precision;
   row["copies_per_run"] = summary->copies;
   // Which convolutions cuDNN took and which fell back to the direct kernel, and why (the step's
-  // implementation: "cudnn:<algo>", "direct (cudnn: <reason>)").
+  // implementation: "cudnn:<algo> (<why not the graph engine>)", "cudnn-graph:eng<id> (<times>)",
+  // "direct (cudnn: <reason>; cudnn-graph: <reason>)"). cudnn_conv_steps counts both cuDNN engines.
   json conv_steps = json::array();
-  int cudnn_steps = 0;
+  int cudnn_steps = 0, cudnn_graph_steps = 0;
   for (const auto& st : summary->steps) {
-    if (st.implementation.rfind("cudnn:", 0) != 0 && st.implementation.rfind("direct", 0) != 0) continue;
-    cudnn_steps += st.implementation.rfind("cudnn:", 0) == 0;
+    const bool legacy = st.implementation.rfind("cudnn:", 0) == 0, graph = st.implementation.rfind("cudnn-graph:", 0) == 0;
+    if (!legacy && !graph && st.implementation.rfind("direct", 0) != 0) continue;
+    cudnn_steps += legacy || graph;
+    cudnn_graph_steps += graph;
     conv_steps.push_back({{"step", st.label}, {"implementation", st.implementation}});
   }
   row["conv_steps"] = conv_steps;
   row["cudnn_conv_steps"] = cudnn_steps;
+  row["cudnn_graph_conv_steps"] = cudnn_graph_steps;
   std::vector<HostTensor> cpu_out, gpu_out;
   auto cpu_ms = time_runs(**cpu, x, std::max(3, iters / 5), cpu_out);
   auto gpu_ms = time_runs(**dev, x, iters, gpu_out);

@@ -1,0 +1,136 @@
+#include "engine/native/cuda/cudnn_engine_choice.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "engine/native/cuda/cuda_check.h"
+#include "engine/native/cuda/cudnn_conv.h"
+#include "engine/native/cuda/cudnn_graph_conv.h"
+#include "engine/native/cuda/cudnn_graph_rules.h"
+#include "engine/native/cuda/cudnn_support.h"
+
+namespace sd::native::cuda {
+namespace {
+
+// The kept engine's kernel, its implementation() followed by the choice's note.
+class ChosenCudnnConvKernel final : public Kernel {
+ public:
+  ChosenCudnnConvKernel(std::unique_ptr<Kernel> kernel, std::string note) : kernel_(std::move(kernel)), note_(std::move(note)) {}
+  Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override { return kernel_->run(in, out, ctx); }
+  size_t scratch_bytes() const override { return kernel_->scratch_bytes(); }
+  std::string implementation() const override { return kernel_->implementation() + " (" + note_ + ")"; }
+
+ private:
+  std::unique_ptr<Kernel> kernel_;
+  std::string note_;
+};
+
+struct CudaEvent {
+  cudaEvent_t e = nullptr;
+  CudaEvent() = default;
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+  ~CudaEvent() {
+    if (e) cudaEventDestroy(e);
+  }
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Both kernels run at the node's real shapes (zero-filled tensors: the time of a convolution does
+// not depend on its values) on the legacy stream, first one warm-up run each, then alternating
+// timed runs; the medians in ms, {first, second}.
+Result<std::pair<double, double>> time_both(Kernel& first, Kernel& second, const OpContext& ctx) {
+  std::vector<DeviceMemory> memory(ctx.inputs.size() + 1);
+  std::vector<TensorRef> in(ctx.inputs.size());
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+    const ValueType& t = ctx.inputs[i];
+    if (t.dtype == DType::kUndefined) continue;
+    const size_t bytes = std::max<size_t>(static_cast<size_t>(t.shape.numel()) * dtype_size(t.dtype), 1);
+    SD_CUDA_TRY(cudaMalloc(&memory[i].p, bytes));
+    SD_CUDA_TRY(cudaMemset(memory[i].p, 0, bytes));
+    in[i] = TensorRef(t.dtype, t.shape, memory[i].p);
+  }
+  if (ctx.outputs.empty()) return fail(ErrorCode::kInternal, "a convolution without an output");
+  const ValueType& o = ctx.outputs[0];
+  DeviceMemory& y = memory.back();
+  SD_CUDA_TRY(cudaMalloc(&y.p, std::max<size_t>(static_cast<size_t>(o.shape.numel()) * dtype_size(o.dtype), 1)));
+  TensorRef out(o.dtype, o.shape, y.p);
+  DeviceMemory scratch;
+  const size_t scratch_bytes = std::max(first.scratch_bytes(), second.scratch_bytes());
+  if (scratch_bytes) SD_CUDA_TRY(cudaMalloc(&scratch.p, scratch_bytes));
+  const ExecContext ec{1, static_cast<unsigned char*>(scratch.p), nullptr};
+  CudaEvent start, stop;
+  SD_CUDA_TRY(cudaEventCreate(&start.e));
+  SD_CUDA_TRY(cudaEventCreate(&stop.e));
+  auto once = [&](Kernel& k) -> Result<double> {
+    SD_CUDA_TRY(cudaEventRecord(start.e, nullptr));
+    SD_TRY(k.run(in, std::span<const TensorRef>(&out, 1), ec));
+    SD_CUDA_TRY(cudaEventRecord(stop.e, nullptr));
+    SD_CUDA_TRY(cudaEventSynchronize(stop.e));
+    float ms = 0;
+    SD_CUDA_TRY(cudaEventElapsedTime(&ms, start.e, stop.e));
+    return static_cast<double>(ms);
+  };
+  SD_TRY(once(first));
+  SD_TRY(once(second));
+  constexpr int kRuns = 5;
+  std::vector<double> a, b;
+  for (int r = 0; r < kRuns; ++r) {
+    SD_ASSIGN_OR_RETURN(const double ta, once(first));
+    SD_ASSIGN_OR_RETURN(const double tb, once(second));
+    a.push_back(ta), b.push_back(tb);
+  }
+  return std::pair{median(a), median(b)};
+}
+
+// The graph engine's planning (heuristics, plans that may compile a kernel at run time, the
+// probe, the timing) spent so far by this process, in microseconds.
+std::atomic<int64_t> graph_planning_us{0};
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> create_fastest_cudnn_conv(const OpContext& ctx, const ConvParams& p, bool bias, bool sum) {
+  auto legacy = create_cudnn_conv(ctx, p, bias, sum);
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool budget_left = graph_planning_us.load() < kCudnnGraphPlanningBudgetUs;
+  Result<std::unique_ptr<Kernel>> graph = budget_left ? create_cudnn_graph_conv(ctx, p, bias, sum)
+                                                      : fail(ErrorCode::kUnsupported, "this process's graph planning budget is spent");
+  CudnnEngineTrial lt, gt;
+  if (legacy) lt.implementation = (*legacy)->implementation(); else lt.problem = legacy.error().message;
+  if (graph) gt.implementation = (*graph)->implementation(); else gt.problem = graph.error().message;
+  if (legacy && graph) {
+    auto times = time_both(**legacy, **graph, ctx);
+    if (times) {
+      lt.ms = times->first, gt.ms = times->second;
+    } else {
+      // A failed timing run leaves the device in doubt for the graph engine only: the legacy one
+      // is the proven path.
+      gt.problem = "timing failed: " + times.error().message;
+    }
+  }
+  CudnnEngineChoice choice = choose_cudnn_engine(gt, lt);
+  if (budget_left) {
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
+    graph_planning_us += us;
+    char text[48];
+    std::snprintf(text, sizeof text, "; graph planned in %.2f s", static_cast<double>(us) * 1e-6);
+    choice.note += text;
+  }
+  switch (choice.winner) {
+    case CudnnEngineChoice::Winner::kGraph: return std::unique_ptr<Kernel>(new ChosenCudnnConvKernel(std::move(*graph), choice.note));
+    case CudnnEngineChoice::Winner::kLegacy: return std::unique_ptr<Kernel>(new ChosenCudnnConvKernel(std::move(*legacy), choice.note));
+    case CudnnEngineChoice::Winner::kNeither: break;
+  }
+  return fail(legacy ? ErrorCode::kInternal : legacy.error().code, choice.note);
+}
+
+}  // namespace sd::native::cuda
