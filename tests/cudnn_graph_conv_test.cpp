@@ -188,6 +188,24 @@ TEST(CudnnGraphOperations, TheFusedConvolutionsOperationsFinalizeInThisCudnn) {
     }
 }
 
+// The same check refuses what cuDNN cannot compute (so the test above has teeth): an output size
+// the convolution does not produce, the one line naming the cuDNN call that refused.
+TEST(CudnnGraphOperations, AnOutputOfTheWrongSizeIsRefusedNamingTheCall) {
+  const CudnnLibrary* lib = CudnnLibrary::shared();
+  if (!lib) GTEST_SKIP() << CudnnLibrary::shared_problem();
+  ASSERT_TRUE(lib->has_backend_api()) << lib->backend_api_problem();
+  const ConvParams p = params(kYolov8nGeometries[4], 2);
+  CudnnConvShape wrong = shape_of(p);
+  wrong.y_dims[2] += 1;
+  wrong.y_strides[0] += wrong.y_strides[2];
+  auto steps = cudnn_graph_epilogue(p, true);
+  ASSERT_TRUE(steps) << steps.error().message;
+  auto ops = cudnn_graph_operations(*lib, wrong, true, true, *steps);
+  ASSERT_FALSE(ops);
+  EXPECT_NE(ops.error().message.find("cudnnBackendFinalize(convolution forward)"), std::string::npos) << ops.error().message;
+  EXPECT_EQ(ops.error().message.find('\n'), std::string::npos);
+}
+
 TEST(CudnnLibrary, TheProcessCudnnHasTheBackendApi) {
   const CudnnLibrary* lib = CudnnLibrary::shared();
   if (!lib) GTEST_SKIP() << CudnnLibrary::shared_problem();
