@@ -287,8 +287,12 @@ int main(int argc, char** argv) {
   app.add_option("--nvdec-e2e-seconds", e2e.seconds, "its timed seconds end to end (the engine alone: 3)")->capture_default_str();
   app.add_option("--nvdec-e2e-budget", e2e.budget_seconds, "seconds for the whole part (the timed part recorded as skipped past it)")
       ->capture_default_str();
+  double cudnn_graph_budget = -1;
+  app.add_option("--cudnn-graph-budget", cudnn_graph_budget,
+                 "seconds this process may spend planning convolutions on cuDNN's graph engine (default: the engine's, 20)");
   app.add_option("--abort-after", abort_after, "abort() once this op's results are written, as a crash would (tests the partial JSON)");
   CLI11_PARSE(app, argc, argv);
+  if (cudnn_graph_budget >= 0) set_cuda_conv_graph_planning_budget(cudnn_graph_budget);
 
   json report{{"complete", false}, {"commit", build_commit()}, {"machine", machine_summary()}, {"cpu", cpu_backend()->description()}};
   const CudaInfo info = cuda_info();

@@ -6,6 +6,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "engine/native/cuda/cuda_check.h"
@@ -98,16 +102,66 @@ Result<std::vector<double>> time_kernels(const std::vector<Kernel*>& kernels, co
 // The graph engine's planning (heuristics, plans that may compile a kernel at run time, the
 // probe, the timing) spent so far by this process, in microseconds.
 std::atomic<int64_t> graph_planning_us{0};
+std::atomic<int64_t> graph_planning_budget_us{kCudnnGraphPlanningBudgetUs};
+
+// Choices made where both engines were measured, by what defines the node (its parameters, inputs,
+// data type, whether its filter can take the NHWC layout), for the process's life: the same node
+// planned again (another session or worker, the same batch again) keeps the same engine without
+// being timed again. Never destroyed (like the plans it refers to).
+struct ChoiceCache {
+  std::mutex mutex;
+  std::map<std::string, CudnnEngineChoice> entries;
+};
+
+ChoiceCache& choice_cache() {
+  static ChoiceCache* cache = new ChoiceCache;
+  return *cache;
+}
+
+std::string node_key(const OpContext& ctx, const ConvParams& p, bool bias, bool sum) {
+  int device = -1;
+  cudaGetDevice(&device);
+  const HostTensor* w = ctx.constants.size() > 1 ? ctx.constants[1] : nullptr;
+  std::string key = std::to_string(device) + (ctx.inputs[0].dtype == DType::kFloat16 ? "|fp16" : "|fp32") + (bias ? "|bias" : "") +
+                    (sum ? "|sum" : "") + (w && w->dtype() == DType::kFloat32 ? "|const" : "") + (p.src_nhwc ? "|src_nhwc" : "") +
+                    (p.dst_nhwc ? "|dst_nhwc" : "");
+  for (int64_t v : {p.n, p.c, p.h, p.w, p.oc, p.kh, p.kw, p.oh, p.ow, p.group, p.sh, p.sw, p.dh, p.dw, p.pt, p.pl}) key += "," + std::to_string(v);
+  char text[64];
+  for (int k = 0; k < p.post_count; ++k) {
+    std::snprintf(text, sizeof text, "|%d:%a:%a", p.post_kind[k], static_cast<double>(p.post_alpha[k]), static_cast<double>(p.post_beta[k]));
+    key += text;
+  }
+  return key;
+}
 
 }  // namespace
 
+void set_cudnn_graph_planning_budget(double seconds) {
+  graph_planning_budget_us = static_cast<int64_t>(std::max(0.0, seconds) * 1e6);
+}
+
 Result<std::unique_ptr<Kernel>> create_fastest_cudnn_conv(const OpContext& ctx, const ConvParams& p, bool bias, bool sum) {
+  const std::string key = node_key(ctx, p, bias, sum);
+  std::optional<CudnnEngineChoice> earlier;
+  {
+    ChoiceCache& cache = choice_cache();
+    std::lock_guard lock(cache.mutex);
+    auto it = cache.entries.find(key);
+    if (it != cache.entries.end()) earlier = it->second;
+  }
+  if (earlier) {
+    // Only the engine kept before is made (its plan and probe verdict cached where it is the graph's).
+    const bool graph_won = earlier->winner == CudnnEngineChoice::Winner::kGraph;
+    auto kernel = graph_won ? create_cudnn_graph_conv(ctx, p, bias, sum) : create_cudnn_conv(ctx, p, bias, sum);
+    if (kernel) return std::unique_ptr<Kernel>(new ChosenCudnnConvKernel(std::move(*kernel), earlier->note + "; chosen before"));
+  }
   auto legacy = create_cudnn_conv(ctx, p, bias, sum);
   const auto t0 = std::chrono::steady_clock::now();
-  const bool budget_left = graph_planning_us.load() < kCudnnGraphPlanningBudgetUs;
+  const bool budget_left = graph_planning_us.load() < graph_planning_budget_us.load();
   Result<std::unique_ptr<Kernel>> graph = budget_left ? create_cudnn_graph_conv(ctx, p, bias, sum)
                                                       : fail(ErrorCode::kUnsupported, "this process's graph planning budget is spent");
   CudnnEngineTrial lt, gt;
+  bool measured_both = false;
   if (legacy) lt.implementation = (*legacy)->implementation(); else lt.problem = legacy.error().message;
   if (graph) gt.implementation = (*graph)->implementation(); else gt.problem = graph.error().message;
   if (graph) {
@@ -119,6 +173,7 @@ Result<std::unique_ptr<Kernel>> create_fastest_cudnn_conv(const OpContext& ctx, 
     if (times) {
       gt.ms = (*times)[0];
       if (legacy) lt.ms = (*times)[1];
+      measured_both = legacy.has_value();
     } else {
       // A failed run leaves the graph engine in doubt; the legacy one is the proven path.
       gt.problem = "timing failed: " + times.error().message;
@@ -131,6 +186,11 @@ Result<std::unique_ptr<Kernel>> create_fastest_cudnn_conv(const OpContext& ctx, 
     char text[48];
     std::snprintf(text, sizeof text, "; graph planned in %.2f s", static_cast<double>(us) * 1e-6);
     choice.note += text;
+  }
+  if (measured_both) {
+    ChoiceCache& cache = choice_cache();
+    std::lock_guard lock(cache.mutex);
+    cache.entries.emplace(key, choice);
   }
   switch (choice.winner) {
     case CudnnEngineChoice::Winner::kGraph: return std::unique_ptr<Kernel>(new ChosenCudnnConvKernel(std::move(*graph), choice.note));

@@ -22,8 +22,14 @@ namespace sd::native::cuda {
 // process: once this much wall time went into it, further nodes keep the legacy engine, their
 // note saying so ("cudnn-graph: this process's graph planning budget is spent"). Every node's note
 // gives its own graph planning time ("graph planned in 0.42 s"). Unmeasured on a GPU so far: the
-// cap keeps a slow first run within the GPU check's step limits.
+// cap keeps a slow first run within the GPU check's step limits. Plans, probe verdicts
+// (cudnn_graph_conv.cpp) and measured choices are cached per process by what defines the node,
+// so a model planned again (another session or worker, the same batch again) costs little and
+// keeps the same engine ("...; chosen before").
 inline constexpr int64_t kCudnnGraphPlanningBudgetUs = 20'000'000;
+
+// The cap for this process from now on (tools: the GPU check gives its own, --cudnn-graph-budget).
+void set_cudnn_graph_planning_budget(double seconds);
 
 // Errors: neither engine runs the node; the message names both problems ("cudnn: ...;
 // cudnn-graph: ..."), and conv_ops.cpp runs it on the direct kernel.

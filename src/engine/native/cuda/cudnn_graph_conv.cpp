@@ -2,6 +2,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -297,6 +301,83 @@ Status execute(const CudnnLibrary& lib, SharedHandle& handle, const GraphPlan& p
   return ok();
 }
 
+// Plans by what defines them (device, shapes, layouts, data type, the fused steps, the engine
+// asked for), with their probes' verdicts, for the process's life: a model planned again (another
+// session, another worker, the same batch again) and the probe's batch-1 plan, which is the
+// batch-1 session's, reuse them instead of finalizing (perhaps compiling) and probing again. A
+// plan is executed under the shared handle's mutex, so sharing one between kernels is safe.
+// Never destroyed, as the handles (a descriptor destroyed at exit would race cuDNN's teardown).
+struct CachedPlan {
+  std::shared_ptr<const GraphPlan> plan;  // null where no engine config made a plan
+  std::string problem;                    // then why
+  bool probed = false;                    // the probe's verdict is known (plans made with wanted engine -1)
+  std::string probe_problem;              // "" where it passed
+};
+
+struct PlanCache {
+  std::mutex mutex;
+  std::map<std::string, CachedPlan> entries;
+};
+
+PlanCache& plan_cache() {
+  static PlanCache* cache = new PlanCache;
+  return *cache;
+}
+
+std::string plan_key(const CudnnConvShape& s, bool filter_nhwc, bool half, const std::vector<CudnnPointwiseStep>& steps, int64_t wanted_engine) {
+  int device = -1;
+  cudaGetDevice(&device);
+  std::string key = std::to_string(device) + (filter_nhwc ? "|krsc" : "|kcrs") + (half ? "|fp16|" : "|fp32|") + std::to_string(wanted_engine);
+  for (const auto* a : {&s.x_dims, &s.x_strides, &s.y_dims, &s.y_strides, &s.w_dims})
+    for (int v : *a) key += "," + std::to_string(v);
+  for (int v : {s.pad_h, s.pad_w, s.stride_h, s.stride_w, s.dilation_h, s.dilation_w, s.groups}) key += "," + std::to_string(v);
+  char text[160];
+  for (const CudnnPointwiseStep& st : steps) {
+    std::snprintf(text, sizeof text, "|%d:%d:%a:%a:%a:%a", static_cast<int>(st.mode), static_cast<int>(st.operand), st.lower_clip, st.upper_clip,
+                  st.lower_clip_slope, st.swish_beta);
+    key += text;
+  }
+  return key;
+}
+
+// The plan cached for this key, or null.
+std::shared_ptr<const GraphPlan> plan_if_cached(const std::string& key) {
+  PlanCache& cache = plan_cache();
+  std::lock_guard lock(cache.mutex);
+  auto it = cache.entries.find(key);
+  return it == cache.entries.end() ? nullptr : it->second.plan;
+}
+
+// The cached plan for this key, made (outside the cache's lock) where there is none yet.
+Result<std::shared_ptr<const GraphPlan>> cached_plan(const CudnnLibrary& lib, SharedHandle& handle, const CudnnConvShape& s, bool filter_nhwc,
+                                                     bool half, const std::vector<CudnnPointwiseStep>& steps, int64_t wanted_engine) {
+  const std::string key = plan_key(s, filter_nhwc, half, steps, wanted_engine);
+  PlanCache& cache = plan_cache();
+  {
+    std::lock_guard lock(cache.mutex);
+    auto it = cache.entries.find(key);
+    if (it != cache.entries.end()) {
+      if (!it->second.plan) return fail(ErrorCode::kUnsupported, it->second.problem);
+      return it->second.plan;
+    }
+  }
+  std::string tried;
+  auto made = build_plan(lib, handle, s, filter_nhwc, half, steps, wanted_engine, tried);
+  // Only a definite answer is kept: no engine config made a plan (kUnsupported); a failed call
+  // (kInternal) is tried again by the next kernel.
+  if (!made && made.error().code != ErrorCode::kUnsupported) return tl::unexpected(std::move(made.error()));
+  std::lock_guard lock(cache.mutex);
+  CachedPlan& entry = cache.entries[key];
+  if (!entry.plan && entry.problem.empty()) {
+    if (made)
+      entry.plan = std::make_shared<const GraphPlan>(std::move(*made));
+    else
+      entry.problem = made.error().message;
+  }
+  if (!entry.plan) return fail(ErrorCode::kUnsupported, entry.problem);
+  return entry.plan;
+}
+
 class GraphConvKernel final : public Kernel {
  public:
   GraphConvKernel(const CudnnLibrary& lib, SharedHandle& handle, const ConvParams& p, bool bias, bool sum, bool half,
@@ -306,8 +387,7 @@ class GraphConvKernel final : public Kernel {
   Status prepare(const CudnnConvShape& shape, std::span<const float> weights_ohwi) {
     if (!weights_ohwi.empty()) SD_TRY(upload(w_ohwi_, weights_ohwi, half_));
     shape_ = shape;
-    std::string tried;
-    SD_ASSIGN_OR_RETURN(plan_, build_plan(lib_, handle_, shape_, w_ohwi_.p != nullptr, half_, steps_, -1, tried));
+    SD_ASSIGN_OR_RETURN(plan_, cached_plan(lib_, handle_, shape_, w_ohwi_.p != nullptr, half_, steps_, -1));
     return ok();
   }
 
@@ -315,26 +395,45 @@ class GraphConvKernel final : public Kernel {
   // plan at batch 1 (the probe's host-side data over a whole batch of 32 took most of 20 s of
   // planning on the H100), else at the node's batch.
   Status probe() {
+    const std::string key = plan_key(shape_, w_ohwi_.p != nullptr, half_, steps_, -1);
+    PlanCache& cache = plan_cache();
+    {
+      std::lock_guard lock(cache.mutex);
+      const CachedPlan& entry = cache.entries[key];
+      if (entry.probed && entry.plan == plan_) {
+        if (!entry.probe_problem.empty()) return fail(ErrorCode::kInternal, entry.probe_problem);
+        return ok();
+      }
+    }
     CudnnConvShape shape1 = shape_;
     shape1.x_dims[0] = shape1.y_dims[0] = 1;
     ConvParams p1 = p_;
     p1.n = 1;
-    std::string tried;
-    Result<GraphPlan> at1 = fail(ErrorCode::kUnsupported, "batch 1");
-    if (p_.n > 1 && plan_.engine >= 0) at1 = build_plan(lib_, handle_, shape1, w_ohwi_.p != nullptr, half_, steps_, plan_.engine, tried);
-    const GraphPlan& plan = at1 ? *at1 : plan_;
+    Result<std::shared_ptr<const GraphPlan>> at1 = fail(ErrorCode::kUnsupported, "batch 1");
+    if (p_.n > 1 && plan_->engine >= 0) {
+      // A batch-1 session's plan where it has this engine, else one asked for with it.
+      auto any = plan_if_cached(plan_key(shape1, w_ohwi_.p != nullptr, half_, steps_, -1));
+      at1 = any && any->engine == plan_->engine ? any : cached_plan(lib_, handle_, shape1, w_ohwi_.p != nullptr, half_, steps_, plan_->engine);
+    }
+    const GraphPlan& plan = at1 ? **at1 : *plan_;
     const ConvParams& p = at1 ? p1 : p_;
     SD_ASSIGN_OR_RETURN(const std::string why,
                         probe_against_direct(p, half_, bias_, sum_, shape_.w_dims, w_ohwi_.p != nullptr, static_cast<size_t>(plan.workspace),
                                              [&](const ProbeBuffers& b) {
                                                return execute(lib_, handle_, plan, b.x, b.w, b.bias, b.sum, b.y, b.workspace, nullptr);
                                              }));
-    if (!why.empty()) return fail(ErrorCode::kInternal, "probe output of " + implementation() + " " + why);
+    const std::string problem = why.empty() ? "" : "probe output of " + implementation() + " " + why;
+    {
+      std::lock_guard lock(cache.mutex);
+      CachedPlan& entry = cache.entries[key];
+      if (entry.plan == plan_) entry.probed = true, entry.probe_problem = problem;
+    }
+    if (!problem.empty()) return fail(ErrorCode::kInternal, problem);
     return ok();
   }
 
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
-    if (plan_.workspace && !ctx.scratch) return fail(ErrorCode::kInternal, "cuDNN graph convolution without its workspace (no session scratch)");
+    if (plan_->workspace && !ctx.scratch) return fail(ErrorCode::kInternal, "cuDNN graph convolution without its workspace (no session scratch)");
     void* stream = ctx.stream ? ctx.stream->native_handle() : nullptr;
     const void* w = w_ohwi_.p ? w_ohwi_.p : in[1].data;
     const void* bias = bias_ ? in[2].data : nullptr;
@@ -349,11 +448,11 @@ class GraphConvKernel final : public Kernel {
       SD_CUDA_TRY(static_cast<cudaError_t>(e));
       return ok();
     }
-    return execute(lib_, handle_, plan_, in[0].data, w, bias, sum, out[0].data, plan_.workspace ? ctx.scratch : nullptr, stream);
+    return execute(lib_, handle_, *plan_, in[0].data, w, bias, sum, out[0].data, plan_->workspace ? ctx.scratch : nullptr, stream);
   }
-  size_t scratch_bytes() const override { return static_cast<size_t>(plan_.workspace); }
+  size_t scratch_bytes() const override { return static_cast<size_t>(plan_->workspace); }
   std::string implementation() const override {
-    return "cudnn-graph:eng" + std::to_string(plan_.engine) + (w_ohwi_.p ? "/nhwc_filter" : "") + (half_ ? "/fp16" : "");
+    return "cudnn-graph:eng" + std::to_string(plan_->engine) + (w_ohwi_.p ? "/nhwc_filter" : "") + (half_ ? "/fp16" : "");
   }
 
  private:
@@ -364,7 +463,7 @@ class GraphConvKernel final : public Kernel {
   std::vector<CudnnPointwiseStep> steps_;
   CudnnConvShape shape_{};
   DeviceMemory w_ohwi_;
-  GraphPlan plan_;
+  std::shared_ptr<const GraphPlan> plan_;  // shared with other kernels of the same plan (plan_cache)
 };
 
 #undef SD_SET
