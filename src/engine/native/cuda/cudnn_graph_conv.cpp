@@ -399,9 +399,9 @@ class GraphConvKernel final : public Kernel {
     PlanCache& cache = plan_cache();
     {
       std::lock_guard lock(cache.mutex);
-      const CachedPlan& entry = cache.entries[key];
-      if (entry.probed && entry.plan == plan_) {
-        if (!entry.probe_problem.empty()) return fail(ErrorCode::kInternal, entry.probe_problem);
+      auto it = cache.entries.find(key);
+      if (it != cache.entries.end() && it->second.probed && it->second.plan == plan_) {
+        if (!it->second.probe_problem.empty()) return fail(ErrorCode::kInternal, it->second.probe_problem);
         return ok();
       }
     }
@@ -425,8 +425,8 @@ class GraphConvKernel final : public Kernel {
     const std::string problem = why.empty() ? "" : "probe output of " + implementation() + " " + why;
     {
       std::lock_guard lock(cache.mutex);
-      CachedPlan& entry = cache.entries[key];
-      if (entry.plan == plan_) entry.probed = true, entry.probe_problem = problem;
+      auto it = cache.entries.find(key);
+      if (it != cache.entries.end() && it->second.plan == plan_) it->second.probed = true, it->second.probe_problem = problem;
     }
     if (!problem.empty()) return fail(ErrorCode::kInternal, problem);
     return ok();
