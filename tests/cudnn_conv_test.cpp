@@ -154,7 +154,8 @@ TEST(CudnnProbe, AnyElementBeyondToleranceOrANanFallsBackWithTheReason) {
 }
 
 // On a GPU with cuDNN: each YOLOv8n convolution geometry (at 320x320 to keep it short), with bias,
-// SiLU and a residual sum, runs through cuDNN ("cudnn:<algo>" in the plan) and gives the CPU's
+// SiLU and a residual sum, runs through cuDNN ("cudnn:<algo>" or "cudnn-graph:eng<id>" in the
+// plan, whichever engine measured faster) and gives the CPU's
 // output. Where cuDNN refuses a node, the plan says why and the test names it.
 // fp16: the same through cuDNN's fp16 path (tensor cores, "cudnn:<algo>.../fp16"), within the
 // fp16 conformance tolerance of the CPU's float32.
@@ -199,9 +200,10 @@ void expect_yolov8n_geometries_through_cudnn(const std::shared_ptr<const Backend
     ASSERT_TRUE(summary) << summary.error().message;
     bool through_cudnn = false;
     for (const auto& st : summary->steps)
-      if (st.implementation.rfind("cudnn:", 0) == 0) {
+      if (st.implementation.rfind("cudnn:", 0) == 0 || st.implementation.rfind("cudnn-graph:", 0) == 0) {
+        // Either cuDNN engine (cudnn_engine_choice.h); the note in parentheses names the other.
         through_cudnn = true;
-        EXPECT_EQ(st.implementation.ends_with("/fp16"), fp16) << st.implementation;
+        EXPECT_EQ(st.implementation.substr(0, st.implementation.find(" (")).ends_with("/fp16"), fp16) << st.implementation;
       } else if (st.implementation.rfind("direct", 0) == 0) {
         ADD_FAILURE() << st.label << ": " << st.implementation;
       }

@@ -172,16 +172,20 @@ json check_model(const ModelArg& m, const std::shared_ptr<const Backend>& gpu, i
   row["device_float"] = summary->backends.empty() ? "float32" : summary->backends[0].precision;
   row["copies_per_run"] = summary->copies;
   // Which convolutions cuDNN took and which fell back to the direct kernel, and why (the step's
-  // implementation: "cudnn:<algo>", "direct (cudnn: <reason>)").
+  // implementation: "cudnn:<algo> (<why not the graph engine>)", "cudnn-graph:eng<id> (<times>)",
+  // "direct (cudnn: <reason>; cudnn-graph: <reason>)"). cudnn_conv_steps counts both cuDNN engines.
   json conv_steps = json::array();
-  int cudnn_steps = 0;
+  int cudnn_steps = 0, cudnn_graph_steps = 0;
   for (const auto& st : summary->steps) {
-    if (st.implementation.rfind("cudnn:", 0) != 0 && st.implementation.rfind("direct", 0) != 0) continue;
-    cudnn_steps += st.implementation.rfind("cudnn:", 0) == 0;
+    const bool legacy = st.implementation.rfind("cudnn:", 0) == 0, graph = st.implementation.rfind("cudnn-graph:", 0) == 0;
+    if (!legacy && !graph && st.implementation.rfind("direct", 0) != 0) continue;
+    cudnn_steps += legacy || graph;
+    cudnn_graph_steps += graph;
     conv_steps.push_back({{"step", st.label}, {"implementation", st.implementation}});
   }
   row["conv_steps"] = conv_steps;
   row["cudnn_conv_steps"] = cudnn_steps;
+  row["cudnn_graph_conv_steps"] = cudnn_graph_steps;
   std::vector<HostTensor> cpu_out, gpu_out;
   auto cpu_ms = time_runs(**cpu, x, std::max(3, iters / 5), cpu_out);
   auto gpu_ms = time_runs(**dev, x, iters, gpu_out);
@@ -283,8 +287,12 @@ int main(int argc, char** argv) {
   app.add_option("--nvdec-e2e-seconds", e2e.seconds, "its timed seconds end to end (the engine alone: 3)")->capture_default_str();
   app.add_option("--nvdec-e2e-budget", e2e.budget_seconds, "seconds for the whole part (the timed part recorded as skipped past it)")
       ->capture_default_str();
+  double cudnn_graph_budget = -1;
+  app.add_option("--cudnn-graph-budget", cudnn_graph_budget,
+                 "seconds this process may spend planning convolutions on cuDNN's graph engine (default: the engine's, 20)");
   app.add_option("--abort-after", abort_after, "abort() once this op's results are written, as a crash would (tests the partial JSON)");
   CLI11_PARSE(app, argc, argv);
+  if (cudnn_graph_budget >= 0) set_cuda_conv_graph_planning_budget(cudnn_graph_budget);
 
   json report{{"complete", false}, {"commit", build_commit()}, {"machine", machine_summary()}, {"cpu", cpu_backend()->description()}};
   const CudaInfo info = cuda_info();

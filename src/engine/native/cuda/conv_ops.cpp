@@ -1,14 +1,16 @@
 // Conv and FusedConv on the GPU, float32 or fp16 storage (--precision fp16: the tensors, weights
-// and bias in fp16, float32 accumulation): through cuDNN (cudnn_conv.cpp) where it is loaded and the
-// node's plan passes its probe, else on the direct kernel (conv.cu), and the step's implementation
-// says which and why ("cudnn:implicit_gemm", "direct (cudnn: asymmetric padding ...)").
+// and bias in fp16, float32 accumulation): through cuDNN where it is loaded and a node's plan
+// passes its probe, on the faster of its two engines (cudnn_engine_choice.h: the legacy API's,
+// cudnn_conv.cpp, or the graph API's, cudnn_graph_conv.cpp), else on the direct kernel (conv.cu),
+// and the step's implementation says which and why ("cudnn-graph:eng31/fp16 (0.081 ms; ...)",
+// "direct (cudnn: asymmetric padding ...; cudnn-graph: ...)").
 #include <cuda_runtime_api.h>
 
 #include "engine/native/backend.h"
 #include "engine/native/cuda/conv.h"
 #include "engine/native/cuda/cuda_check.h"
 #include "engine/native/cuda/cuda_ops.h"
-#include "engine/native/cuda/cudnn_conv.h"
+#include "engine/native/cuda/cudnn_engine_choice.h"
 #include "engine/native/layout_attrs.h"
 #include "engine/native/conv_attrs.h"
 
@@ -33,7 +35,8 @@ class DirectConvKernel final : public Kernel {
                                                             ctx.stream ? ctx.stream->native_handle() : nullptr)));
     return ok();
   }
-  std::string implementation() const override { return kernel_name<T>("direct") + " (cudnn: " + why_not_cudnn_ + ")"; }
+  // why_not_cudnn_ names each engine's problem ("cudnn: ...; cudnn-graph: ...").
+  std::string implementation() const override { return kernel_name<T>("direct") + " (" + why_not_cudnn_ + ")"; }
 
  private:
   ConvParams p_;
@@ -73,7 +76,7 @@ Result<std::pair<ConvParams, bool>> conv_params(const OpContext& ctx) {
 Result<std::unique_ptr<Kernel>> create_conv(const OpContext& ctx) {
   SD_ASSIGN_OR_RETURN(const auto params, conv_params(ctx));
   const auto& [p, sum] = params;
-  auto fast = create_cudnn_conv(ctx, p, has(ctx, 2), sum);
+  auto fast = create_fastest_cudnn_conv(ctx, p, has(ctx, 2), sum);
   if (fast) return std::move(*fast);
   // The plan (model-info --steps, the engine profile, the GPU check) shows why per node.
   if (ctx.inputs[0].dtype == DType::kFloat16)

@@ -16,6 +16,7 @@
 
 #include "engine/native/cuda/cuda_check.h"
 #include "engine/native/cuda/cuda_ops.h"
+#include "engine/native/cuda/cudnn_engine_choice.h"
 #include "engine/native/cuda/cudnn_library.h"
 #include "engine/native/cuda/elementwise.h"
 
@@ -342,6 +343,8 @@ CudaInfo cuda_info() {
   if (info.devices.empty()) info.problem = "no CUDA GPU found";
   return info;
 }
+
+void set_cuda_conv_graph_planning_budget(double seconds) { cuda::set_cudnn_graph_planning_budget(seconds); }
 
 Status cuda_device_status(int index) {
   SD_CUDA_TRY(cudaSetDevice(index));

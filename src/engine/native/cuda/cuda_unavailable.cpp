@@ -15,6 +15,8 @@ CudaInfo cuda_info() {
 
 Status cuda_device_status(int) { return ok(); }
 
+void set_cuda_conv_graph_planning_budget(double) {}
+
 }  // namespace sd::native
 
 // gpu_frame_staging.h without CUDA: no context letterboxes on a GPU.

@@ -2,8 +2,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <map>
-#include <mutex>
 #include <random>
 #include <vector>
 
@@ -11,6 +9,7 @@
 #include "engine/native/cuda/cuda_check.h"
 #include "engine/native/cuda/cudnn_conv_desc.h"
 #include "engine/native/cuda/cudnn_library.h"
+#include "engine/native/cuda/cudnn_support.h"
 #include "engine/native/half.h"
 
 namespace sd::native::cuda {
@@ -28,30 +27,6 @@ const char* algo_name(cudnnConvolutionFwdAlgo_t a) {
     case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return "winograd_nonfused";
     default: return "unknown";
   }
-}
-
-// One cuDNN handle per device for the whole process, shared by every node's kernel: a handle is
-// costly (it allocates on the device), and a kernel's calls on it are short (set the stream,
-// enqueue), so they take turns under its mutex. Never destroyed: destroying at exit would race the
-// CUDA runtime's own teardown.
-struct SharedHandle {
-  cudnnHandle_t handle = nullptr;
-  std::mutex mutex;
-};
-
-Result<SharedHandle*> shared_handle(const CudnnLibrary& lib) {
-  static std::mutex mutex;
-  static std::map<int, std::unique_ptr<SharedHandle>> handles;
-  int device = 0;
-  SD_CUDA_TRY(cudaGetDevice(&device));
-  std::lock_guard lock(mutex);
-  auto& h = handles[device];
-  if (!h) {
-    auto made = std::make_unique<SharedHandle>();
-    SD_CUDNN_TRY(lib, Create, &made->handle);
-    h = std::move(made);
-  }
-  return h.get();
 }
 
 // The node's descriptors, made once, destroyed with the kernel.
@@ -100,53 +75,6 @@ Status make_descriptors(const CudnnLibrary& lib, const CudnnConvShape& s, bool f
     return fail(ErrorCode::kUnsupported, "cuDNN's output " + std::to_string(n) + "x" + std::to_string(c) + "x" + std::to_string(h) +
                                              "x" + std::to_string(w) + " is not the node's");
   return ok();
-}
-
-struct DeviceMemory {
-  void* p = nullptr;
-  DeviceMemory() = default;
-  DeviceMemory(const DeviceMemory&) = delete;
-  DeviceMemory& operator=(const DeviceMemory&) = delete;
-  ~DeviceMemory() {
-    if (p) cudaFree(p);
-  }
-};
-
-// Float values into device memory as the kernel stores them: float32, or fp16 (rounded to
-// nearest even on the host, as the planner converts constants).
-Status upload(DeviceMemory& m, std::span<const float> host, bool half) {
-  const size_t es = half ? sizeof(uint16_t) : sizeof(float);
-  SD_CUDA_TRY(cudaMalloc(&m.p, std::max<size_t>(host.size(), 1) * es));
-  if (!half) {
-    SD_CUDA_TRY(cudaMemcpy(m.p, host.data(), host.size() * es, cudaMemcpyHostToDevice));
-    return ok();
-  }
-  std::vector<uint16_t> h(host.size());
-  floats_to_halves(host.data(), h.data(), host.size());
-  SD_CUDA_TRY(cudaMemcpy(m.p, h.data(), h.size() * es, cudaMemcpyHostToDevice));
-  return ok();
-}
-
-// n elements of device memory in either storage, as floats on the host.
-Status download(std::vector<float>& host, const void* device, size_t n, bool half) {
-  host.resize(n);
-  if (!half) {
-    SD_CUDA_TRY(cudaMemcpy(host.data(), device, n * sizeof(float), cudaMemcpyDeviceToHost));
-    return ok();
-  }
-  std::vector<uint16_t> h(n);
-  SD_CUDA_TRY(cudaMemcpy(h.data(), device, n * sizeof(uint16_t), cudaMemcpyDeviceToHost));
-  halves_to_floats(h.data(), host.data(), n);
-  return ok();
-}
-
-bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
-
-std::vector<float> random_values(size_t count, std::mt19937& rng) {
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> host(count);
-  for (float& v : host) v = u(rng);
-  return host;
 }
 
 class CudnnConvKernel final : public Kernel {

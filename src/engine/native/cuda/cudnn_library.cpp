@@ -34,8 +34,16 @@ Result<std::unique_ptr<CudnnLibrary>> CudnnLibrary::open(const std::string& name
   SD_RESOLVE(CreateConvolutionDescriptor), SD_RESOLVE(SetConvolution2dDescriptor), SD_RESOLVE(SetConvolutionGroupCount);
   SD_RESOLVE(SetConvolutionMathType), SD_RESOLVE(GetConvolution2dForwardOutputDim), SD_RESOLVE(DestroyConvolutionDescriptor);
   SD_RESOLVE(GetConvolutionForwardAlgorithm_v7), SD_RESOLVE(GetConvolutionForwardWorkspaceSize), SD_RESOLVE(ConvolutionForward);
-#undef SD_RESOLVE
   if (!missing.empty()) return fail(ErrorCode::kUnsupported, "cuDNN in " + name + " lacks " + missing + " (not a cuDNN 9)");
+  // The backend API: optional (all or none), so that a library without it still runs the legacy path.
+  SD_RESOLVE(BackendCreateDescriptor), SD_RESOLVE(BackendDestroyDescriptor), SD_RESOLVE(BackendSetAttribute);
+  SD_RESOLVE(BackendGetAttribute), SD_RESOLVE(BackendFinalize), SD_RESOLVE(BackendExecute);
+#undef SD_RESOLVE
+  if (!missing.empty()) {
+    lib->backend_api_problem_ = "cuDNN in " + name + " lacks " + missing;
+    a.BackendCreateDescriptor = nullptr, a.BackendDestroyDescriptor = nullptr, a.BackendSetAttribute = nullptr;
+    a.BackendGetAttribute = nullptr, a.BackendFinalize = nullptr, a.BackendExecute = nullptr;
+  }
   const size_t v = lib->version();
   if (v / 10000 != 9) return fail(ErrorCode::kUnsupported, "cuDNN in " + name + " is version " + lib->version_text() + ", not 9.x");
   return lib;

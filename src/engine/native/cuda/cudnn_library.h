@@ -17,7 +17,8 @@ namespace sd::native::cuda {
 
 class CudnnLibrary {
  public:
-  // The table of entry points, resolved with dlsym; all non-null once open() succeeded.
+  // The table of entry points, resolved with dlsym; all non-null once open() succeeded, but for
+  // the optional backend API's (has_backend_api()).
   struct Api {
     decltype(&cudnnGetVersion) GetVersion;
     decltype(&cudnnGetErrorString) GetErrorString;
@@ -39,6 +40,14 @@ class CudnnLibrary {
     decltype(&cudnnGetConvolutionForwardAlgorithm_v7) GetConvolutionForwardAlgorithm_v7;
     decltype(&cudnnGetConvolutionForwardWorkspaceSize) GetConvolutionForwardWorkspaceSize;
     decltype(&cudnnConvolutionForward) ConvolutionForward;
+    // The backend (graph) API (cudnn_graph_conv.cpp), optional: where one is missing they are all
+    // null, has_backend_api() is false and every convolution keeps the legacy API.
+    decltype(&cudnnBackendCreateDescriptor) BackendCreateDescriptor;
+    decltype(&cudnnBackendDestroyDescriptor) BackendDestroyDescriptor;
+    decltype(&cudnnBackendSetAttribute) BackendSetAttribute;
+    decltype(&cudnnBackendGetAttribute) BackendGetAttribute;
+    decltype(&cudnnBackendFinalize) BackendFinalize;
+    decltype(&cudnnBackendExecute) BackendExecute;
   };
 
   // Loads `name` (a soname or a path) and resolves every entry point. Errors, one line
@@ -54,6 +63,10 @@ class CudnnLibrary {
   CudnnLibrary& operator=(const CudnnLibrary&) = delete;
 
   const Api& api() const { return api_; }
+  // Whether the backend (graph) API's entry points all resolved; else backend_api_problem() says
+  // which one is missing.
+  bool has_backend_api() const { return backend_api_problem_.empty(); }
+  const std::string& backend_api_problem() const { return backend_api_problem_; }
   size_t version() const { return api_.GetVersion(); }  // 91900 for 9.19.0
   std::string version_text() const;                      // "9.19.0"
   const std::string& path() const { return name_; }
@@ -64,6 +77,7 @@ class CudnnLibrary {
   CudnnLibrary(void* handle, std::string name) : handle_(handle), name_(std::move(name)) {}
   void* handle_;
   std::string name_;
+  std::string backend_api_problem_;
   Api api_{};
 };
 
