@@ -16,14 +16,17 @@
 # torch.json, and logs.tar.gz (every step's log and JSON).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-mode=gpu build="" budget=300 skip=" "
+mode=gpu build="" budget=300 skip=" " graph_budget=60
 while (($#)); do
   case $1 in
     --cpu) mode=cpu build=${2:?"--cpu needs the build folder"}; shift 2 ;;
     --budget) budget=${2:?"--budget needs seconds"}; shift 2 ;;
     # A rerun that needs only some steps (the device time is short): e.g. --skip torch,initcheck.
     --skip) skip=" ${2//,/ } "; shift 2 ;;
-    *) echo "gpu-check.sh: unknown argument $1 (--cpu BUILD, --budget SECONDS, --skip STEP,...)" >&2; exit 2 ;;
+    # The check step's planning time on cuDNN's graph engine (0: the legacy engine alone, e.g. for
+    # a rerun where the graph engine broke the first one).
+    --cudnn-graph-budget) graph_budget=${2:?"--cudnn-graph-budget needs seconds"}; shift 2 ;;
+    *) echo "gpu-check.sh: unknown argument $1 (--cpu BUILD, --budget SECONDS, --skip STEP,..., --cudnn-graph-budget SECONDS)" >&2; exit 2 ;;
   esac
 done
 out=${OUT:-gpu-out}
@@ -186,7 +189,7 @@ fi
 # --cudnn-graph-budget: the seconds this process may spend planning convolutions on cuDNN's graph
 # engine (docs/gpu.md, "The second engine"), more than the engine's 20 s so that the batch-32 rows
 # and profile still get it after the parity rows' plans; unmeasured on a GPU so far.
-step check 200 "${sd[@]}" "$bin/streamdet_gpu_check" "${backend[@]}" --cudnn-graph-budget 60 --cases "$cases" --iters "$iters" --json "$work/check.json" "${models[@]}" "${timing[@]}" "${streams[@]}" "${nvdec[@]}" "${e2e[@]}"
+step check 200 "${sd[@]}" "$bin/streamdet_gpu_check" "${backend[@]}" --cudnn-graph-budget "$graph_budget" --cases "$cases" --iters "$iters" --json "$work/check.json" "${models[@]}" "${timing[@]}" "${streams[@]}" "${nvdec[@]}" "${e2e[@]}"
 # NVDEC's verdict in the summary (the figures are in check.json's "nvdec"); here (--cpu) it is
 # expected to find no NVDEC, and does not count.
 if [[ ${#nvdec[@]} -gt 0 && -f $work/check.json ]]; then
@@ -274,7 +277,7 @@ fi
 # (out-of-bounds and misaligned accesses, leaks) and initcheck (reads of device memory never
 # written); racecheck is left out: it sees shared-memory races only, and no kernel uses shared memory.
 # The graph engine gets 5 s of planning there (a few nodes, so that the sanitizers see its runs).
-short=("${backend[@]}" --cudnn-graph-budget 5 --cases 2 --iters 2 --model models/tiny_synth_v8.onnx --input 1x3x256x256)
+short=("${backend[@]}" --cudnn-graph-budget "$((graph_budget < 5 ? graph_budget : 5))" --cases 2 --iters 2 --model models/tiny_synth_v8.onnx --input 1x3x256x256)
 # memcheck's leak report names cuDNN's handle (cudnnCreate, one per device for the process's life,
 # never destroyed by design: cudnn_library.cpp): those leaks are counted apart and do not fail
 # the step; any other error does (the first GPU run: 3 errors, all three that handle's).
