@@ -291,6 +291,8 @@ TEST(CudnnGraphConv, TheBundledModelMatchesTheCpuWithConvolutionsOnEitherCudnnEn
   auto cuda = cuda_backend(0);
   if (!cuda) GTEST_SKIP() << cuda.error().message;
   if (!CudnnLibrary::shared()) GTEST_SKIP() << CudnnLibrary::shared_problem();
+  // The graph engine is off by default until a GPU run proves it: on for this process, as the GPU check does.
+  set_cudnn_graph_planning_budget(60);
   auto m = NativeModel::load(std::string(STREAMDET_SOURCE_DIR) + "/models/tiny_synth_v8.onnx");
   ASSERT_TRUE(m) << m.error().message;
   HostTensor x(DType::kFloat32, Shape{2, 3, 256, 256});

@@ -40,7 +40,8 @@ CudaInfo cuda_info();
 Status cuda_device_status(int index);
 
 // The per-process cap on the time the cuDNN graph engine spends planning convolutions
-// (cudnn_engine_choice.h, 20 s unless set); the GPU check's --cudnn-graph-budget. No-op without CUDA.
+// (cudnn_engine_choice.h: 0, the graph engine off, unless set); the GPU check's --cudnn-graph-budget.
+// No-op without CUDA.
 void set_cuda_conv_graph_planning_budget(double seconds);
 
 }  // namespace sd::native

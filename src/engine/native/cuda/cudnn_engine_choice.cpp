@@ -141,6 +141,8 @@ void set_cudnn_graph_planning_budget(double seconds) {
 }
 
 Result<std::unique_ptr<Kernel>> create_fastest_cudnn_conv(const OpContext& ctx, const ConvParams& p, bool bias, bool sum) {
+  // Off (the default until a GPU run proves the graph engine): the legacy engine alone, as before.
+  if (graph_planning_budget_us.load() == 0) return create_cudnn_conv(ctx, p, bias, sum);
   const std::string key = node_key(ctx, p, bias, sum);
   std::optional<CudnnEngineChoice> earlier;
   {

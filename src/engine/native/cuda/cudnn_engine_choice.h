@@ -26,7 +26,10 @@ namespace sd::native::cuda {
 // (cudnn_graph_conv.cpp) and measured choices are cached per process by what defines the node,
 // so a model planned again (another session or worker, the same batch again) costs little and
 // keeps the same engine ("...; chosen before").
-inline constexpr int64_t kCudnnGraphPlanningBudgetUs = 20'000'000;
+// Off by default (0: the legacy engine alone, as before the graph engine was written) until a
+// GPU run proves the graph engine: unproven code that executes on the device could lose the
+// context, which no fallback undoes. The GPU check turns it on (--cudnn-graph-budget, 60 s).
+inline constexpr int64_t kCudnnGraphPlanningBudgetUs = 0;
 
 // The cap for this process from now on (tools: the GPU check gives its own, --cudnn-graph-budget).
 void set_cudnn_graph_planning_budget(double seconds);
