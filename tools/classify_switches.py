@@ -21,13 +21,13 @@ per switch with what happened around it and a class:
   other       none of the above
 
 A switch can fit several; the first in the order above that fits is printed as its class, the
-others after it. Usage (the files bench/track_quality.sh leaves in its OUT_DIR, S the seed):
+others after it. Usage (the files bench/track_quality.sh leaves in its OUT_DIR, S the seed, k1
+every frame, k2 every 2nd dropped; its last run's tracker output and switches):
 
-  build/tools/streamdet_synth mot --truth OUT/sS.k1.truth.jsonl --tracks OUT/sS.k1.dets.tracked.jsonl \\
-      --switches OUT/sS.k1.dets.switches.jsonl --json >/dev/null
-  tools/classify_switches.py OUT/sS.k1 [more clip prefixes...]   # reads PREFIX.{truth,dets,
-                                                                  # dets.tracked,dets.switches}.jsonl
-  tools/classify_switches.py --kind jitter OUT/sS.k1             # the jittered-truth files
+  bench/track_quality.sh OUT
+  tools/classify_switches.py OUT/s1.k1 OUT/s2.k1 OUT/s3.k1   # reads PREFIX.{truth,dets,dets.tracked,
+                                                             # dets.switches}.jsonl
+  tools/classify_switches.py --kind jitter OUT/s1.k1         # the jittered-truth files
 """
 import argparse
 import collections
