@@ -18,6 +18,8 @@
 #   MODEL=/tmp/new.onnx bench/track_quality.sh OUT_DIR2   # another detector (default the bundled one)
 # Prints one markdown row per (set, frames, detections): IDF1 and MOTA of the three clips pooled,
 # HOTA averaged over them, ID switches, ground-truth tracks, and switches per 20 ground-truth tracks.
+# Each clip's switches are left in OUT_DIR/sSEED.kKEEP.{dets,jitter}.switches.jsonl: what happened at
+# each, tools/classify_switches.py OUT_DIR/s1.k1 OUT_DIR/s2.k1 ... (--kind jitter for the other).
 set -euo pipefail
 out=$1
 shift
@@ -49,7 +51,7 @@ for n in 0 1 2 3 4 5; do
     fi
     for kind in jitter dets; do
       "$synth" track --detections "$c.$kind.jsonl" --video "$c.mp4" --out "$c.$kind.tracked.jsonl" "$@"
-      "$synth" mot --truth "$c.truth.jsonl" --tracks "$c.$kind.tracked.jsonl" --json |
+      "$synth" mot --truth "$c.truth.jsonl" --tracks "$c.$kind.tracked.jsonl" --switches "$c.$kind.switches.jsonl" --json |
         sed "s/^{/{\"dense\":$((n < 3)),\"seed\":$seed,\"keep\":$keep,\"kind\":\"$kind\",/"
     done
   done

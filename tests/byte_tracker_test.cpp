@@ -336,6 +336,47 @@ TEST(ByteTracker, ClassAwareTracksDoNotTakeAnotherClassUnlessAgnostic) {
   }
 }
 
+TEST(ByteTracker, AnObjectWhereALostTrackOfAnotherClassStandsKeepsItsId) {
+  // A class-1 object stands at one place for five frames, then is gone; its lost track stays
+  // there. A class-0 object comes in at that place: it gets an id on its second frame (6) and
+  // keeps it (a lost track of another class over it is no duplicate of its track).
+  ByteTracker t;
+  int64_t id = -1;
+  for (int f = 0; f < 20; ++f) {
+    const int cls = f < 5 ? 1 : 0;
+    auto ids = t.update(std::vector{box_at(100, 100, 40, 40, 0.9f, cls)}, f * kFrameMs);
+    if (f == 0) EXPECT_EQ(ids[0], 1);
+    if (f == 6) id = ids[0];
+    if (f >= 6) EXPECT_EQ(ids[0], id) << "frame " << f;
+  }
+  EXPECT_EQ(id, 2);
+  EXPECT_EQ(t.ids_issued(), 2);
+}
+
+TEST(ByteTracker, AnObjectInFrontOfAnotherOfItsClassKeepsItsIdWhenTheOneBehindIsHidden) {
+  // Two objects of one class, 2 px apart (their boxes overlap by IoU 0.9), both seen from frame 1
+  // on; at frame 10 the one behind (A) is hidden by the one in front (B), whose box is the only
+  // one left, until A comes out again at frame 20. B keeps its id throughout (the lost track of
+  // A over it is another object, not a duplicate of B's track), and A comes back with its own.
+  ByteTracker t;
+  int64_t a_id = -1, b_id = -1;
+  for (int f = 0; f < 30; ++f) {
+    std::vector<Detection> dets;
+    const bool a_seen = f < 10 || f >= 20;
+    if (a_seen) dets.push_back(box_at(100, 100, 40, 40));
+    if (f >= 1) dets.push_back(box_at(102, 100, 40, 40));
+    auto ids = t.update(dets, f * kFrameMs);
+    const int64_t a = a_seen ? ids.front() : -1, b = f >= 1 ? ids.back() : -1;
+    if (f == 0) a_id = a;
+    if (f == 2) b_id = b;
+    if (a_seen) EXPECT_EQ(a, a_id) << "A, frame " << f;
+    if (f >= 2) EXPECT_EQ(b, b_id) << "B, frame " << f;
+  }
+  EXPECT_EQ(a_id, 1);
+  EXPECT_EQ(b_id, 2);
+  EXPECT_EQ(t.ids_issued(), 2);
+}
+
 TEST(ByteTracker, DetectionsBelowTheLowThresholdAreIgnoredAndNoiseDoesNotStartTracks) {
   ByteTracker t;
   t.update(std::vector{box_at(100, 100, 40, 40, 0.05f)}, 0);

@@ -164,6 +164,22 @@ TEST(TrackingClip, AnIdentitySwapScoresWhatIsWorkedOutByHand) {
   EXPECT_EQ(m.fragmentations, 0);
 }
 
+TEST(TrackingClip, SwitchesAreListedByTheFilesFrameIndex) {
+  // Frames 200, 202, ... (every 2nd kept); the ids swap from the fifth kept frame (index 208) on.
+  std::vector<FrameRecord> truth, tracks;
+  for (int k = 0; k < 10; ++k) {
+    const int64_t f = 200 + 2 * k;
+    const bool swapped = k >= 4;
+    truth.push_back({f, f * 33.3, {box_at(0, 1, -1), box_at(100, 2, -1)}});
+    tracks.push_back({f, f * 33.3, {box_at(0, -1, swapped ? 8 : 7), box_at(100, -1, swapped ? 7 : 8)}});
+  }
+  auto result = evaluate_tracking(truth, tracks);
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(mot_switches_jsonl(*result),
+            "{\"frame\":208,\"from_track\":7,\"object_id\":1,\"to_track\":8}\n"
+            "{\"frame\":208,\"from_track\":8,\"object_id\":2,\"to_track\":7}\n");
+}
+
 TEST(TrackingClip, AnIdentitySwapOnARealClipScoresTheCountedValues) {
   const fs::path dir = temp_dir("swap");
   const auto truth = write_and_read_truth(traverse_scene(150), dir);

@@ -54,6 +54,24 @@ TEST(MotMetrics, SwitchingBackIsASecondSwitch) {
   EXPECT_EQ(acc.summary().id_switches, 2);
 }
 
+TEST(MotMetrics, EachSwitchIsListedWithItsFrameObjectAndTracks) {
+  // Object 5 is called 1, 2, 2, 1 (two switches: frames 1 and 3); object 6 keeps 8 throughout.
+  MotAccumulator acc;
+  const int64_t hyp[] = {1, 2, 2, 1};
+  for (int f = 0; f < 4; ++f)
+    acc.add_frame(std::vector{obj(5, 0), obj(6, 100)}, std::vector{obj(hyp[f], 0), obj(8, 100)});
+  const MotMetrics m = acc.summary();
+  ASSERT_EQ(m.id_switches, 2);
+  ASSERT_EQ(m.switches.size(), 2u);
+  EXPECT_EQ(m.switches[0].frame, 1);
+  EXPECT_EQ(m.switches[0].truth_id, 5);
+  EXPECT_EQ(m.switches[0].from, 1);
+  EXPECT_EQ(m.switches[0].to, 2);
+  EXPECT_EQ(m.switches[1].frame, 3);
+  EXPECT_EQ(m.switches[1].from, 2);
+  EXPECT_EQ(m.switches[1].to, 1);
+}
+
 TEST(MotMetrics, MissesAndFalsePositives) {
   MotAccumulator acc;
   acc.add_frame(std::vector{obj(1, 0), obj(2, 50)}, std::vector{obj(1, 0), obj(3, 200)});  // 2 missed, 3 false

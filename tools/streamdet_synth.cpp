@@ -7,9 +7,11 @@
 //   streamdet_synth still  --image f.png --index i [scene options] [--draw-truth]
 //   streamdet_synth eval   --truth truth.jsonl --detections dets.jsonl [--iou 0.5]
 //   streamdet_synth mot    --truth truth.jsonl --tracks tracked.jsonl [--iou 0.5] [--class-agnostic] [--json]
+//                          [--switches switches.jsonl]
 //   streamdet_synth jitter --truth truth.jsonl --out dets.jsonl [--jitter 0.05 --seed 1]
 //   streamdet_synth track  --detections dets.jsonl --out tracked.jsonl [ByteTrack options]
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -179,6 +181,8 @@ int main(int argc, char** argv) {
   mot->add_option("--iou", mot_options.iou_threshold, "IoU needed for a match")->capture_default_str();
   mot->add_flag("--class-agnostic", mot_agnostic, "a hypothesis may match truth of any class");
   mot->add_flag("--json", mot_as_json, "print one JSON object instead of the table");
+  std::string mot_switches;
+  mot->add_option("--switches", mot_switches, "also write each ID switch (frame, object_id, from_track, to_track) as JSONL");
 
   std::string jitter_truth, jitter_out;
   sd::eval::JitterOptions jitter_options;
@@ -246,6 +250,11 @@ int main(int argc, char** argv) {
     mot_options.class_aware = !mot_agnostic;
     auto evaluation = sd::eval::evaluate_tracking_clip(mot_truth, mot_tracks, mot_options);
     if (!evaluation) return report(tl::unexpected(evaluation.error()));
+    if (!mot_switches.empty()) {
+      std::ofstream f(mot_switches);
+      f << sd::eval::mot_switches_jsonl(*evaluation);
+      if (!f) return report(sd::fail(sd::ErrorCode::kOutput, "cannot write " + mot_switches));
+    }
     if (mot_as_json) std::printf("%s\n", sd::eval::mot_json(*evaluation, mot_options).c_str());
     else print_mot(*evaluation, mot_options);
     return 0;

@@ -53,7 +53,9 @@ Result<MotClipEvaluation> evaluate_tracking(const std::vector<FrameRecord>& trut
   const std::vector<GroundTruthBox> none;
   std::vector<MotObject> truth_objects, hyps, kept_hyps;
   std::set<int64_t> ids;
+  std::vector<int64_t> frame_numbers;  // the accumulator's frame order -> the files' frame index
   for (const auto& [frame, pair] : frames) {
+    frame_numbers.push_back(frame);
     if (!pair.truth) ++result.frames_unexpected;
     if (!pair.tracked) ++result.frames_missing;
     const std::vector<GroundTruthBox>& truth_boxes = pair.truth ? pair.truth->boxes : none;
@@ -96,6 +98,7 @@ Result<MotClipEvaluation> evaluate_tracking(const std::vector<FrameRecord>& trut
     acc.add_frame(truth_objects, kept_hyps);
   }
   result.metrics = acc.summary();
+  for (MotSwitch& s : result.metrics.switches) s.frame = frame_numbers[static_cast<size_t>(s.frame)];
   return result;
 }
 
@@ -144,6 +147,15 @@ std::string mot_json(const MotClipEvaluation& e, const MotClipOptions& options) 
                       {"partially_tracked", m.partially_tracked},
                       {"mostly_lost", m.mostly_lost}};
   return j.dump();
+}
+
+std::string mot_switches_jsonl(const MotClipEvaluation& e) {
+  std::string out;
+  for (const MotSwitch& s : e.metrics.switches)
+    out += nlohmann::json{{"frame", s.frame}, {"object_id", s.truth_id}, {"from_track", s.from}, {"to_track", s.to}}
+               .dump() +
+           "\n";
+  return out;
 }
 
 }  // namespace sd::eval

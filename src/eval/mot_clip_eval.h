@@ -54,4 +54,8 @@ Result<MotClipEvaluation> evaluate_tracking_clip(const std::string& truth_jsonl,
 // counts above, plus "ids_per_20_tracks" (ID switches per 20 ground-truth tracks).
 std::string mot_json(const MotClipEvaluation& evaluation, const MotClipOptions& options);
 
+// The identity switches, one JSON object a line ("frame" the files' frame index, "object_id",
+// "from_track", "to_track"): what tools/classify_switches.py reads.
+std::string mot_switches_jsonl(const MotClipEvaluation& evaluation);
+
 }  // namespace sd::eval

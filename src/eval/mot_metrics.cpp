@@ -64,7 +64,10 @@ void MotAccumulator::add_frame(std::span<const MotObject> truth, std::span<const
     truth_match[o] = static_cast<int>(h);
     hyp_taken[h] = 1;
     auto last = last_match_.find(truth[o].id);
-    if (last != last_match_.end() && last->second != hypotheses[h].id) ++counts_.id_switches;
+    if (last != last_match_.end() && last->second != hypotheses[h].id) {
+      ++counts_.id_switches;
+      counts_.switches.push_back({counts_.frames - 1, truth[o].id, last->second, hypotheses[h].id});
+    }
   }
 
   for (size_t o = 0; o < nt; ++o) {

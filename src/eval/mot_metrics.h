@@ -28,6 +28,12 @@ struct MotObject {
   Detection box;
 };
 
+// One identity switch: in the accumulator's frame `frame` (0-based, the order frames were added),
+// ground-truth object `truth_id`, matched to hypothesis `from` when last matched, is matched to `to`.
+struct MotSwitch {
+  int64_t frame = 0, truth_id = 0, from = 0, to = 0;
+};
+
 struct MotMetrics {
   int64_t frames = 0;
   int64_t truth_boxes = 0, hypothesis_boxes = 0;
@@ -37,6 +43,7 @@ struct MotMetrics {
   int64_t idtp = 0, idfp = 0, idfn = 0;
   double idf1 = 0, idp = 0, idr = 0;
   HotaMetrics hota;  // eval/hota.h
+  std::vector<MotSwitch> switches;  // each of the id_switches, in frame order
 };
 
 class MotAccumulator {

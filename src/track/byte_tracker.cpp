@@ -388,7 +388,12 @@ void ByteTracker::mark_occluded() {
 }
 
 void ByteTracker::remove_duplicates() {
-  // A lost track and a live one over the same box: the younger of the two is the duplicate.
+  // A lost track and a live one over the same box: one object with two tracks (it was lost and got
+  // a new one), and the younger of the two is the duplicate. Only where they can be one object:
+  // - of one class (a lost track of another class coasting over a live one is another object);
+  // - the live one born after the lost one was last seen. Two tracks live at the same time were
+  //   two objects: the lost one is behind the live one (one box for both, or hidden), and
+  //   dropping the live one (or the lost one) handed its object a new id a frame later.
   std::vector<size_t> live, lost;
   for (size_t k = 0; k < tracks_.size(); ++k) {
     if (tracks_[k].id == 0) continue;
@@ -403,6 +408,8 @@ void ByteTracker::remove_duplicates() {
     for (size_t b : lost) {
       if (drop[a]) break;
       if (drop[b] || 1.0 - iou(boxes[a], boxes[b]) >= kDuplicateLimit) continue;
+      if (!options_.class_agnostic && tracks_[a].class_id != tracks_[b].class_id) continue;
+      if (tracks_[a].first_seen_ms <= tracks_[b].last_seen_ms) continue;
       const double age_a = tracks_[a].last_seen_ms - tracks_[a].first_seen_ms;
       const double age_b = tracks_[b].last_seen_ms - tracks_[b].first_seen_ms;
       drop[age_a > age_b ? b : a] = 1;
