@@ -2,7 +2,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <random>
 #include <vector>
 
 #include "engine/native/backend.h"
@@ -134,36 +133,10 @@ class CudnnConvKernel final : public Kernel {
     const Descriptors& d = single ? d1 : d_;
     const ConvParams& p = single ? p1 : p_;
     const size_t workspace = single ? ws1 : workspace_;
-    std::mt19937 rng(1234);
-    const size_t xn = p.n * p.c * p.h * p.w, wn = p.oc * (p.c / p.group) * p.kh * p.kw, yn = p.n * p.oc * p.oh * p.ow;
-    DeviceMemory x, w, w_ohwi, b, s, y_cudnn, y_direct, ws;
-    const std::vector<float> weights = random_values(wn, rng);
-    SD_TRY(upload(x, random_values(xn, rng), half_));
-    SD_TRY(upload(w, weights, half_));
-    if (w_ohwi_.p) SD_TRY(upload(w_ohwi, oihw_to_ohwi(weights, w_dims_), half_));
-    if (bias_) SD_TRY(upload(b, random_values(p_.oc, rng), half_));
-    if (sum_) SD_TRY(upload(s, random_values(yn, rng), half_));
-    const size_t es = half_ ? sizeof(uint16_t) : sizeof(float);
-    SD_CUDA_TRY(cudaMalloc(&y_cudnn.p, yn * es));
-    SD_CUDA_TRY(cudaMalloc(&y_direct.p, yn * es));
-    if (workspace) SD_CUDA_TRY(cudaMalloc(&ws.p, workspace));
-    // Both outputs poisoned (all bits set: NaN in fp32 and fp16), so that an element either path
-    // leaves unwritten fails the comparison instead of matching stale memory.
-    SD_CUDA_TRY(cudaMemset(y_cudnn.p, 0xFF, yn * es));
-    SD_CUDA_TRY(cudaMemset(y_direct.p, 0xFF, yn * es));
-    SD_TRY(enqueue(d, p, workspace, x.p, w_ohwi_.p ? w_ohwi.p : w.p, b.p, s.p, y_cudnn.p, ws.p, nullptr));
-    const int e = half_ ? launch_conv_direct(p, static_cast<const __half*>(x.p), static_cast<const __half*>(w.p),
-                                             static_cast<const __half*>(b.p), static_cast<const __half*>(s.p),
-                                             static_cast<__half*>(y_direct.p), nullptr)
-                        : launch_conv_direct(p, static_cast<const float*>(x.p), static_cast<const float*>(w.p),
-                                             static_cast<const float*>(b.p), static_cast<const float*>(s.p),
-                                             static_cast<float*>(y_direct.p), nullptr);
-    SD_CUDA_TRY(static_cast<cudaError_t>(e));
-    SD_CUDA_TRY(cudaDeviceSynchronize());
-    std::vector<float> a, r;
-    SD_TRY(download(a, y_cudnn.p, yn, half_));
-    SD_TRY(download(r, y_direct.p, yn, half_));
-    const std::string why = cudnn_probe_disagreement(a, r, half_ ? kCudnnFp16ProbeTolerance : kCudnnFp32ProbeTolerance);
+    SD_ASSIGN_OR_RETURN(const std::string why,
+                        probe_against_direct(p, half_, bias_, sum_, w_dims_, w_ohwi_.p != nullptr, workspace, [&](const ProbeBuffers& b) {
+                          return enqueue(d, p, workspace, b.x, b.w, b.bias, b.sum, b.y, b.workspace, nullptr);
+                        }));
     if (!why.empty()) return fail(ErrorCode::kInternal, std::string("probe output of ") + algo_name(algo_) + " " + why);
     return ok();
   }
@@ -175,14 +148,7 @@ class CudnnConvKernel final : public Kernel {
     // The probe ran on fresh allocations (256-byte aligned); a tensor the planner hands over may
     // be a view at any element offset (a Split's part), and cuDNN's vectorized kernels (fp16
     // tensor cores above all) want 16-byte aligned data. Such a run takes the direct kernel.
-    if (!aligned16(in[0].data) || !aligned16(w) || !aligned16(out[0].data)) {
-      const int e = half_ ? launch_conv_direct(p_, in[0].as<__half>(), in[1].as<__half>(), bias_ ? in[2].as<__half>() : nullptr,
-                                               sum_ ? in[3].as<__half>() : nullptr, out[0].as<__half>(), stream)
-                          : launch_conv_direct(p_, in[0].as<float>(), in[1].as<float>(), bias_ ? in[2].as<float>() : nullptr,
-                                               sum_ ? in[3].as<float>() : nullptr, out[0].as<float>(), stream);
-      SD_CUDA_TRY(static_cast<cudaError_t>(e));
-      return ok();
-    }
+    if (!aligned16(in[0].data) || !aligned16(w) || !aligned16(out[0].data)) return run_direct(p_, half_, bias_, sum_, in, out, stream);
     return enqueue(d_, p_, workspace_, in[0].data, w, bias_ ? in[2].data : nullptr, sum_ ? in[3].data : nullptr, out[0].data, ctx.scratch, stream);
   }
   size_t scratch_bytes() const override { return workspace_; }

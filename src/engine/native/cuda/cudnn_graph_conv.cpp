@@ -440,14 +440,8 @@ class GraphConvKernel final : public Kernel {
     const void* sum = sum_ ? in[3].data : nullptr;
     // The plan promises cuDNN 16-byte aligned tensors (CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT); a view
     // at another offset (a Split's part) takes the direct kernel, as on the legacy engine.
-    if (!aligned16(in[0].data) || !aligned16(w) || !aligned16(out[0].data) || (bias && !aligned16(bias)) || (sum && !aligned16(sum))) {
-      const int e = half_ ? launch_conv_direct(p_, in[0].as<__half>(), in[1].as<__half>(), bias_ ? in[2].as<__half>() : nullptr,
-                                               sum_ ? in[3].as<__half>() : nullptr, out[0].as<__half>(), stream)
-                          : launch_conv_direct(p_, in[0].as<float>(), in[1].as<float>(), bias_ ? in[2].as<float>() : nullptr,
-                                               sum_ ? in[3].as<float>() : nullptr, out[0].as<float>(), stream);
-      SD_CUDA_TRY(static_cast<cudaError_t>(e));
-      return ok();
-    }
+    if (!aligned16(in[0].data) || !aligned16(w) || !aligned16(out[0].data) || (bias && !aligned16(bias)) || (sum && !aligned16(sum)))
+      return run_direct(p_, half_, bias_, sum_, in, out, stream);
     return execute(lib_, handle_, *plan_, in[0].data, w, bias, sum, out[0].data, plan_->workspace ? ctx.scratch : nullptr, stream);
   }
   size_t scratch_bytes() const override { return static_cast<size_t>(plan_->workspace); }

@@ -63,6 +63,16 @@ std::vector<float> random_values(size_t count, std::mt19937& rng) {
   return host;
 }
 
+Status run_direct(const ConvParams& p, bool half, bool bias, bool sum, std::span<const TensorRef> in, std::span<const TensorRef> out,
+                  void* stream) {
+  const int e = half ? launch_conv_direct(p, in[0].as<__half>(), in[1].as<__half>(), bias ? in[2].as<__half>() : nullptr,
+                                          sum ? in[3].as<__half>() : nullptr, out[0].as<__half>(), stream)
+                     : launch_conv_direct(p, in[0].as<float>(), in[1].as<float>(), bias ? in[2].as<float>() : nullptr,
+                                          sum ? in[3].as<float>() : nullptr, out[0].as<float>(), stream);
+  SD_CUDA_TRY(static_cast<cudaError_t>(e));
+  return ok();
+}
+
 Result<std::string> probe_against_direct(const ConvParams& p, bool half, bool bias, bool sum, const std::array<int, 4>& w_dims,
                                          bool filter_ohwi, size_t workspace, const std::function<Status(const ProbeBuffers&)>& fast) {
   std::mt19937 rng(1234);

@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "engine/native/cuda/conv.h"
+#include "engine/native/host_tensor.h"
 #include "engine/native/cuda/cudnn_library.h"
 
 namespace sd::native::cuda {
@@ -49,6 +50,11 @@ inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 1
 
 // count values uniform in [-1, 1).
 std::vector<float> random_values(size_t count, std::mt19937& rng);
+
+// The node on the direct kernel (conv.cu), for a run whose tensors are views cuDNN's alignment
+// promise does not cover: inputs x, w[, bias][, sum] and output y in the node's storage type.
+Status run_direct(const ConvParams& p, bool half, bool bias, bool sum, std::span<const TensorRef> in, std::span<const TensorRef> out,
+                  void* stream);
 
 // The device buffers of a probe, in the node's storage type: the fast path reads x, w (in its
 // filter layout), bias and sum (nullptr when the node has none) and writes y, with `workspace`.
