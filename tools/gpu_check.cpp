@@ -18,14 +18,12 @@
 // With --backend cpu it checks the CPU's default path the same way: what the test suite runs to
 // keep this program and its JSON working on machines without a GPU (tests/gpu_check_json.sh).
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <fstream>
-#include <sstream>
 #include <random>
 
 #include <CLI/CLI.hpp>
@@ -38,6 +36,7 @@
 #include "engine/native/cuda/cuda_backend.h"
 #include "engine/native/session.h"
 #include "postprocess/detection_parity.h"
+#include "driver_version.h"
 #include "gpu_check_nvdec_e2e.h"
 #include "gpu_check_streams.h"
 #include "gpu_check_timing.h"
@@ -76,19 +75,12 @@ double quantile(std::vector<double> v, double q) {
   return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
 }
 
-// The kernel driver's version ("580.159.04"), from /proc: the first word of the line that is
-// dotted numbers ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release
-// Build ...": the first GPU run recorded "for", the word after "Kernel Module"); "" where there is none.
+// The kernel driver's version ("580.159.04", driver_version.h), from /proc: "" where there is none.
 std::string driver_version() {
   std::ifstream f("/proc/driver/nvidia/version");
   std::string line;
   if (!std::getline(f, line)) return "";
-  std::istringstream words(line);
-  for (std::string w; words >> w;)
-    if (std::isdigit(static_cast<unsigned char>(w[0])) && w.find('.') != std::string::npos &&
-        w.find_first_not_of("0123456789.") == std::string::npos)
-      return w;
-  return line;
+  return gpu_check::driver_version_from(line);
 }
 
 // cuDNN's version where the loader finds the library (the GPU machine's PyTorch wheels), else null.
