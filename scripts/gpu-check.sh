@@ -279,8 +279,9 @@ fi
 # The graph engine gets 5 s of planning there (a few nodes, so that the sanitizers see its runs).
 short=("${backend[@]}" --cudnn-graph-budget "$((graph_budget < 5 ? graph_budget : 5))" --cases 2 --iters 2 --model models/tiny_synth_v8.onnx --input 1x3x256x256)
 # memcheck's leak report names cuDNN's handle (cudnnCreate, one per device for the process's life,
-# never destroyed by design: cudnn_library.cpp): those leaks are counted apart and do not fail
-# the step; any other error does (the first GPU run: 3 errors, all three that handle's).
+# never destroyed by design: cudnn_library.cpp) and the graph engine's cached plans: those leaks
+# are counted apart and do not fail the step; any other error does (tools/memcheck_verdict.py; the
+# first GPU run: 3 errors, all three the handle's).
 # shellcheck disable=SC2317  # run through step
 memcheck_run() {
   local log=$work/memcheck.raw rc
@@ -288,24 +289,7 @@ memcheck_run() {
   rc=$?
   cat "$log"
   ((rc == 9)) || return "$rc"
-  python3 - "$log" <<'PY'
-import re, sys
-blocks, cur = [], None
-for line in open(sys.argv[1], errors="replace"):
-    if re.match(r"^========= (?!    )(?!ERROR SUMMARY|LEAK SUMMARY|Target application|COMPUTE-SANITIZER)\S", line):
-        cur = [line]; blocks.append(cur)
-    elif cur is not None and line.startswith("=========     "):
-        cur.append(line)
-    else:
-        cur = None
-known = [b for b in blocks if b[0].startswith("========= Leaked") and any("cudnnCreate" in l for l in b)]
-# The graph engine's plans are cached for the process's life (cudnn_graph_conv.cpp), never destroyed
-# as the handle: whatever device memory cuDNN keeps for them is counted apart too.
-plans = [b for b in blocks if b[0].startswith("========= Leaked") and b not in known and any("cudnnBackend" in l for l in b)]
-other = len(blocks) - len(known) - len(plans)
-print("memcheck: %d error(s), %d of them leaks of cuDNN's process-lifetime handle (cudnnCreate), %d of its cached graph plans (cudnnBackend*), %d other" % (len(blocks), len(known), len(plans), other))
-sys.exit(9 if other or not blocks else 0)
-PY
+  python3 tools/memcheck_verdict.py "$log"
 }
 if command -v compute-sanitizer >/dev/null; then
   export -f memcheck_run
