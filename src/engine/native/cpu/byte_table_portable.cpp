@@ -2,8 +2,23 @@
 #include "engine/native/cpu/byte_table_kernel.h"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace sd::native::ops::byte_table {
+
+// The AVX-512 variant where this processor runs it, else the baseline. The variants are compiled
+// on x86-64 only (SD_AVX512_VARIANT names nothing elsewhere).
+#if defined(__x86_64__)
+#define SD_AVX512_VARIANT(fn) fn
+#else
+#define SD_AVX512_VARIANT(fn) nullptr
+#endif
+namespace {
+template <class Fn>
+Fn pick(cpu::Isa isa, std::type_identity_t<Fn> avx512, Fn baseline) {  // Fn from the baseline: avx512 may be nullptr
+  return avx512 && isa >= cpu::Isa::kAvx512 ? avx512 : baseline;
+}
+}  // namespace
 
 void lookup_baseline(const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* table) {
   for (int64_t i = 0; i < n; ++i) y[i] = table[x[i]];
@@ -13,14 +28,7 @@ void lookup_float_baseline(const uint8_t* x, float* y, int64_t n, const float* t
   for (int64_t i = 0; i < n; ++i) y[i] = table[x[i]];
 }
 
-LookupFloatFn lookup_float_kernel(cpu::Isa isa) {
-#if defined(__x86_64__)
-  if (isa >= cpu::Isa::kAvx512) return lookup_float_avx512;
-#else
-  (void)isa;
-#endif
-  return lookup_float_baseline;
-}
+LookupFloatFn lookup_float_kernel(cpu::Isa isa) { return pick(isa, SD_AVX512_VARIANT(lookup_float_avx512), lookup_float_baseline); }
 
 void add_float_baseline(const uint8_t* a, const uint8_t* b, int64_t n, const float* ta, const float* tb, float* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = ta[a[i]] + tb[b[i]];
@@ -53,53 +61,18 @@ void add_pairs_baseline(const uint8_t* a, const uint8_t* b, int64_t n, const uin
   for (int64_t i = 0; i < n; ++i) y[i] = pairs[a[i] << 8 | b[i]];
 }
 
-AddPairsFn add_pairs_kernel(cpu::Isa isa) {
-#if defined(__x86_64__)
-  if (isa >= cpu::Isa::kAvx512) return add_pairs_avx512;
-#else
-  (void)isa;
-#endif
-  return add_pairs_baseline;
-}
+AddPairsFn add_pairs_kernel(cpu::Isa isa) { return pick(isa, SD_AVX512_VARIANT(add_pairs_avx512), add_pairs_baseline); }
 
-AddFloatFn add_float_kernel(cpu::Isa isa) {
-#if defined(__x86_64__)
-  if (isa >= cpu::Isa::kAvx512) return add_float_avx512;
-#else
-  (void)isa;
-#endif
-  return add_float_baseline;
-}
+AddFloatFn add_float_kernel(cpu::Isa isa) { return pick(isa, SD_AVX512_VARIANT(add_float_avx512), add_float_baseline); }
 
-AddBytesFn add_bytes_kernel(cpu::Isa isa) {
-#if defined(__x86_64__)
-  if (isa >= cpu::Isa::kAvx512) return add_bytes_avx512;
-#else
-  (void)isa;
-#endif
-  return add_bytes_baseline;
-}
+AddBytesFn add_bytes_kernel(cpu::Isa isa) { return pick(isa, SD_AVX512_VARIANT(add_bytes_avx512), add_bytes_baseline); }
 
 void lookup_rows_baseline(const uint8_t* x, int64_t x_stride, uint8_t* y, int64_t y_stride, int64_t rows, int64_t c, const uint8_t* table) {
   for (int64_t r = 0; r < rows; ++r, x += x_stride, y += y_stride) lookup_baseline(x, y, c, table);
 }
 
-LookupRowsFn lookup_rows_kernel(cpu::Isa isa) {
-#if defined(__x86_64__)
-  if (isa >= cpu::Isa::kAvx512) return lookup_rows_avx512;
-#else
-  (void)isa;
-#endif
-  return lookup_rows_baseline;
-}
+LookupRowsFn lookup_rows_kernel(cpu::Isa isa) { return pick(isa, SD_AVX512_VARIANT(lookup_rows_avx512), lookup_rows_baseline); }
 
-LookupFn lookup_kernel(cpu::Isa isa) {
-#if defined(__x86_64__)
-  if (isa >= cpu::Isa::kAvx512) return lookup_avx512;
-#else
-  (void)isa;
-#endif
-  return lookup_baseline;
-}
+LookupFn lookup_kernel(cpu::Isa isa) { return pick(isa, SD_AVX512_VARIANT(lookup_avx512), lookup_baseline); }
 
 }  // namespace sd::native::ops::byte_table
