@@ -108,15 +108,8 @@ std::atomic<int64_t> graph_planning_budget_us{kCudnnGraphPlanningBudgetUs};
 // data type, whether its filter can take the NHWC layout), for the process's life: the same node
 // planned again (another session or worker, the same batch again) keeps the same engine without
 // being timed again. Never destroyed (like the plans it refers to).
-struct ChoiceCache {
-  std::mutex mutex;
-  std::map<std::string, CudnnEngineChoice> entries;
-};
-
-ChoiceCache& choice_cache() {
-  static ChoiceCache* cache = new ChoiceCache;
-  return *cache;
-}
+using ChoiceCache = ProcessCache<CudnnEngineChoice>;
+ChoiceCache& choice_cache() { return process_cache<CudnnEngineChoice>(); }
 
 std::string node_key(const OpContext& ctx, const ConvParams& p, bool bias, bool sum) {
   int device = -1;

@@ -314,15 +314,8 @@ struct CachedPlan {
   std::string probe_problem;              // "" where it passed
 };
 
-struct PlanCache {
-  std::mutex mutex;
-  std::map<std::string, CachedPlan> entries;
-};
-
-PlanCache& plan_cache() {
-  static PlanCache* cache = new PlanCache;
-  return *cache;
-}
+using PlanCache = ProcessCache<CachedPlan>;
+PlanCache& plan_cache() { return process_cache<CachedPlan>(); }
 
 std::string plan_key(const CudnnConvShape& s, bool filter_nhwc, bool half, const std::vector<CudnnPointwiseStep>& steps, int64_t wanted_engine) {
   int device = -1;

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <random>
 #include <span>
@@ -30,6 +31,20 @@ struct SharedHandle {
 
 // The current device's handle, made on first use.
 Result<SharedHandle*> shared_handle(const CudnnLibrary& lib);
+
+// A map kept for the process's life behind its mutex, one per value type (the graph engine's
+// plans, the engine choices): never destroyed, as the handles, since what it holds refers to
+// cuDNN objects that must not be destroyed during the process's exit.
+template <class T>
+struct ProcessCache {
+  std::mutex mutex;
+  std::map<std::string, T> entries;
+};
+template <class T>
+ProcessCache<T>& process_cache() {
+  static auto* cache = new ProcessCache<T>;
+  return *cache;
+}
 
 // cudaMalloc'd memory, freed with it.
 struct DeviceMemory {
