@@ -127,6 +127,46 @@ TEST(CudnnEngineChoice, NeitherUsableNamesBothProblemsForTheDirectKernel) {
   EXPECT_EQ(c.note, "cudnn: asymmetric padding (top 0 bottom 1, left 0 right 1); cudnn-graph: not loaded");
 }
 
+// The graph engine on for one test (a grant, as the GPU check gives each part), the process's cap
+// restored after: GPU run 4 left it on from one test, every later test planned its convolutions on
+// the graph engine too, and the native tests ran past their 60 s.
+struct GraphPlanningOn {
+  double before = cudnn_graph_planning_budget();
+  explicit GraphPlanningOn(double seconds) { grant_cudnn_graph_planning(seconds); }
+  ~GraphPlanningOn() { set_cudnn_graph_planning_budget(before); }
+  GraphPlanningOn(const GraphPlanningOn&) = delete;
+  GraphPlanningOn& operator=(const GraphPlanningOn&) = delete;
+};
+
+TEST(CudnnGraphPlanning, AGrantIsOnTopOfWhatIsSpentZeroTurnsItOffAndTheCapIsRestoredAfterATest) {
+  const double before = cudnn_graph_planning_budget();
+  {
+    const GraphPlanningOn on(7.5);
+    EXPECT_NEAR(cudnn_graph_planning_budget(), cudnn_graph_planning_spent() + 7.5, 1e-6);
+    grant_cudnn_graph_planning(0);
+    EXPECT_EQ(cudnn_graph_planning_budget(), 0.0);
+    grant_cudnn_graph_planning(2);
+    EXPECT_NEAR(cudnn_graph_planning_budget(), cudnn_graph_planning_spent() + 2, 1e-6);
+  }
+  EXPECT_EQ(cudnn_graph_planning_budget(), before);
+}
+
+// GPU run 4: float32 nodes on tensor-core (TF32) engines missed the CPU by 3e-4; fp16 wants them.
+TEST(CudnnEngineRefusal, Float32RefusesTensorCoreAndDownConvertingEnginesFp16OnlyReducedPrecisionReductions) {
+  using N = cudnnBackendNumericalNote_t;
+  const std::vector<N> tc{CUDNN_NUMERICAL_NOTE_TENSOR_CORE}, down{CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS},
+      reduced{CUDNN_NUMERICAL_NOTE_TENSOR_CORE, CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION},
+      plain{CUDNN_NUMERICAL_NOTE_WINOGRAD, CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC};
+  EXPECT_EQ(cudnn_engine_refusal(false, tc), "tensor cores (TF32) for a float32 node");
+  EXPECT_EQ(cudnn_engine_refusal(false, down), "converts a float32 node's inputs down");
+  EXPECT_EQ(cudnn_engine_refusal(false, plain), "");
+  EXPECT_EQ(cudnn_engine_refusal(false, {}), "");
+  EXPECT_EQ(cudnn_engine_refusal(true, tc), "");
+  EXPECT_EQ(cudnn_engine_refusal(true, down), "");
+  EXPECT_EQ(cudnn_engine_refusal(true, reduced), "reduces in reduced precision");
+  EXPECT_EQ(cudnn_engine_refusal(false, reduced), "tensor cores (TF32) for a float32 node");
+}
+
 // The geometries of the legacy engine's test (cudnn_conv_test.cpp), NHWC on both sides as the
 // plans lay them out: input channels, output channels, size, kernel, stride, groups.
 struct Geometry {
@@ -291,8 +331,8 @@ TEST(CudnnGraphConv, TheBundledModelMatchesTheCpuWithConvolutionsOnEitherCudnnEn
   auto cuda = cuda_backend(0);
   if (!cuda) GTEST_SKIP() << cuda.error().message;
   if (!CudnnLibrary::shared()) GTEST_SKIP() << CudnnLibrary::shared_problem();
-  // The graph engine is off by default until a GPU run proves it: on for this process, as the GPU check does.
-  set_cudnn_graph_planning_budget(60);
+  // The graph engine is off by default until a GPU run proves it: on for this test, as the GPU check does.
+  const GraphPlanningOn on(60);
   auto m = NativeModel::load(std::string(STREAMDET_SOURCE_DIR) + "/models/tiny_synth_v8.onnx");
   ASSERT_TRUE(m) << m.error().message;
   HostTensor x(DType::kFloat32, Shape{2, 3, 256, 256});

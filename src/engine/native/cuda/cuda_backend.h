@@ -43,5 +43,10 @@ Status cuda_device_status(int index);
 // (cudnn_engine_choice.h: 0, the graph engine off, unless set); the GPU check's --cudnn-graph-budget.
 // No-op without CUDA.
 void set_cuda_conv_graph_planning_budget(double seconds);
+// This many seconds of graph planning more than this process has spent so far (0: off), for one
+// part of a run (cudnn_engine_choice.h); no-op without CUDA.
+void grant_cuda_conv_graph_planning(double seconds);
+// The seconds this process has spent planning on the graph engine (0 without CUDA).
+double cuda_conv_graph_planning_spent();
 
 }  // namespace sd::native

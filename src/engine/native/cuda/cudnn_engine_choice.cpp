@@ -133,6 +133,13 @@ void set_cudnn_graph_planning_budget(double seconds) {
   graph_planning_budget_us = static_cast<int64_t>(std::max(0.0, seconds) * 1e6);
 }
 
+double cudnn_graph_planning_budget() { return static_cast<double>(graph_planning_budget_us.load()) * 1e-6; }
+double cudnn_graph_planning_spent() { return static_cast<double>(graph_planning_us.load()) * 1e-6; }
+
+void grant_cudnn_graph_planning(double seconds) {
+  graph_planning_budget_us = seconds > 0 ? graph_planning_us.load() + static_cast<int64_t>(seconds * 1e6) : 0;
+}
+
 Result<std::unique_ptr<Kernel>> create_fastest_cudnn_conv(const OpContext& ctx, const ConvParams& p, bool bias, bool sum) {
   // Off (the default until a GPU run proves the graph engine): the legacy engine alone, as before.
   if (graph_planning_budget_us.load() == 0) return create_cudnn_conv(ctx, p, bias, sum);

@@ -33,6 +33,13 @@ inline constexpr int64_t kCudnnGraphPlanningBudgetUs = 0;
 
 // The cap for this process from now on (tools: the GPU check gives its own, --cudnn-graph-budget).
 void set_cudnn_graph_planning_budget(double seconds);
+// The cap as set (seconds; 0: off) and the planning time this process has spent so far.
+double cudnn_graph_planning_budget();
+double cudnn_graph_planning_spent();
+// This many seconds more than what is spent so far (0: off), for one part of a run: the GPU
+// check gives each of its parts (conformance, models, timing, ...) its own grant, so that the
+// conformance's hundreds of random geometries do not leave the models none (GPU run 4).
+void grant_cudnn_graph_planning(double seconds);
 
 // Errors: neither engine runs the node; the message names both problems ("cudnn: ...;
 // cudnn-graph: ..."), and conv_ops.cpp runs it on the direct kernel.

@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -90,18 +91,29 @@ struct GraphPlan {
   int64_t engine = -1;  // CUDNN_ATTR_ENGINE_GLOBAL_INDEX
 };
 
-// The engine of a heuristics' engine config (-1 where cuDNN does not say).
-int64_t engine_index(const CudnnLibrary& lib, const BackendDescriptor& config) {
+// A heuristics' engine config's engine: its global index (-1 where cuDNN does not say) and its
+// numerical notes.
+struct EngineInfo {
+  int64_t index = -1;
+  std::vector<cudnnBackendNumericalNote_t> notes;
+};
+
+EngineInfo engine_info(const CudnnLibrary& lib, const BackendDescriptor& config) {
+  EngineInfo info;
   auto engine = BackendDescriptor::create(lib, CUDNN_BACKEND_ENGINE_DESCRIPTOR, "engine");
-  if (!engine) return -1;
+  if (!engine) return info;
   cudnnBackendDescriptor_t e = engine->get();
   int64_t count = 0, index = -1;
   if (lib.api().BackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count, &e) != CUDNN_STATUS_SUCCESS ||
       count != 1)
-    return -1;
-  if (lib.api().BackendGetAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &count, &index) != CUDNN_STATUS_SUCCESS || count != 1)
-    return -1;
-  return index;
+    return info;
+  if (lib.api().BackendGetAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &count, &index) == CUDNN_STATUS_SUCCESS && count == 1)
+    info.index = index;
+  cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+  if (lib.api().BackendGetAttribute(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE, CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &count, notes) ==
+      CUDNN_STATUS_SUCCESS)
+    info.notes.assign(notes, notes + std::clamp<int64_t>(count, 0, CUDNN_NUMERICAL_NOTE_TYPE_COUNT));
+  return info;
 }
 
 // The engine configs cuDNN's heuristics in `mode` propose for the graph, best first.
@@ -248,10 +260,16 @@ Result<GraphPlan> build_plan(const CudnnLibrary& lib, SharedHandle& handle, cons
       continue;
     }
     for (BackendDescriptor& config : *configs) {
-      const int64_t engine = engine_index(lib, config);
+      const EngineInfo info = engine_info(lib, config);
+      const int64_t engine = info.index;
       if (wanted_engine >= 0 && engine != wanted_engine) continue;
-      if (attempts++ == kMaxConfigsTried) break;
       const std::string name = "eng" + std::to_string(engine);
+      // Refused for its arithmetic without a plan (no finalize: not counted as an attempt).
+      if (const std::string why = cudnn_engine_refusal(half, info.notes); !why.empty()) {
+        tried += (tried.empty() ? "" : "; ") + name + ": " + why;
+        continue;
+      }
+      if (attempts++ == kMaxConfigsTried) break;
       auto plan = BackendDescriptor::create(lib, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, "execution plan");
       if (!plan) return tl::unexpected(std::move(plan.error()));
       cudnnBackendDescriptor_t c = config.get();

@@ -62,6 +62,16 @@ std::string ms_text(double ms) {
 bool measured(double ms) { return std::isfinite(ms) && ms > 0; }
 }  // namespace
 
+std::string cudnn_engine_refusal(bool half, std::span<const cudnnBackendNumericalNote_t> notes) {
+  for (const cudnnBackendNumericalNote_t n : notes) {
+    if (n == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION) return "reduces in reduced precision";
+    if (half) continue;
+    if (n == CUDNN_NUMERICAL_NOTE_TENSOR_CORE) return "tensor cores (TF32) for a float32 node";
+    if (n == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) return "converts a float32 node's inputs down";
+  }
+  return {};
+}
+
 CudnnEngineChoice choose_cudnn_engine(const CudnnEngineTrial& graph, const CudnnEngineTrial& legacy) {
   using Winner = CudnnEngineChoice::Winner;
   if (!graph.problem.empty() && !legacy.problem.empty())

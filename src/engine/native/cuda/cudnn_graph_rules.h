@@ -6,6 +6,7 @@
 #include <cudnn.h>
 
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,15 @@ Result<std::vector<CudnnPointwiseStep>> cudnn_graph_epilogue(const ConvParams& p
 
 // "swish", "add bias", ... for the plan's log and the tests.
 std::string describe(const CudnnPointwiseStep& s);
+
+// Why an engine config of cuDNN's heuristics is not tried for a node of this data type, from its
+// engine's numerical notes (CUDNN_ATTR_ENGINE_NUMERICAL_NOTE); empty where it may be. float32
+// nodes keep float32 arithmetic: no tensor-core engine (on Ampere and later that is TF32, 10
+// mantissa bits: GPU run 4 saw such engines miss the direct kernel by 1e-3 and the CPU's
+// conformance by 3e-4), none that converts its inputs down or reduces in lower precision; the
+// tensor cores are fp16's reason to be, but not a reduction in fp16. As PyTorch's cuDNN path with
+// TF32 off.
+std::string cudnn_engine_refusal(bool half, std::span<const cudnnBackendNumericalNote_t> notes);
 
 // What a node's plan-time trial of one cuDNN engine found: its implementation ("cudnn-graph:
 // eng12/fp16", "cudnn:implicit_precomp_gemm/nhwc_filter/fp16"), why it cannot run the node (empty
