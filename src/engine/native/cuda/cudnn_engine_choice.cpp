@@ -143,6 +143,10 @@ void grant_cudnn_graph_planning(double seconds) {
 Result<std::unique_ptr<Kernel>> create_fastest_cudnn_conv(const OpContext& ctx, const ConvParams& p, bool bias, bool sum) {
   // Off (the default until a GPU run proves the graph engine): the legacy engine alone, as before.
   if (graph_planning_budget_us.load() == 0) return create_cudnn_conv(ctx, p, bias, sum);
+  if (const std::string why = cudnn_graph_dtype_refusal(ctx.inputs[0].dtype == DType::kFloat16); !why.empty()) {
+    SD_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> legacy, create_cudnn_conv(ctx, p, bias, sum));
+    return std::unique_ptr<Kernel>(new ChosenCudnnConvKernel(std::move(legacy), "cudnn-graph: " + why));
+  }
   const std::string key = node_key(ctx, p, bias, sum);
   std::optional<CudnnEngineChoice> earlier;
   {

@@ -62,6 +62,8 @@ std::string ms_text(double ms) {
 bool measured(double ms) { return std::isfinite(ms) && ms > 0; }
 }  // namespace
 
+std::string cudnn_graph_dtype_refusal(bool half) { return half ? "" : "float16 nodes only"; }
+
 std::string cudnn_engine_refusal(bool half, std::span<const cudnnBackendNumericalNote_t> notes) {
   for (const cudnnBackendNumericalNote_t n : notes) {
     if (n == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION) return "reduces in reduced precision";
