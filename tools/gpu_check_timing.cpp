@@ -6,10 +6,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <random>
 #include <thread>
 
+#include "engine/native/cuda/cuda_backend.h"
 #include "engine/native/half.h"
 #include "engine/native/session.h"
 
@@ -75,6 +77,10 @@ struct Row {
   // bound (the CPU) the row runs as the others and says why.
   bool on_device = false;
   bool fp16 = false;  // the device's tensors in fp16 (SessionOptions::device_fp16, the GPU's default)
+  // Its sessions planned with cuDNN's graph engine off (the legacy engine alone), beside the same
+  // row with it: GPU run 5 saw float32 graph plans each faster alone and the model twice as slow,
+  // so the whole model is timed both ways.
+  bool legacy_conv = false;
 };
 
 // One worker of a row: its session, its input (in the session's staging where it has one), its
@@ -296,16 +302,25 @@ int run_timing(const TimingOptions& options, const std::shared_ptr<const Backend
   // The reference outputs of batch 1 with graphs, per precision (empty: that row did not run).
   std::vector<HostTensor> ref32, ref16, scratch;
   std::optional<double> graph_ms[2];  // batch 1 with graphs, per precision (fp32, fp16)
+  // The graph engine's rows' medians, by batch, for their legacy twins' ratio.
+  std::map<int, double> graph_engine_ms;
   auto run_row = [&](const Row& r, std::vector<HostTensor>& keep) {
+    const double cap = native::cuda_conv_graph_planning_budget();
+    if (r.legacy_conv) native::set_cuda_conv_graph_planning_budget(0);
     json row = measure(o, *model, gpu, image, r, deadline, keep);
+    if (r.legacy_conv) native::set_cuda_conv_graph_planning_budget(cap);
+    if (r.legacy_conv) row["cudnn_graph"] = false;
+    if (r.legacy_conv && row.contains("latency_ms") && graph_engine_ms.count(r.batch))
+      row["graph_engine_speedup"] = row["latency_ms"]["median"].get<double>() / graph_engine_ms[r.batch];  // legacy / graph median
+    if (!r.legacy_conv && r.on_device && row.contains("latency_ms")) graph_engine_ms[r.batch] = row["latency_ms"]["median"].get<double>();
     std::optional<double>& g = graph_ms[r.fp16 ? 1 : 0];
     if (!r.graphs && g && row.contains("latency_ms") && *g > 0)
       row["graph_speedup"] = row["latency_ms"]["median"].get<double>() / *g;  // plain / graph median
     if (r.graphs && r.batch == 1 && r.workers == 1 && !r.on_device && row.contains("latency_ms")) g = row["latency_ms"]["median"].get<double>();
     if (!row.contains("latency_ms")) keep.clear();  // not run: no reference
     failed += !row["pass"].get<bool>();
-    std::printf("timing %-10s %s batch %3d graphs %-3s workers %d%s %s\n", o.name.c_str(), r.fp16 ? "fp16" : "fp32", r.batch,
-                r.graphs ? "on" : "off", r.workers, r.on_device ? " io on device" : "",
+    std::printf("timing %-10s %s batch %3d graphs %-3s workers %d%s%s %s\n", o.name.c_str(), r.fp16 ? "fp16" : "fp32", r.batch,
+                r.graphs ? "on" : "off", r.workers, r.on_device ? " io on device" : "", r.legacy_conv ? " legacy cuDNN engine" : "",
                 row.contains("latency_ms") ? (json{{"latency_ms", row["latency_ms"]}, {"images_per_s", row["images_per_s"]}, {"error", row["error"]}}.dump()).c_str()
                                            : row["error"].dump().c_str());
     emit(row);
@@ -329,6 +344,14 @@ int run_timing(const TimingOptions& options, const std::shared_ptr<const Backend
   // Batch 1 with its input written on the device and its outputs left there: the same graph's
   // kernels, without the upload and downloads (what --preprocess-on and --postprocess-on gpu save).
   run_row(row_of(Row{1, true, ref, 1e-5, "max_rel_diff_vs_graph", 1, true}), scratch);
+  // Where the graph engine is on: the same row with the legacy engine alone (the tolerance of
+  // another algorithm: cuDNN's two engines need not sum in the same order).
+  const bool graph_engine_on = gpu && native::cuda_conv_graph_planning_budget() > 0;
+  auto legacy_twin = [&](Row r) {
+    r.legacy_conv = true, r.tolerance = batch_tolerance, r.compared = "max_rel_diff_vs_batch1";
+    return r;
+  };
+  if (graph_engine_on) run_row(legacy_twin(row_of(Row{1, true, ref, 1e-5, "max_rel_diff_vs_graph", 1, true})), scratch);
   for (int b : o.batches)
     if (b != 1) run_row(row_of(Row{b, true, ref, batch_tolerance, "max_rel_diff_vs_batch1"}), scratch);
   // The largest batch again with its input written on the device and its outputs left there, as
@@ -337,6 +360,7 @@ int run_timing(const TimingOptions& options, const std::shared_ptr<const Backend
   if (!o.batches.empty()) {
     const int largest = *std::max_element(o.batches.begin(), o.batches.end());
     if (largest > 1) run_row(row_of(Row{largest, true, ref, batch_tolerance, "max_rel_diff_vs_batch1", 1, true}), scratch);
+    if (largest > 1 && graph_engine_on) run_row(legacy_twin(row_of(Row{largest, true, ref, batch_tolerance, "max_rel_diff_vs_batch1", 1, true})), scratch);
   }
   // The same batch on two sessions at once: how much of the copies the other's kernels hide.
   if (o.overlap_batch > 0) run_row(row_of(Row{o.overlap_batch, true, ref, batch_tolerance, "max_rel_diff_vs_batch1", 2}), scratch);

@@ -44,8 +44,11 @@ struct TimingOptions {
 
 // Runs the rows in order (batch 1 with graphs in fp32 and then in the leading precision, batch 1
 // without graphs, batch 1 with graphs and its input and outputs on the device, then each other
-// batch with graphs, then the two-worker row, all in the leading precision; then fp32's largest
-// batch where fp16 leads)
+// batch with graphs, the largest again with its input and outputs on the device, then the
+// two-worker row, all in the leading precision; then fp32's largest batch where fp16 leads). Where
+// cuDNN's graph engine is on (cuda_backend.h), both rows on the device have a twin planned with
+// the legacy engine alone ("cudnn_graph": false, "graph_engine_speedup": its median over the
+// graph engine row's).
 // and hands each to `row` as soon as it is measured or skipped. `gpu` nullptr: the CPU alone.
 // Returns the number of rows that failed.
 int run_timing(const TimingOptions& options, const std::shared_ptr<const native::Backend>& gpu,

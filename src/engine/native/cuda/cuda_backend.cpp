@@ -347,6 +347,7 @@ CudaInfo cuda_info() {
 void set_cuda_conv_graph_planning_budget(double seconds) { cuda::set_cudnn_graph_planning_budget(seconds); }
 void grant_cuda_conv_graph_planning(double seconds) { cuda::grant_cudnn_graph_planning(seconds); }
 double cuda_conv_graph_planning_spent() { return cuda::cudnn_graph_planning_spent(); }
+double cuda_conv_graph_planning_budget() { return cuda::cudnn_graph_planning_budget(); }
 
 Status cuda_device_status(int index) {
   SD_CUDA_TRY(cudaSetDevice(index));

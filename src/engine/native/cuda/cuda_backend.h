@@ -46,7 +46,9 @@ void set_cuda_conv_graph_planning_budget(double seconds);
 // This many seconds of graph planning more than this process has spent so far (0: off), for one
 // part of a run (cudnn_engine_choice.h); no-op without CUDA.
 void grant_cuda_conv_graph_planning(double seconds);
-// The seconds this process has spent planning on the graph engine (0 without CUDA).
+// The seconds this process has spent planning on the graph engine, and the cap as set (0: off);
+// both 0 without CUDA.
 double cuda_conv_graph_planning_spent();
+double cuda_conv_graph_planning_budget();
 
 }  // namespace sd::native

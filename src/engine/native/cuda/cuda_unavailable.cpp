@@ -18,6 +18,7 @@ Status cuda_device_status(int) { return ok(); }
 void set_cuda_conv_graph_planning_budget(double) {}
 void grant_cuda_conv_graph_planning(double) {}
 double cuda_conv_graph_planning_spent() { return 0; }
+double cuda_conv_graph_planning_budget() { return 0; }
 
 }  // namespace sd::native
 
