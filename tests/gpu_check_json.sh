@@ -188,6 +188,20 @@ PY
     done
     grep -q "^check: skipped, the budget of 12s is spent" "$work/short/summary.txt"
     grep -q '^total: .*some steps FAILED' "$work/short/summary.txt"
+    # --quick (a second run on a GPU day): the check alone, the convolutions' conformance, the
+    # models without the bundled one, no NVDEC clips or streams; the other steps said skipped.
+    rc=0
+    OUT="$work/quick" "$src/scripts/gpu-check.sh" --cpu "$build" --quick >"$work/quick.txt" 2>&1 || rc=$?
+    cat "$work/quick.txt"
+    [[ $rc == 0 ]] || { echo "gpu-check.sh --cpu --quick: exit $rc"; exit 1; }
+    grep -q '^check: ok' "$work/quick/summary.txt" && grep -q '^native_tests: skipped (--skip)' "$work/quick/summary.txt" ||
+      { echo "--quick: check not ok or native tests not skipped"; exit 1; }
+    python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+ops = sorted({row["op"] for row in r["conformance"]})
+assert ops == ["Conv", "FusedConv"], ops
+assert all("tiny_synth" not in m["model"] for m in r["models"]), [m["model"] for m in r["models"]]
+assert r["streams"] == [] and "nvdec" not in r, "streams or NVDEC clips in a quick run"' "$work/quick/check.json"
     ;;
   *) echo "usage: gpu_check_json.sh program|script SOURCE_DIR WORK_DIR ..." >&2; exit 2 ;;
 esac

@@ -287,6 +287,10 @@ int main(int argc, char** argv) {
   app.add_option("--cudnn-graph-conformance-budget", conformance_graph_budget,
                  "the conformance's own graph planning grant (default: --cudnn-graph-budget): its hundreds of random "
                  "geometries are each planned anew");
+  std::vector<std::string> only_ops;
+  app.add_option("--ops", only_ops,
+                 "the conformance for these ops alone (default: every op the backend claims; \"none\": no conformance), "
+                 "for a quick rerun");
   app.add_option("--abort-after", abort_after, "abort() once this op's results are written, as a crash would (tests the partial JSON)");
   CLI11_PARSE(app, argc, argv);
 
@@ -358,6 +362,7 @@ int main(int argc, char** argv) {
   // Every op in fp32 (the CPU's tolerance) and in fp16 (the GPU's tensors in fp16: the fp16
   // tolerance, docs/gpu.md), one row each, the fp16 row right after the op's fp32 row.
   for (const auto& op : under_test.op_types()) {
+    if (!only_ops.empty() && std::find(only_ops.begin(), only_ops.end(), op) == only_ops.end()) continue;
     if (!*gpu && !conformance::generators().count(op)) continue;  // the CPU's other ops: ONNX's node tests
     for (const bool fp16 : {false, true}) {
       const char* precision = fp16 ? "fp16" : "fp32";
