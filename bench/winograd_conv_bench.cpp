@@ -27,7 +27,9 @@ namespace {
 void BM_Conv3x3Winograd(benchmark::State& state) {
   const int64_t c = state.range(0), oc = state.range(1), side = state.range(2);
   const bool ours = state.range(3) != 0;
-  const cpu::Isa variant = state.range(3) == 2 ? cpu::Isa::kAvx2 : cpu::active_isa();
+  // range(3): 0 oneDNN, 1 ours, 2 ours' AVX2 variant, 3 ours with the bf16 GEMM, 4 ours in
+  // F(6x6, 3x3), 5 ours' AVX2 variant in F(6x6, 3x3).
+  const cpu::Isa variant = state.range(3) == 2 || state.range(3) == 5 ? cpu::Isa::kAvx2 : cpu::active_isa();
   const int threads = state.range(4) > 0 ? static_cast<int>(state.range(4)) : 2;
   if (cpu::detected_isa() < cpu::Isa::kAvx2) {
     state.SkipWithError("this processor has no AVX2 + FMA");
@@ -42,7 +44,7 @@ void BM_Conv3x3Winograd(benchmark::State& state) {
   omp_set_num_threads(threads);
   if (ours) {
     const WinoGemm gemm = state.range(3) == 3 ? WinoGemm::kBf16 : WinoGemm::kFloat32;
-    const WinoTile tile = state.range(3) == 4 ? WinoTile::k6x6 : WinoTile::k4x4;
+    const WinoTile tile = state.range(3) == 4 || state.range(3) == 5 ? WinoTile::k6x6 : WinoTile::k4x4;
     const WinogradConv conv({1, c, side, side, oc}, w.data(), b.data(), {{WinoPostKind::kSilu}}, variant, gemm, tile);
     state.SetLabel(conv.name());  // the AVX-512 variant where the processor has it
     for (auto _ : state) {
@@ -103,6 +105,20 @@ BENCHMARK(BM_Conv3x3Winograd6)
     ->ArgsProduct({{80}, {80}, {80, 40, 20}, {1, 4}, {1, 2}})
     ->ArgsProduct({{128}, {128}, {40, 20}, {1, 4}, {1, 2}})
     ->ArgsProduct({{256}, {256}, {20}, {1, 4}, {1, 2}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// The same on the AVX2 variant (2: F(4x4, 3x3), 5: F(6x6, 3x3)), on every YOLOv8n 3x3 stride-1
+// shape: --benchmark_filter=Winograd6Avx2.
+void BM_Conv3x3Winograd6Avx2(benchmark::State& state) { BM_Conv3x3Winograd(state); }
+BENCHMARK(BM_Conv3x3Winograd6Avx2)
+    ->ArgsProduct({{16}, {16}, {160}, {2, 5}, {1, 2}})
+    ->ArgsProduct({{32}, {32}, {80}, {2, 5}, {1, 2}})
+    ->ArgsProduct({{64}, {64}, {80, 40}, {2, 5}, {1, 2}})
+    ->ArgsProduct({{64}, {80}, {80}, {2, 5}, {1, 2}})
+    ->ArgsProduct({{80}, {80}, {80, 40, 20}, {2, 5}, {1, 2}})
+    ->ArgsProduct({{128}, {128}, {40, 20}, {2, 5}, {1, 2}})
+    ->ArgsProduct({{256}, {256}, {20}, {2, 5}, {1, 2}})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 

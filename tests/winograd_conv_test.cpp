@@ -193,10 +193,10 @@ TEST(WinogradConv, Bf16RequestWithoutAvx512Bf16TakesTheFloat32Variant) {
   expect_matches_direct(cpu::Isa::kAvx512Vnni, WinoGemm::kBf16);
 }
 
-// F(6x6, 3x3) (WinoTile::k6x6, the AVX-512 float32 variant) against the direct convolution:
-// sizes that 6 does not divide (tiles overhanging the edge, images smaller than a tile), 16 to 256
-// channels, every post op, 1 and 2 threads. Channels not multiples of 16 (or a bf16 GEMM) fall
-// back to F(4x4, 3x3), as the constructor says.
+// F(6x6, 3x3) (WinoTile::k6x6, both float32 variants: AVX2, and AVX-512 where the processor has
+// it) against the direct convolution: sizes that 6 does not divide (tiles overhanging the edge,
+// images smaller than a tile), 16 to 256 channels, every post op, 1 and 2 threads. Channels not
+// multiples of 16 take the AVX2 variant whatever the ISA; a bf16 GEMM keeps F(4x4, 3x3).
 //
 // Tolerance, from the matrices (winograd_transforms.inc, winograd_conv.cpp): the rounding error
 // of each stage is proportional to the magnitudes it sums, so the output's error is bounded by a
@@ -212,9 +212,9 @@ TEST(WinogradConv, Bf16RequestWithoutAvx512Bf16TakesTheFloat32Variant) {
 // off by 0.3% (1/16 as 0.0627) gave 3.5e-5 to 8e-4 worst (2x to 40x the bound) on every case
 // with outputs it reaches (not the 3x2 one), failing the test.
 TEST(WinogradConv, F6x6VariantMatchesTheDirectConvolution) {
-  if (cpu::detected_isa() < cpu::Isa::kAvx512)
-    GTEST_SKIP() << "F(6x6, 3x3) needs AVX-512 F/BW/DQ/VL; this processor has " << cpu::isa_name(cpu::detected_isa());
+  if (cpu::detected_isa() < cpu::Isa::kAvx2) GTEST_SKIP() << "the Winograd kernel needs AVX2 + FMA; this processor has none";
   const WinoCase cases[] = {
+      {"24->40 7x8 (the AVX2 variant's channels), SiLU", {1, 24, 7, 8, 40}, true, {{WinoPostKind::kSilu}}},
       {"16->16 13x11, no bias", {1, 16, 13, 11, 16}, false, {}},
       {"32->48 7x9, SiLU", {1, 32, 7, 9, 48}, true, {{WinoPostKind::kSilu}}},
       {"two images 64->80 10x7, SiLU then sum", {2, 64, 10, 7, 80}, true, {{WinoPostKind::kSilu}, {WinoPostKind::kSum}}},
@@ -227,20 +227,25 @@ TEST(WinogradConv, F6x6VariantMatchesTheDirectConvolution) {
       {"256->128 9x14, sum", {1, 256, 9, 14, 128}, true, {{WinoPostKind::kSum}}},
   };
   constexpr double kTolerance = 2e-5;
-  std::mt19937 rng(66);
-  for (const WinoCase& k : cases) {
-    const CaseData c = make_case(k, rng);
-    const WinogradConv conv(k.g, c.w.data(), k.bias ? c.b.data() : nullptr, k.posts, cpu::Isa::kAvx512, WinoGemm::kFloat32,
-                            native::ops::WinoTile::k6x6);
-    EXPECT_STREQ(conv.name(), "streamdet:wino_6x3:avx512") << k.name;
-    EXPECT_EQ(conv.tile(), native::ops::WinoTile::k6x6) << k.name;
-    for (int threads : {1, 2}) expect_close(conv, c.x, c.sum, c.want, threads, kTolerance, k.name);
+  for (const cpu::Isa isa : {cpu::Isa::kAvx2, cpu::Isa::kAvx512}) {
+    if (cpu::detected_isa() < isa) continue;  // that variant cannot run here
+    std::mt19937 rng(66);
+    for (const WinoCase& k : cases) {
+      const CaseData c = make_case(k, rng);
+      const WinogradConv conv(k.g, c.w.data(), k.bias ? c.b.data() : nullptr, k.posts, isa, WinoGemm::kFloat32,
+                              native::ops::WinoTile::k6x6);
+      const bool wide = isa >= cpu::Isa::kAvx512 && k.g.c % 16 == 0 && k.g.oc % 16 == 0;
+      EXPECT_STREQ(conv.name(), wide ? "streamdet:wino_6x3:avx512" : "streamdet:wino_6x3:avx2") << k.name;
+      EXPECT_EQ(conv.tile(), native::ops::WinoTile::k6x6) << k.name;
+      const std::string what = k.name + std::string(" on ") + cpu::isa_name(isa);
+      for (int threads : {1, 2}) expect_close(conv, c.x, c.sum, c.want, threads, kTolerance, what.c_str());
+    }
   }
 }
 
-// F(6x6, 3x3) asked for where it does not run: channels not multiples of 16 (the AVX2 variant),
-// the AVX2 path, the bf16 GEMM. Each gets F(4x4, 3x3), with its results.
-TEST(WinogradConv, F6x6RequestFallsBackToF4x4WhereItDoesNotApply) {
+// F(6x6, 3x3) asked for with the bf16 GEMM (whose transforms are F(4x4, 3x3)'s alone): it gets
+// F(4x4, 3x3), with its results.
+TEST(WinogradConv, F6x6RequestWithTheBf16GemmTakesF4x4) {
   if (cpu::detected_isa() < cpu::Isa::kAvx2) GTEST_SKIP() << "the Winograd kernel needs AVX2 + FMA; this processor has none";
   struct Ask {
     WinoCase k;
@@ -249,11 +254,6 @@ TEST(WinogradConv, F6x6RequestFallsBackToF4x4WhereItDoesNotApply) {
     const char* want;
   };
   const Ask asks[] = {
-      {{"24->40 7x8", {1, 24, 7, 8, 40}, true, {{WinoPostKind::kSilu}}}, cpu::Isa::kAvx512, WinoGemm::kFloat32, "streamdet:wino_4x3:avx2"},
-      {{"32->32 7x8 on AVX2", {1, 32, 7, 8, 32}, true, {{WinoPostKind::kSilu}}},
-       cpu::Isa::kAvx2,
-       WinoGemm::kFloat32,
-       "streamdet:wino_4x3:avx2"},
       {{"32->32 7x8 bf16", {1, 32, 7, 8, 32}, true, {{WinoPostKind::kSilu}}}, cpu::Isa::kAvx512Bf16, WinoGemm::kBf16,
        "streamdet:wino_4x3:avx512_bf16"},
   };

@@ -27,8 +27,9 @@ using test::OnnxBuilder;
 constexpr const char* kOurs = "streamdet:wino_4x3:avx2";
 constexpr const char* kOurs512 = "streamdet:wino_4x3:avx512";
 constexpr const char* kOurs6x6 = "streamdet:wino_6x3:avx512";
+constexpr const char* kOurs6x6Avx2 = "streamdet:wino_6x3:avx2";
 
-bool is_ours(const std::string& impl) { return impl == kOurs || impl == kOurs512 || impl == kOurs6x6; }
+bool is_ours(const std::string& impl) { return impl == kOurs || impl == kOurs512 || impl == kOurs6x6 || impl == kOurs6x6Avx2; }
 
 // x [1,16,23,29] -> 3x3 16->mid SiLU (a1) -> 3x3 mid->mid SiLU (a2) -> a1 + a2 (a residual sum
 // fused into the second convolution) -> 3x3 mid->wide with bias (y1); then three convolutions the
@@ -162,10 +163,11 @@ TEST(WinogradPlan, ForcedOntoF6x6MatchesTheOneDnnPlan) {
   for (size_t i = 0; i < 6; ++i)
     EXPECT_EQ(ours.implementations[i] == kOurs6x6, i < 3) << "convolution " << i << ": " << ours.implementations[i];
   expect_same_outputs(ours, onednn);
-  // 24 and 40 channels (not multiples of 16): F(4x4, 3x3)'s AVX2 variant, as asked for F(6x6).
+  // 24 and 40 channels (not multiples of 16): F(6x6, 3x3) on the AVX2 variant.
   const ChainRun narrow = run_chain(Conv3x3Choice::kWinograd6x6);
   ASSERT_EQ(narrow.implementations.size(), 6u);
-  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(narrow.implementations[i], kOurs) << "convolution " << i;
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(narrow.implementations[i], kOurs6x6Avx2) << "convolution " << i;
+  expect_same_outputs(narrow, run_chain(Conv3x3Choice::kOneDnn));
 }
 
 // YOLOv8n's C2f stages in miniature: `blocks` bottlenecks (3x3 SiLU, 3x3 SiLU, residual Add)

@@ -57,7 +57,8 @@ struct WinoPost {
 // The arithmetic of the 36 GEMMs: float32, or bf16 products with float32 sums (--precision bf16).
 enum class WinoGemm { kFloat32, kBf16 };
 
-// The output tile: F(4x4, 3x3) (every variant) or F(6x6, 3x3) (the AVX-512 float32 variant).
+// The output tile: F(4x4, 3x3) (every variant) or F(6x6, 3x3) (the float32 variants, AVX2 and
+// AVX-512).
 enum class WinoTile { k4x4, k6x6 };
 
 struct WinogradGeometry {
@@ -76,8 +77,8 @@ class WinogradConv {
   // AVX2 otherwise (tests pass each runnable level to compare the variants on one processor).
   // gemm = kBf16 asks for the bf16 variant: taken from kAvx512Bf16 up with both channel counts
   // multiples of 16, else the float32 variant as above (bf16() says which).
-  // tile = k6x6 asks for F(6x6, 3x3): taken where the float32 AVX-512 variant is (not with the
-  // bf16 GEMM), else F(4x4, 3x3) as above (tile() says which).
+  // tile = k6x6 asks for F(6x6, 3x3): taken by either float32 variant (not with the bf16 GEMM,
+  // which keeps F(4x4, 3x3); tile() says which).
   WinogradConv(const WinogradGeometry& g, const float* weights, const float* bias, std::vector<WinoPost> posts,
                cpu::Isa isa = cpu::active_isa(), WinoGemm gemm = WinoGemm::kFloat32, WinoTile tile = WinoTile::k4x4);
 
@@ -96,9 +97,9 @@ class WinogradConv {
   int64_t tiles_per_block() const { return block_tiles_; }
 
   // The variant the weights were packed for: "streamdet:wino_4x3:avx2", "...:avx512",
-  // "...:avx512_bf16" or "streamdet:wino_6x3:avx512" (the plan's implementation name).
+  // "...:avx512_bf16", "streamdet:wino_6x3:avx2" or "...:avx512" (the plan's implementation name).
   const char* name() const {
-    return tile_ == WinoTile::k6x6 ? "streamdet:wino_6x3:avx512"
+    return tile_ == WinoTile::k6x6 ? (avx512_ ? "streamdet:wino_6x3:avx512" : "streamdet:wino_6x3:avx2")
            : bf16_                 ? "streamdet:wino_4x3:avx512_bf16"
            : avx512_               ? "streamdet:wino_4x3:avx512"
                                    : "streamdet:wino_4x3:avx2";
@@ -112,7 +113,7 @@ class WinogradConv {
   WinogradGeometry g_;
   bool avx512_ = false;        // which kernel run() calls (and how packed_ is laid out)
   bool bf16_ = false;          // the bf16 variant (avx512_ too): packed_bf16_ instead of packed_
-  WinoTile tile_ = WinoTile::k4x4;  // k6x6: avx512_ and not bf16_
+  WinoTile tile_ = WinoTile::k4x4;  // k6x6: not bf16_
   std::vector<float> packed_;  // [36 or 64][panels][c][panel width]: U = G g G^T by position; panels of
                                // 16 output channels (the last 8) for AVX2, 64 (the last 16-48) for AVX-512
   std::vector<uint16_t> packed_bf16_;  // the bf16 variant's U, rounded to bf16: [36][panels][c / 2][panel width][2]

@@ -1,7 +1,8 @@
 // WinogradConv's kernel for AVX2 + FMA (compiled with -march=x86-64-v3; winograd_conv.h): per
-// block of tiles, the input transform into V[36][tiles][c], 36 GEMMs V[p] x U[p] into
-// M[36][tiles][oc] with a 6x16 FMA micro-kernel (12 accumulators, 2 weight vectors, 6
+// block of tiles, the input transform into V[P][tiles][c], P GEMMs V[p] x U[p] into
+// M[P][tiles][oc] with a 6x16 FMA micro-kernel (12 accumulators, 2 weight vectors, 6
 // broadcasts: 15 of the 16 registers), then the output transform with the epilogue, written NHWC.
+// P = 36 for F(4x4, 3x3), 64 for F(6x6, 3x3) (the tile RunArgs asks for).
 #define STREAMDET_ISA_VARIANT avx2
 #include <immintrin.h>
 
@@ -151,7 +152,11 @@ void output_transform(const RunArgs& a, const Tiling& d, int64_t t0, int64_t cou
 }  // namespace
 
 void run_avx2(const RunArgs& a) {
-  run_blocks<float>(a, [&](const Tiling& d, int64_t tpad, const float* v, float* m) { multiply(a, d, tpad, v, m); });
+  const auto mul = [&](const Tiling& d, int64_t tpad, const float* v, float* m) { multiply(a, d, tpad, v, m); };
+  if (a.tile == 6)
+    run_blocks<float, 6>(a, mul);
+  else
+    run_blocks<float, 4>(a, mul);
 }
 
 }  // namespace sd::native::ops::wino
