@@ -1,6 +1,7 @@
 // The CUDA backend's copy reshaping (strided_copy_shape.h), on the host: a copy simplified and
 // widened moves exactly the bytes the original does, walked naively here over random Slices,
-// Transposes, Concat parts and Split parts; and it widens where the fp16 YOLOv8n layouts allow.
+// Transposes, Concat parts and Split parts; it widens where the fp16 YOLOv8n layouts allow; and a
+// few channels' NCHW to NHWC conversion is recognised as an interleave that moves the same bytes.
 #include <gtest/gtest.h>
 
 #ifdef STREAMDET_HAVE_CUDA
@@ -112,6 +113,74 @@ TEST(StridedCopyShape, WidensOnlyWhereTheLayoutAndAddressesAllow) {
   StridedCopy rev = whole;
   rev.src_strides[2] = -1, rev.src_offset = 5;
   EXPECT_FALSE(widen_copy(simplify_copy(rev), 2, 4, 0, 0));
+}
+
+// The interleave kernel's walk (data_kernels.cu), on the host: a pixel's k elements at a time.
+void walk_interleave(const InterleaveCopy& t, size_t unit, const std::vector<uint8_t>& src, std::vector<uint8_t>& dst) {
+  for (int64_t i = 0; i < t.n * t.p; ++i) {
+    const int64_t n = i / t.p, px = i - n * t.p;
+    for (int64_t j = 0; j < t.k; ++j) {
+      const int64_t s = t.src_offset + n * t.k * t.p + j * t.p + px, d = t.dst_offset + n * t.k * t.p + px * t.k + j;
+      std::memcpy(&dst[static_cast<size_t>(d) * unit], &src[static_cast<size_t>(s) * unit], unit);
+    }
+  }
+}
+
+// The layout conversion of an [n, c, h, w] tensor to NHWC, as create_transpose builds it (the
+// output's dimensions in order, the source's strides permuted by [0, 2, 3, 1]).
+StridedCopy nchw_to_nhwc(int64_t n, int64_t c, int64_t h, int64_t w) {
+  StridedCopy t;
+  t.rank = 4;
+  const int64_t dims[4] = {n, h, w, c}, src[4] = {c * h * w, w, 1, h * w}, dst[4] = {h * w * c, w * c, c, 1};
+  for (int i = 0; i < 4; ++i) t.dims[i] = dims[i], t.src_strides[i] = src[i], t.dst_strides[i] = dst[i];
+  return t;
+}
+
+// A model's input conversion (3 channels, and 2 to 8) goes to the interleave kernel, which moves
+// the bytes the strided copy moves; 1 channel is a plain copy, more than 8 and the reverse
+// direction stay strided copies, and no random Slice/Concat/Split part is taken for one wrongly.
+TEST(StridedCopyShape, PlanarToInterleavedCopiesTakeTheInterleaveKernel) {
+  const size_t es = 2;
+  for (int64_t c = 1; c <= 10; ++c)
+    for (const int64_t n : {1, 2, 3}) {
+      const StridedCopy copy = nchw_to_nhwc(n, c, 5, 7);
+      const auto t = as_interleave(simplify_copy(copy), 8);
+      EXPECT_EQ(t.has_value(), c >= 2 && c <= 8) << "c " << c << " n " << n;
+      if (!t) continue;
+      EXPECT_EQ(t->n, n);
+      EXPECT_EQ(t->p, 35);
+      EXPECT_EQ(t->k, c);
+      const size_t elems = static_cast<size_t>(n * c * 35);
+      std::vector<uint8_t> src(elems * es);
+      std::iota(src.begin(), src.end(), uint8_t{1});
+      std::vector<uint8_t> want(elems * es, 0xEE), got(elems * es, 0xEE);
+      walk(copy, es, src, want);
+      walk_interleave(*t, es, src, got);
+      ASSERT_EQ(got, want) << "c " << c << " n " << n;
+    }
+  // YOLOv8n's input at batch 64: one interleave of 64 x 409600 pixels of 3.
+  const auto big = as_interleave(simplify_copy(nchw_to_nhwc(64, 3, 640, 640)), 8);
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->n * big->p, 64 * 640 * 640);
+  // NHWC back to NCHW: the channels are the source's inner dimension, not an interleave.
+  StridedCopy back;
+  back.rank = 4;
+  const int64_t dims[4] = {2, 3, 5, 7}, src[4] = {105, 1, 21, 3}, dst[4] = {105, 35, 7, 1};
+  for (int i = 0; i < 4; ++i) back.dims[i] = dims[i], back.src_strides[i] = src[i], back.dst_strides[i] = dst[i];
+  EXPECT_FALSE(as_interleave(simplify_copy(back), 8));
+  // Random copies: any taken for an interleave moves the same bytes.
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 400; ++trial) {
+    const Case k = random_case(rng, std::vector<int64_t>{1, 3, 8, 16}[trial % 4]);
+    const auto t = as_interleave(simplify_copy(k.copy), 8);
+    if (!t) continue;
+    std::vector<uint8_t> s(k.src_elems * es);
+    std::iota(s.begin(), s.end(), uint8_t{3});
+    std::vector<uint8_t> want(k.dst_elems * es, 0xEE), got(k.dst_elems * es, 0xEE);
+    walk(k.copy, es, s, want);
+    walk_interleave(*t, es, s, got);
+    ASSERT_EQ(got, want) << "trial " << trial;
+  }
 }
 
 TEST(StridedCopyShape, ResizeWidensChannelsLastOnly) {

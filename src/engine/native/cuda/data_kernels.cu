@@ -26,6 +26,19 @@ __global__ void strided_copy_kernel(StridedCopy c, int64_t total, const T* __res
   }
 }
 
+// One thread a pixel: its k elements read from the k planes (coalesced plane by plane across the
+// threads), written side by side. Index arithmetic in I: 32 bits where the copy fits (a 64-bit
+// division is a long emulated sequence on the GPU).
+template <class T, class I>
+__global__ void interleave_kernel(InterleaveCopy c, I pixels, I p, I k, const T* __restrict__ src, T* __restrict__ dst) {
+  for (I i = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; i < pixels; i += static_cast<I>(gridDim.x) * blockDim.x) {
+    const I n = i / p, px = i - n * p;
+    const T* s = src + c.src_offset + static_cast<int64_t>(n * k * p + px);
+    T* d = dst + c.dst_offset + static_cast<int64_t>(n * k * p + px * k);
+    for (I j = 0; j < k; ++j) d[j] = s[static_cast<int64_t>(j * p)];
+  }
+}
+
 template <class T>
 __global__ void pool_kernel(PoolParams p, const T* __restrict__ x, T* __restrict__ y) {
   const int64_t total = p.n * p.c * p.oh * p.ow;
@@ -117,6 +130,17 @@ int launch_strided_copy(const StridedCopy& copy, const T* src, T* dst, void* str
   if (auto w = widen_copy(c, sizeof(T), 16, s, d)) return strided_copy_as<uint4>(*w, src, dst, stream);
   if (auto w = widen_copy(c, sizeof(T), 8, s, d)) return strided_copy_as<uint2>(*w, src, dst, stream);
   if (auto w = widen_copy(c, sizeof(T), 4, s, d)) return strided_copy_as<uint32_t>(*w, src, dst, stream);
+  if (auto t = as_interleave(c, 8)) {
+    const int64_t pixels = t->n * t->p;
+    const auto st = static_cast<cudaStream_t>(stream);
+    if (pixels <= 0) return cudaSuccess;
+    if (pixels * t->k + t->src_offset + t->dst_offset < (int64_t{1} << 31))
+      interleave_kernel<T, uint32_t><<<blocks_for(pixels), kThreads, 0, st>>>(*t, static_cast<uint32_t>(pixels), static_cast<uint32_t>(t->p),
+                                                                           static_cast<uint32_t>(t->k), src, dst);
+    else
+      interleave_kernel<T, int64_t><<<blocks_for(pixels), kThreads, 0, st>>>(*t, pixels, t->p, t->k, src, dst);
+    return cudaGetLastError();
+  }
   return strided_copy_as<T>(c, src, dst, stream);
 }
 

@@ -48,6 +48,21 @@ std::optional<StridedCopy> widen_copy(const StridedCopy& c, size_t elem_bytes, s
   return w;
 }
 
+std::optional<InterleaveCopy> as_interleave(const StridedCopy& c, int64_t max_k) {
+  if (c.rank != 2 && c.rank != 3) return std::nullopt;
+  const int at = c.rank - 2;  // the pixel dimension; the channels follow it
+  const int64_t p = c.dims[at], k = c.dims[at + 1];
+  if (k < 2 || k > max_k || p < 1) return std::nullopt;
+  if (c.src_strides[at] != 1 || c.dst_strides[at] != k || c.src_strides[at + 1] != p || c.dst_strides[at + 1] != 1) return std::nullopt;
+  InterleaveCopy r;
+  if (c.rank == 3) {
+    if (c.src_strides[0] != k * p || c.dst_strides[0] != k * p) return std::nullopt;
+    r.n = c.dims[0];
+  }
+  r.p = p, r.k = k, r.src_offset = c.src_offset, r.dst_offset = c.dst_offset;
+  return r;
+}
+
 std::optional<ResizeParams> widen_resize(const ResizeParams& p, size_t elem_bytes, size_t vector_bytes, uintptr_t x, uintptr_t y) {
   const auto per = elements_per_vector(elem_bytes, vector_bytes, x, y);
   if (!per || p.rank < 1) return std::nullopt;

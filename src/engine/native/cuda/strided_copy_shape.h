@@ -22,6 +22,21 @@ StridedCopy simplify_copy(const StridedCopy& c);
 // of the vector's elements, and both base addresses are aligned to it. nullopt otherwise.
 std::optional<StridedCopy> widen_copy(const StridedCopy& c, size_t elem_bytes, size_t vector_bytes, uintptr_t src, uintptr_t dst);
 
+// A planar-to-interleaved copy: n times, k planes of p elements each into p runs of k
+// interleaved elements (an NCHW to NHWC layout conversion of a few channels: a model's 3-channel
+// input, every frame). As a plain strided copy its innermost dimension is the k channels, so each
+// thread moved one element after three 64-bit divisions, and no 16-byte unit applies; the
+// interleave kernel moves a pixel's k elements per thread after one division.
+struct InterleaveCopy {
+  int64_t n = 1, p = 0, k = 0;
+  int64_t src_offset = 0, dst_offset = 0;
+};
+
+// The simplified copy (simplify_copy) as an interleave of 2 to max_k planes, where it is one:
+// dims [n,] p, k with source strides [k*p,] 1, p and destination strides [k*p,] k, 1. nullopt
+// otherwise.
+std::optional<InterleaveCopy> as_interleave(const StridedCopy& simplified, int64_t max_k);
+
 // A nearest resize whose innermost dimension is not resized (channels-last), in units of
 // `vector_bytes`, where that dimension's length is a multiple of the vector's elements and both
 // base addresses are aligned to it. nullopt otherwise.
