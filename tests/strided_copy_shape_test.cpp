@@ -183,6 +183,34 @@ TEST(StridedCopyShape, PlanarToInterleavedCopiesTakeTheInterleaveKernel) {
   }
 }
 
+// 32-bit index arithmetic only where every index the kernel computes fits, with room for the
+// grid-stride loop's last step.
+TEST(StridedCopyShape, ThirtyTwoBitIndicesOnlyWhereEveryIndexFits) {
+  EXPECT_TRUE(fits_32bit_index(nchw_to_nhwc(64, 3, 640, 640)));  // 78.6M elements
+  EXPECT_TRUE(fits_32bit_index(nchw_to_nhwc(1, 80, 8400, 1)));
+  EXPECT_FALSE(fits_32bit_index(nchw_to_nhwc(1024, 3, 640, 640)));  // 1.26G elements: no room for the loop
+  StridedCopy part;  // a slab at a far offset of a large tensor: the walk's end passes 2^31
+  part.rank = 2;
+  part.dims[0] = 1000, part.dims[1] = 1000;
+  part.src_strides[0] = 1000, part.src_strides[1] = 1;
+  part.dst_strides[0] = 1000, part.dst_strides[1] = 1;
+  EXPECT_TRUE(fits_32bit_index(part));
+  part.src_offset = (int64_t{1} << 31) - 1000;
+  EXPECT_FALSE(fits_32bit_index(part));
+  part.src_offset = 0, part.dst_strides[0] = int64_t{1} << 22;  // a destination row stride that walks past it
+  EXPECT_FALSE(fits_32bit_index(part));
+  StridedCopy rev;  // a reversed walk from its last element down to 0
+  rev.rank = 1, rev.dims[0] = 100, rev.src_strides[0] = -1, rev.src_offset = 99, rev.dst_strides[0] = 1;
+  EXPECT_TRUE(fits_32bit_index(rev));
+  ResizeParams r;
+  r.rank = 4;
+  const int64_t in[4] = {64, 40, 40, 64}, out[4] = {64, 80, 80, 64};
+  for (int i = 0; i < 4; ++i) r.in_dims[i] = in[i], r.out_dims[i] = out[i];
+  EXPECT_TRUE(fits_32bit_index(r));  // YOLOv8n's upsampling at batch 64 (26M outputs)
+  r.out_dims[0] = r.in_dims[0] = 4096;
+  EXPECT_FALSE(fits_32bit_index(r));
+}
+
 TEST(StridedCopyShape, ResizeWidensChannelsLastOnly) {
   ResizeParams p;
   p.rank = 4;

@@ -75,10 +75,14 @@ union Half8 {
   uint4 raw;
   __half h[8];
 };
-__global__ void conv_epilogue_half8_kernel(ConvParams p, int64_t vectors, const __half* __restrict__ bias, const __half* __restrict__ sum,
+// I: the index arithmetic's type, int32_t where the output has fewer than 2^30 elements (a 64-bit
+// modulo per thread is a long emulated sequence, next to eight multiply-adds and activations).
+template <class I>
+__global__ void conv_epilogue_half8_kernel(ConvParams p, I vectors, const __half* __restrict__ bias, const __half* __restrict__ sum,
                                            __half* __restrict__ y) {
-  SD_GRID_LOOP(v, vectors) {
-    const int64_t c0 = (v * 8) % p.oc;
+  const I oc = static_cast<I>(p.oc);
+  for (I v = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; v < vectors; v += static_cast<I>(gridDim.x) * blockDim.x) {
+    const I c0 = (v * 8) % oc;
     Half8 in, res, out;
     in.raw = reinterpret_cast<const uint4*>(y)[v];
     if (sum) res.raw = reinterpret_cast<const uint4*>(sum)[v];
@@ -103,7 +107,11 @@ int launch_conv_epilogue(const ConvParams& p, const T* bias, const T* sum, T* y,
   if (total <= 0 || (!bias && p.post_count == 0)) return cudaSuccess;
   if constexpr (std::is_same_v<T, __half>) {
     if (p.dst_nhwc && p.oc % 8 == 0 && aligned16(y) && (!sum || aligned16(sum))) {
-      conv_epilogue_half8_kernel<<<blocks_for(total / 8), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(p, total / 8, bias, sum, y);
+      const auto st = static_cast<cudaStream_t>(stream);
+      if (total < (int64_t{1} << 30))
+        conv_epilogue_half8_kernel<int32_t><<<blocks_for(total / 8), kThreads, 0, st>>>(p, static_cast<int32_t>(total / 8), bias, sum, y);
+      else
+        conv_epilogue_half8_kernel<int64_t><<<blocks_for(total / 8), kThreads, 0, st>>>(p, total / 8, bias, sum, y);
       return cudaGetLastError();
     }
   }

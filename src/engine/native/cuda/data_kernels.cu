@@ -12,15 +12,17 @@
 namespace sd::native::cuda {
 namespace {
 
-template <class T>
-__global__ void strided_copy_kernel(StridedCopy c, int64_t total, const T* __restrict__ src, T* __restrict__ dst) {
-  SD_GRID_LOOP(i, total) {
-    int64_t rest = i, s = c.src_offset, d = c.dst_offset;
+// I: the index arithmetic's type, int32_t where every index fits (fits_32bit_index).
+template <class T, class I>
+__global__ void strided_copy_kernel(StridedCopy c, I total, const T* __restrict__ src, T* __restrict__ dst) {
+  for (I i = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; i < total; i += static_cast<I>(gridDim.x) * blockDim.x) {
+    I rest = i, s = static_cast<I>(c.src_offset), d = static_cast<I>(c.dst_offset);
     for (int k = c.rank - 1; k >= 0; --k) {
-      const int64_t idx = rest % c.dims[k];
-      rest /= c.dims[k];
-      s += idx * c.src_strides[k];
-      d += idx * c.dst_strides[k];
+      const I dim = static_cast<I>(c.dims[k]);
+      const I idx = rest % dim;
+      rest /= dim;
+      s += idx * static_cast<I>(c.src_strides[k]);
+      d += idx * static_cast<I>(c.dst_strides[k]);
     }
     dst[d] = src[s];
   }
@@ -65,15 +67,17 @@ __global__ void pool_kernel(PoolParams p, const T* __restrict__ x, T* __restrict
   }
 }
 
-template <class T>
-__global__ void resize_nearest_kernel(ResizeParams p, int64_t total, const T* __restrict__ x, T* __restrict__ y) {
-  SD_GRID_LOOP(i, total) {
-    int64_t rest = i, src = 0, stride = 1;
+// I as the strided copy's (fits_32bit_index); o * in_dims[d] in 64 bits.
+template <class T, class I>
+__global__ void resize_nearest_kernel(ResizeParams p, I total, const T* __restrict__ x, T* __restrict__ y) {
+  for (I i = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; i < total; i += static_cast<I>(gridDim.x) * blockDim.x) {
+    I rest = i, src = 0, stride = 1;
     for (int d = p.rank - 1; d >= 0; --d) {
-      const int64_t o = rest % p.out_dims[d];
-      rest /= p.out_dims[d];
-      src += (o * p.in_dims[d] / p.out_dims[d]) * stride;
-      stride *= p.in_dims[d];
+      const I out = static_cast<I>(p.out_dims[d]), in = static_cast<I>(p.in_dims[d]);
+      const I o = rest % out;
+      rest /= out;
+      src += static_cast<I>(static_cast<int64_t>(o) * in / out) * stride;
+      stride *= in;
     }
     y[i] = x[src];
   }
@@ -117,8 +121,12 @@ int strided_copy_as(const StridedCopy& c, const void* src, void* dst, void* stre
   int64_t total = 1;
   for (int k = 0; k < c.rank; ++k) total *= c.dims[k];
   if (total <= 0) return cudaSuccess;
-  strided_copy_kernel<<<blocks_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(c, total, static_cast<const V*>(src),
-                                                                                              static_cast<V*>(dst));
+  const auto st = static_cast<cudaStream_t>(stream);
+  if (fits_32bit_index(c))
+    strided_copy_kernel<V, int32_t><<<blocks_for(total), kThreads, 0, st>>>(c, static_cast<int32_t>(total), static_cast<const V*>(src),
+                                                                            static_cast<V*>(dst));
+  else
+    strided_copy_kernel<V, int64_t><<<blocks_for(total), kThreads, 0, st>>>(c, total, static_cast<const V*>(src), static_cast<V*>(dst));
   return cudaGetLastError();
 }
 
@@ -157,8 +165,12 @@ int resize_nearest_as(const ResizeParams& p, const void* x, void* y, void* strea
   int64_t total = 1;
   for (int d = 0; d < p.rank; ++d) total *= p.out_dims[d];
   if (total <= 0) return cudaSuccess;
-  resize_nearest_kernel<<<blocks_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(p, total, static_cast<const V*>(x),
-                                                                                                static_cast<V*>(y));
+  const auto st = static_cast<cudaStream_t>(stream);
+  if (fits_32bit_index(p))
+    resize_nearest_kernel<V, int32_t><<<blocks_for(total), kThreads, 0, st>>>(p, static_cast<int32_t>(total), static_cast<const V*>(x),
+                                                                              static_cast<V*>(y));
+  else
+    resize_nearest_kernel<V, int64_t><<<blocks_for(total), kThreads, 0, st>>>(p, total, static_cast<const V*>(x), static_cast<V*>(y));
   return cudaGetLastError();
 }
 

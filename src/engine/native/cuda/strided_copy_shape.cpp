@@ -1,5 +1,7 @@
 #include "engine/native/cuda/strided_copy_shape.h"
 
+#include <algorithm>
+
 namespace sd::native::cuda {
 
 StridedCopy simplify_copy(const StridedCopy& c) {
@@ -46,6 +48,30 @@ std::optional<StridedCopy> widen_copy(const StridedCopy& c, size_t elem_bytes, s
   w.dims[in] = c.dims[in] / v;
   w.src_offset = c.src_offset / v, w.dst_offset = c.dst_offset / v;
   return w;
+}
+
+bool fits_32bit_index(const StridedCopy& c) {
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  int64_t total = 1, src_hi = c.src_offset, src_lo = c.src_offset, dst_hi = c.dst_offset, dst_lo = c.dst_offset;
+  for (int k = 0; k < c.rank; ++k) {
+    if (c.dims[k] <= 0) return true;  // nothing to copy
+    total *= c.dims[k];
+    if (total >= kLimit / 2) return false;  // room for the grid-stride loop's last step
+    const int64_t s = (c.dims[k] - 1) * c.src_strides[k], d = (c.dims[k] - 1) * c.dst_strides[k];
+    (s > 0 ? src_hi : src_lo) += s;
+    (d > 0 ? dst_hi : dst_lo) += d;
+  }
+  return src_hi < kLimit && dst_hi < kLimit && src_lo > -kLimit && dst_lo > -kLimit;
+}
+
+bool fits_32bit_index(const ResizeParams& p) {
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  int64_t in = 1, out = 1;
+  for (int d = 0; d < p.rank; ++d) {
+    in *= std::max<int64_t>(p.in_dims[d], 1), out *= std::max<int64_t>(p.out_dims[d], 1);
+    if (in >= kLimit || out >= kLimit / 2) return false;  // room for the grid-stride loop's last step
+  }
+  return true;
 }
 
 std::optional<InterleaveCopy> as_interleave(const StridedCopy& c, int64_t max_k) {

@@ -22,6 +22,14 @@ StridedCopy simplify_copy(const StridedCopy& c);
 // of the vector's elements, and both base addresses are aligned to it. nullopt otherwise.
 std::optional<StridedCopy> widen_copy(const StridedCopy& c, size_t elem_bytes, size_t vector_bytes, uintptr_t src, uintptr_t dst);
 
+// Whether every index the copy computes (each side's offset plus its walk) fits a signed 32-bit
+// integer, and the element count half of it (so that the grid-stride loop's last step cannot
+// overflow): then the kernel divides in 32 bits (a 64-bit division is a long emulated sequence on
+// the GPU, and the strided copy makes one per dimension per element).
+bool fits_32bit_index(const StridedCopy& c);
+// The same for a nearest resize (its input element count, and its output's half of it).
+bool fits_32bit_index(const ResizeParams& p);
+
 // A planar-to-interleaved copy: n times, k planes of p elements each into p runs of k
 // interleaved elements (an NCHW to NHWC layout conversion of a few channels: a model's 3-channel
 // input, every frame). As a plain strided copy its innermost dimension is the k channels, so each
