@@ -41,24 +41,25 @@ __global__ void interleave_kernel(InterleaveCopy c, I pixels, I p, I k, const T*
   }
 }
 
-template <class T>
-__global__ void pool_kernel(PoolParams p, const T* __restrict__ x, T* __restrict__ y) {
-  const int64_t total = p.n * p.c * p.oh * p.ow;
-  SD_GRID_LOOP(i, total) {
-    const Index4 at = index4(i, p.c, p.oh, p.ow, p.dst_nhwc);
-    const int64_t n = at.n, c = at.c, oy = at.y, ox = at.x;
+// I: int32_t where the input and output fit (launch_pool), else int64_t.
+template <class T, class I>
+__global__ void pool_kernel(PoolParams p, I total, const T* __restrict__ x, T* __restrict__ y) {
+  const I C = static_cast<I>(p.c), H = static_cast<I>(p.h), W = static_cast<I>(p.w);
+  for (I i = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; i < total; i += static_cast<I>(gridDim.x) * blockDim.x) {
+    const Index4<I> at = index4<I>(i, C, static_cast<I>(p.oh), static_cast<I>(p.ow), p.dst_nhwc);
+    const I n = at.n, c = at.c, oy = at.y, ox = at.x;
     float acc = p.max ? -FLT_MAX : 0.f;
     int64_t count = 0;
-    for (int64_t ky = 0; ky < p.kh; ++ky) {
-      const int64_t iy = oy * p.sh - p.pt + ky;
-      for (int64_t kx = 0; kx < p.kw; ++kx) {
-        const int64_t ix = ox * p.sw - p.pl + kx;
-        const bool inside = iy >= 0 && iy < p.h && ix >= 0 && ix < p.w;
+    for (I ky = 0; ky < static_cast<I>(p.kh); ++ky) {
+      const I iy = oy * static_cast<I>(p.sh) - static_cast<I>(p.pt) + ky;
+      for (I kx = 0; kx < static_cast<I>(p.kw); ++kx) {
+        const I ix = ox * static_cast<I>(p.sw) - static_cast<I>(p.pl) + kx;
+        const bool inside = iy >= 0 && iy < H && ix >= 0 && ix < W;
         if (!inside) {
           count += p.include_pad;
           continue;
         }
-        const float v = load(x[offset4(n, c, iy, ix, p.c, p.h, p.w, p.src_nhwc)]);
+        const float v = load(x[offset4<I>(n, c, iy, ix, C, H, W, p.src_nhwc)]);
         acc = p.max ? fmaxf(acc, v) : acc + v;
         ++count;
       }
@@ -156,7 +157,12 @@ template <class T>
 int launch_pool(const PoolParams& p, const T* x, T* y, void* stream) {
   const int64_t total = p.n * p.c * p.oh * p.ow;
   if (total <= 0) return cudaSuccess;
-  pool_kernel<<<blocks_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(p, x, y);
+  const auto st = static_cast<cudaStream_t>(stream);
+  // 32 bits where the input's elements fit and the output's leave the grid-stride loop room.
+  if (p.n * p.c * p.h * p.w < (int64_t{1} << 31) && total < (int64_t{1} << 30))
+    pool_kernel<T, int32_t><<<blocks_for(total), kThreads, 0, st>>>(p, static_cast<int32_t>(total), x, y);
+  else
+    pool_kernel<T, int64_t><<<blocks_for(total), kThreads, 0, st>>>(p, total, x, y);
   return cudaGetLastError();
 }
 

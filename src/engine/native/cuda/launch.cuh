@@ -27,12 +27,16 @@ inline unsigned blocks_for(int64_t n) {
 #define SD_GRID_LOOP(i, n) \
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
-// Element i of an [n, c, h, w] tensor stored NHWC or NCHW, as (n, c, y, x).
+// Element i of an [n, c, h, w] tensor stored NHWC or NCHW, as (n, c, y, x); I the index
+// arithmetic's type (int32_t where the tensor allows: a 64-bit division is a long emulated
+// sequence on the GPU).
+template <class I = int64_t>
 struct Index4 {
-  int64_t n, c, y, x;
+  I n, c, y, x;
 };
-__device__ __forceinline__ Index4 index4(int64_t i, int64_t c, int64_t h, int64_t w, bool nhwc) {
-  Index4 r;
+template <class I>
+__device__ __forceinline__ Index4<I> index4(I i, I c, I h, I w, bool nhwc) {
+  Index4<I> r;
   if (nhwc) {
     r.c = i % c, i /= c;
     r.x = i % w, i /= w;
@@ -46,7 +50,8 @@ __device__ __forceinline__ Index4 index4(int64_t i, int64_t c, int64_t h, int64_
 }
 
 // Offset of (n, c, y, x) in an [n, c, h, w] tensor stored NHWC or NCHW.
-__device__ __forceinline__ int64_t offset4(int64_t n, int64_t ch, int64_t y, int64_t x, int64_t c, int64_t h, int64_t w, bool nhwc) {
+template <class I>
+__device__ __forceinline__ I offset4(I n, I ch, I y, I x, I c, I h, I w, bool nhwc) {
   return nhwc ? ((n * h + y) * w + x) * c + ch : ((n * c + ch) * h + y) * w + x;
 }
 
