@@ -12,12 +12,17 @@
 namespace sd::native::cuda {
 namespace {
 
+// kFast (the fp16 epilogue, whose results are rounded to fp16's 11 bits): SiLU and sigmoid
+// through the hardware's approximate exponential and division (__expf, __fdividef: relative
+// errors near 2^-21) instead of expf and an IEEE division, each a long instruction sequence that
+// made the pass compute-bound next to its 4 bytes of memory traffic per element.
+template <bool kFast = false>
 __device__ __forceinline__ float post_op(int kind, float v, float alpha, float beta, float sum) {
   switch (kind) {
     case 0: return v > 0.f ? v : 0.f;                                   // relu
     case 1: return v >= 0.f ? v : alpha * v;                            // leaky relu
-    case 2: return v / (1.f + expf(-v));                                // silu
-    case 3: return 1.f / (1.f + expf(-v));                              // sigmoid
+    case 2: return kFast ? __fdividef(v, 1.f + __expf(-v)) : v / (1.f + expf(-v));    // silu
+    case 3: return kFast ? __fdividef(1.f, 1.f + __expf(-v)) : 1.f / (1.f + expf(-v));  // sigmoid
     case 4: return v * fminf(1.f, fmaxf(0.f, v / 6.f + 0.5f));          // hardswish
     case 5: return fminf(beta, fmaxf(alpha, v));                        // clip
     case 6: return v + sum;                                             // residual sum
@@ -69,8 +74,9 @@ __global__ void conv_epilogue_kernel(ConvParams p, const T* __restrict__ bias, c
 
 // The same epilogue for fp16 NHWC outputs whose channel count is a multiple of 8, 8 channels of
 // one pixel per thread: one 16-byte load and store of y (and of the residual) instead of eight
-// 2-byte ones. The first GPU run's profile had the scalar pass in every FusedConv step. Same
-// arithmetic, element for element, as conv_epilogue_kernel<__half>.
+// 2-byte ones. The first GPU run's profile had the scalar pass in every FusedConv step. The same
+// arithmetic as conv_epilogue_kernel<__half> but SiLU and sigmoid's approximate exponential and
+// division (post_op<true>): within fp16's rounding of it.
 union Half8 {
   uint4 raw;
   __half h[8];
@@ -90,7 +96,8 @@ __global__ void conv_epilogue_half8_kernel(ConvParams p, I vectors, const __half
     for (int k = 0; k < 8; ++k) {
       float acc = __half2float(in.h[k]);
       if (bias) acc += __half2float(bias[c0 + k]);
-      for (int q = 0; q < p.post_count; ++q) acc = post_op(p.post_kind[q], acc, p.post_alpha[q], p.post_beta[q], sum ? __half2float(res.h[k]) : 0.f);
+      for (int q = 0; q < p.post_count; ++q)
+        acc = post_op<true>(p.post_kind[q], acc, p.post_alpha[q], p.post_beta[q], sum ? __half2float(res.h[k]) : 0.f);
       out.h[k] = __float2half_rn(acc);
     }
     reinterpret_cast<uint4*>(y)[v] = out.raw;
