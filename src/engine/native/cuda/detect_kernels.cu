@@ -252,7 +252,10 @@ int launch_nms(const GpuBox* boxes, int n, const GpuNmsParams& p, void* scratch,
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
   overlap_kernel<<<dim3(words, words), kTile, 0, st>>>(s.sorted, n, p, s.mask, words);
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
-  walk_kernel<<<1, kThreads, shared, st>>>(s.sorted, n, s.mask, words, p.max_det, kept, kept_count);
+  // The walk is one block: the most threads a block has, for its per-tile OR of up to 64 rows into
+  // the later words (64 x 131 at 8400 candidates) and its copies.
+  constexpr int kWalkThreads = 1024;
+  walk_kernel<<<1, kWalkThreads, shared, st>>>(s.sorted, n, s.mask, words, p.max_det, kept, kept_count);
   return cudaGetLastError();
 }
 
