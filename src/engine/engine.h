@@ -18,6 +18,9 @@ struct EngineCapabilities {
   bool dynamic_input_size = false;  // accepts any H, W (multiples of the stride)
   bool dynamic_batch = false;       // accepts N > 1 in one call
   std::string device = "cpu";       // "cpu", "cuda:0", ...
+  // What the engine has to say about running this model here, one line each (printed once when
+  // the model is loaded): e.g. a quantized model whose int8 convolutions stay float.
+  std::vector<std::string> notes;
 };
 
 // How an engine is loaded: on which device its contexts run.

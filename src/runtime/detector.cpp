@@ -118,6 +118,7 @@ Result<Detector> load_detector(const ModelOptions& options, cv::Size frame_size)
   engine_options.precision = options.precision;
   engine_options.cuda_graphs = options.cuda_graphs;
   SD_ASSIGN_OR_RETURN(det.engine, load_engine(engine_name, det.model, engine_options));
+  for (const std::string& note : det.engine->capabilities().notes) log_info("model %s: %s", options.model.c_str(), note.c_str());
   SD_ASSIGN_OR_RETURN(det.input_size, resolve_input_size(options.input_size, *det.engine, det.model, frame_size));
   // The probe's input tensor alone, before allocating it (the engine checks its working set).
   const uint64_t input_bytes = input_tensor_bytes(det.input_size, 1);

@@ -31,9 +31,11 @@ class LoadedModel final : public NativeModel {
   const std::vector<IoInfo>& inputs() const override { return inputs_; }
   const std::vector<IoInfo>& outputs() const override { return outputs_; }
   const Graph& graph() const override { return graph_; }
+  const std::vector<std::string>& notes() const override { return notes_; }
 
   Graph graph_;
   std::vector<IoInfo> inputs_, outputs_;
+  std::vector<std::string> notes_;
 };
 
 Status check_supported(const Graph& g, const OpRegistry& registry, const std::string& what) {
@@ -59,7 +61,13 @@ Result<std::shared_ptr<const NativeModel>> build(const onnx::ModelProto& proto, 
   if (options.optimize) {
     auto prefix = [&](Error e) { return with_context(std::move(e), what); };
     if (options.fuse_qdq) {  // before folding dequantizes the weights
-      passes::fuse_qdq_convolutions(g, int8_dot_products_exact());
+      int inexact = 0;
+      passes::fuse_qdq_convolutions(g, int8_dot_products_exact(), &inexact);
+      // Such a model runs slower than its float original would here: said once, at load.
+      if (inexact > 0)
+        model->notes_.push_back(std::to_string(inexact) + " quantized convolution" + (inexact == 1 ? "" : "s") +
+                                " run in float32 on this processor: without AVX-512 VNNI its int8 kernels are exact only with "
+                                "7-bit weights (`streamdet quantize --reduce-range` writes them)");
       passes::keep_int8_through_data_ops(g);
     }
     auto folded = passes::fold_constants(g, registry);

@@ -68,6 +68,7 @@ class NativeEngine final : public Engine {
     c.dynamic_batch = s.rank == 4 && s[0] < 0;
     c.dynamic_input_size = s.rank == 4 && (s[2] < 0 || s[3] < 0);
     c.device = device_ ? device_->name() : "cpu";
+    c.notes = model_->notes();
     return c;
   }
   Result<std::unique_ptr<InferenceContext>> create_context(const ContextOptions& options) override {

@@ -54,6 +54,9 @@ class NativeModel {
   virtual const std::vector<IoInfo>& inputs() const = 0;
   virtual const std::vector<IoInfo>& outputs() const = 0;
   virtual const Graph& graph() const = 0;  // after the passes
+  // What the load has to say about how this model will run here, one line each (a quantized
+  // model whose int8 convolutions stay float on this processor); empty for most.
+  virtual const std::vector<std::string>& notes() const = 0;
 };
 
 class Backend;

@@ -38,8 +38,10 @@ int fuse_bin_expectation(Graph& g);
 // (domain "streamdet") reading the quantized input and writing the quantized output
 // (passes/qdq_fusion.cpp). Runs before constant folding, which would dequantize the weights.
 // `int8_exact` false (no VNNI, cpu/int8_support.h): only a uint8 source with weights within
-// [-63, 63] folds, what oneDNN computes exactly there.
-int fuse_qdq_convolutions(Graph& g, bool int8_exact);
+// [-63, 63] folds, what oneDNN computes exactly there; `left_inexact`, where given, gets how many
+// QDQ convolutions stayed float for that reason alone (the load's note says so: they run slower
+// than the float model would).
+int fuse_qdq_convolutions(Graph& g, bool int8_exact, int* left_inexact = nullptr);
 // After fuse_qdq_convolutions: per-tensor quantized tensors kept int8 through Concat, Split,
 // Slice, Resize (nearest) and residual Adds, with DequantizeLinear and the SiLU read as float as
 // 256-entry tables (Int8Table, Int8AddTables, cpu/int8_table_ops.cpp; passes/int8_dataflow.cpp).

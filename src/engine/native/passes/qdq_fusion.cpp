@@ -157,7 +157,8 @@ int fuse_int8_silu(Graph& g) {
 
 }  // namespace
 
-int fuse_qdq_convolutions(Graph& g, bool int8_exact) {
+int fuse_qdq_convolutions(Graph& g, bool int8_exact, int* left_inexact) {
+  if (left_inexact) *left_inexact = 0;
   std::vector<int> prod(g.values.size(), -1);
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (int o : g.nodes[i].outputs)
@@ -192,8 +193,10 @@ int fuse_qdq_convolutions(Graph& g, bool int8_exact) {
     if (!w || w->dtype() != DType::kInt8 || w->shape().rank != 4 || !wq) continue;
     const int64_t oc = w->shape()[0];
     // Without VNNI only a uint8 source with 7-bit weights is computed exactly (int8_support.h).
-    if (!int8_exact && (xq->type != DType::kUInt8 || std::any_of(w->as<int8_t>(), w->as<int8_t>() + w->numel(), [](int8_t v) { return v < -63 || v > 63; })))
+    if (!int8_exact && (xq->type != DType::kUInt8 || std::any_of(w->as<int8_t>(), w->as<int8_t>() + w->numel(), [](int8_t v) { return v < -63 || v > 63; }))) {
+      if (left_inexact) ++*left_inexact;
       continue;
+    }
     if (wq->scales.size() != 1 && (static_cast<int64_t>(wq->scales.size()) != oc || dw->attrs.get_int("axis", 1) != 0)) continue;
     if (std::any_of(wq->zero_points.begin(), wq->zero_points.end(), [](int32_t z) { return z != 0; })) continue;
     // Output: read only by a per-tensor QuantizeLinear (a quantized result), or else left float
