@@ -167,8 +167,14 @@ export -f environment
 export mode bin sdlib
 step environment 20 bash -c environment
 
-# The YOLOv8n-architecture model comes made (gpu-pack.sh): it is never exported here.
-models=(--model models/tiny_synth_v8.onnx --input 1x3x256x256)
+# The YOLOv8n-architecture model comes made (gpu-pack.sh): it is never exported here. --quick:
+# YOLOv8n alone, and the conformance for the convolutions alone.
+models=() ops=()
+if ((quick)); then
+  ops=(--ops Conv FusedConv)
+else
+  models=(--model models/tiny_synth_v8.onnx --input 1x3x256x256)
+fi
 if [[ -f $yolo ]]; then
   models+=(--model "$yolo" --input 1x3x640x640)
   [[ $mode == gpu ]] && timing=(--timing "$yolo" "${timing[@]}")
@@ -178,6 +184,7 @@ else
 fi
 # NVDEC against the CPU-decoded frames of the bundled H.264 clip (tools/nvdec_check.h), inside the check.
 nvdec=()
+((quick)) && clips=() streams=()
 for clip in "${clips[@]}"; do
   if [[ -s $clip/reference.nv12 ]]; then
     nvdec+=(--nvdec-clip "$clip")
@@ -187,11 +194,6 @@ for clip in "${clips[@]}"; do
   fi
 done
 [[ $mode == gpu && ! -f $yolo ]] && timing=() streams=() e2e=()
-if ((quick)); then
-  models=("${models[@]:4}")  # YOLOv8n alone (the bundled model's --model and --input dropped)
-  nvdec=() streams=()
-  models+=(--ops Conv FusedConv)
-fi
 if [[ ${#e2e[@]} -gt 0 && ! -s ${e2e[1]}/clip.json ]]; then
   echo "nvdec_e2e: no clip at ${e2e[1]} (scripts/gpu-pack.sh makes it): checked without it" | tee -a "$summary"
   [[ $mode == gpu ]] && failed=1
@@ -202,7 +204,7 @@ fi
 # second engine"); GPU run 4 planned a node in 0.05 to 0.4 s. The conformance gets 25 s at most:
 # its random geometries are each planned anew, and in run 4 they spent all of a process-wide 60 s. The step's limit grows with a
 # budget that leaves room for it.
-step check $((budget >= 420 ? 280 : 200)) "${sd[@]}" "$bin/streamdet_gpu_check" "${backend[@]}" --cudnn-graph-budget "$graph_budget" --cudnn-graph-conformance-budget "$((graph_budget < 25 ? graph_budget : 25))" --cases "$cases" --iters "$iters" --json "$work/check.json" "${models[@]}" "${timing[@]}" "${streams[@]}" "${nvdec[@]}" "${e2e[@]}"
+step check $((budget >= 420 ? 280 : 200)) "${sd[@]}" "$bin/streamdet_gpu_check" "${backend[@]}" --cudnn-graph-budget "$graph_budget" --cudnn-graph-conformance-budget "$((graph_budget < 25 ? graph_budget : 25))" --cases "$cases" --iters "$iters" --json "$work/check.json" "${ops[@]}" "${models[@]}" "${timing[@]}" "${streams[@]}" "${nvdec[@]}" "${e2e[@]}"
 # NVDEC's verdict in the summary (the figures are in check.json's "nvdec"); here (--cpu) it is
 # expected to find no NVDEC, and does not count.
 if [[ ${#nvdec[@]} -gt 0 && -f $work/check.json ]]; then

@@ -29,8 +29,8 @@ __global__ void strided_copy_kernel(StridedCopy c, I total, const T* __restrict_
 }
 
 // One thread a pixel: its k elements read from the k planes (coalesced plane by plane across the
-// threads), written side by side. Index arithmetic in I: 32 bits where the copy fits (a 64-bit
-// division is a long emulated sequence on the GPU).
+// threads), written side by side. Index arithmetic in I: unsigned 32 bits where the copy fits
+// (fits_32bit_index; a 64-bit division is a long emulated sequence on the GPU).
 template <class T, class I>
 __global__ void interleave_kernel(InterleaveCopy c, I pixels, I p, I k, const T* __restrict__ src, T* __restrict__ dst) {
   for (I i = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; i < pixels; i += static_cast<I>(gridDim.x) * blockDim.x) {
@@ -143,7 +143,7 @@ int launch_strided_copy(const StridedCopy& copy, const T* src, T* dst, void* str
     const int64_t pixels = t->n * t->p;
     const auto st = static_cast<cudaStream_t>(stream);
     if (pixels <= 0) return cudaSuccess;
-    if (pixels * t->k + t->src_offset + t->dst_offset < (int64_t{1} << 31))
+    if (fits_32bit_index(c))  // the same elements as the copy's walk
       interleave_kernel<T, uint32_t><<<blocks_for(pixels), kThreads, 0, st>>>(*t, static_cast<uint32_t>(pixels), static_cast<uint32_t>(t->p),
                                                                            static_cast<uint32_t>(t->k), src, dst);
     else
