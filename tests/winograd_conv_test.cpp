@@ -152,6 +152,10 @@ void expect_matches_direct(cpu::Isa isa, WinoGemm gemm = WinoGemm::kFloat32, dou
       {"80->64 8x8, sigmoid", {1, 80, 8, 8, 64}, true, {{WinoPostKind::kSigmoid}}},
       {"32->48 7x9, SiLU", {1, 32, 7, 9, 48}, true, {{WinoPostKind::kSilu}}},
       {"16->112 6x5, sum", {1, 16, 6, 5, 112}, false, {{WinoPostKind::kSum}}},
+      // Blocks of six tiles whose last block is short (its GEMM rows are only the tiles there):
+      // 25 tiles (6 + 6 + 6 + 6 + 1 on one thread) and 5 (a single block of 5).
+      {"32->48 20x20 (25 tiles), SiLU", {1, 32, 20, 20, 48}, true, {{WinoPostKind::kSilu}}},
+      {"48->32 17x4 (5 tiles), sum", {1, 48, 17, 4, 32}, true, {{WinoPostKind::kSum}}},
   };
   std::mt19937 rng(23);
   for (const WinoCase& k : cases) {

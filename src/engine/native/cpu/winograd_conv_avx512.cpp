@@ -23,36 +23,33 @@ namespace {
 
 #include "engine/native/cpu/winograd_avx512_common.inc"
 
-// c[6][16 * NV] = a[6][k] x b[k][16 * NV]: a's rows lda apart, b packed [k][16 * NV], c's rows
-// ldc apart. NV = 4 is the main kernel; 1 to 3 take a layer's last, narrower panel.
-template <int NV>
+// c[R][16 * NV] = a[R][k] x b[k][16 * NV]: a's rows lda apart, b packed [k][16 * NV], c's rows
+// ldc apart. NV = 4 is the main kernel; 1 to 3 take a layer's last, narrower panel. R = 6 but for
+// a block's last rows (multiply_panels).
+template <int NV, int R>
 inline void micro_kernel(const float* a, int64_t lda, const float* b, int64_t k, float* c, int64_t ldc) {
   constexpr int kNr = 16 * NV;
-  V16 acc[6][NV];
+  V16 acc[R][NV];
 #pragma GCC unroll 6
-  for (int r = 0; r < 6; ++r)
+  for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
     for (int q = 0; q < NV; ++q) acc[r][q] = _mm512_setzero_ps();
-  const float* a0 = a;
-  const float* a1 = a + lda;
-  const float* a2 = a + 2 * lda;
-  const float* a3 = a + 3 * lda;
-  const float* a4 = a + 4 * lda;
-  const float* a5 = a + 5 * lda;
+  const float* ar[R];
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) ar[r] = a + r * lda;
   for (int64_t i = 0; i < k; ++i) {
     V16 bv[NV];
 #pragma GCC unroll 4
     for (int q = 0; q < NV; ++q) bv[q] = _mm512_loadu_ps(b + i * kNr + q * 16);
-    const float* rows[6] = {a0 + i, a1 + i, a2 + i, a3 + i, a4 + i, a5 + i};
 #pragma GCC unroll 6
-    for (int r = 0; r < 6; ++r) {
-      const V16 av = _mm512_set1_ps(*rows[r]);
+    for (int r = 0; r < R; ++r) {
+      const V16 av = _mm512_set1_ps(ar[r][i]);
 #pragma GCC unroll 4
       for (int q = 0; q < NV; ++q) acc[r][q] = _mm512_fmadd_ps(av, bv[q], acc[r][q]);
     }
   }
 #pragma GCC unroll 6
-  for (int r = 0; r < 6; ++r)
+  for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
     for (int q = 0; q < NV; ++q) _mm512_storeu_ps(c + r * ldc + q * 16, acc[r][q]);
 }
@@ -60,7 +57,9 @@ inline void micro_kernel(const float* a, int64_t lda, const float* b, int64_t k,
 }  // namespace
 
 void run_avx512(const RunArgs& a) {
-  const auto multiply = [&](const Tiling& d, int64_t tpad, const float* v, float* m) { multiply_panels(d, tpad, v, a.packed, m); };
+  const auto multiply = [&](const Tiling& d, int64_t tpad, int64_t count, const float* v, float* m) {
+    multiply_panels(d, tpad, count, v, a.packed, m);
+  };
   if (a.tile == 6)
     run_blocks<float, 6>(a, multiply);
   else

@@ -35,38 +35,34 @@ inline int32_t pair_at(const uint16_t* p) {
   return x;
 }
 
-// c[6][16 * NV] = a[6][k] x b[k][16 * NV] in bf16 with float32 sums: a's rows lda apart (bf16,
+// c[R][16 * NV] = a[R][k] x b[k][16 * NV] in bf16 with float32 sums: a's rows lda apart (bf16,
 // channels in order), b packed [k / 2][16 * NV][2] (each output channel's pair of consecutive
 // channels side by side), c's rows ldc apart (float32). k even. NV = 4 is the main kernel; 1 to 3
-// take a layer's last, narrower panel.
-template <int NV>
+// take a layer's last, narrower panel. R = 6 but for a block's last rows (multiply_panels).
+template <int NV, int R>
 inline void micro_kernel(const uint16_t* a, int64_t lda, const uint16_t* b, int64_t k, float* c, int64_t ldc) {
   constexpr int kNr = 16 * NV;
-  V16 acc[6][NV];
+  V16 acc[R][NV];
 #pragma GCC unroll 6
-  for (int r = 0; r < 6; ++r)
+  for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
     for (int q = 0; q < NV; ++q) acc[r][q] = _mm512_setzero_ps();
-  const uint16_t* a0 = a;
-  const uint16_t* a1 = a + lda;
-  const uint16_t* a2 = a + 2 * lda;
-  const uint16_t* a3 = a + 3 * lda;
-  const uint16_t* a4 = a + 4 * lda;
-  const uint16_t* a5 = a + 5 * lda;
+  const uint16_t* ar[R];
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) ar[r] = a + r * lda;
   for (int64_t i = 0; i < k; i += 2) {
     __m512bh bv[NV];
 #pragma GCC unroll 4
     for (int q = 0; q < NV; ++q) bv[q] = (__m512bh)_mm512_loadu_si512(b + i * kNr + q * 32);
-    const uint16_t* rows[6] = {a0 + i, a1 + i, a2 + i, a3 + i, a4 + i, a5 + i};
 #pragma GCC unroll 6
-    for (int r = 0; r < 6; ++r) {
-      const __m512bh av = (__m512bh)_mm512_set1_epi32(pair_at(rows[r]));
+    for (int r = 0; r < R; ++r) {
+      const __m512bh av = (__m512bh)_mm512_set1_epi32(pair_at(ar[r] + i));
 #pragma GCC unroll 4
       for (int q = 0; q < NV; ++q) acc[r][q] = _mm512_dpbf16_ps(acc[r][q], av, bv[q]);
     }
   }
 #pragma GCC unroll 6
-  for (int r = 0; r < 6; ++r)
+  for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
     for (int q = 0; q < NV; ++q) _mm512_storeu_ps(c + r * ldc + q * 16, acc[r][q]);
 }
@@ -74,8 +70,8 @@ inline void micro_kernel(const uint16_t* a, int64_t lda, const uint16_t* b, int6
 }  // namespace
 
 void run_avx512bf16(const RunArgs& a) {
-  run_blocks<uint16_t>(a, [&](const Tiling& d, int64_t tpad, const uint16_t* v, float* m) {
-    multiply_panels(d, tpad, v, a.packed_bf16, m);
+  run_blocks<uint16_t>(a, [&](const Tiling& d, int64_t tpad, int64_t count, const uint16_t* v, float* m) {
+    multiply_panels(d, tpad, count, v, a.packed_bf16, m);
   });
 }
 
