@@ -10,8 +10,10 @@
 // small GEMMs, the bulk of the time: a 6x16 FMA micro-kernel) and transformed back (A^T m A).
 //
 // Work is split in blocks of six tiles whose transformed input and products stay in L1/L2 (the
-// weights stream from L2: winograd_conv.cpp says what was measured); the engine's threads
-// (parallel.h) take blocks. The kernel has two variants, chosen when the weights are packed:
+// weights stream from L2: winograd_conv.cpp says what was measured); each of the engine's threads
+// (parallel.h) takes an even share of the tiles, in blocks (one block where the share is small,
+// so that the weights are read once: winograd_transforms.inc, block_tiles_for), and a block's
+// GEMM multiplies only its tiles (a short last block has no padding rows). The kernel has two variants, chosen when the weights are packed:
 // AVX2 + FMA (winograd_conv_avx2.cpp, 8 channels a register, a 6x16 micro-kernel) and AVX-512
 // (winograd_conv_avx512.cpp, 16 channels a register, a 6x64 micro-kernel on the 32 registers;
 // channels and output channels multiples of 16, else the AVX2 variant). Neither may be run where
