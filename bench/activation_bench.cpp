@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "core/cpu_isa.h"
 #include "engine/native/cpu/activation_kernels.h"
 #include "engine/native/cpu/fast_math.h"
 
@@ -21,17 +22,24 @@ std::vector<float> activations(int64_t n) {
   return x;
 }
 
+// Second arg: the ISA variant (0 baseline, 1 AVX2, 2 AVX-512: src/core/cpu_isa.h; skipped where
+// the processor cannot run it).
 void BM_SiluKernel(benchmark::State& state) {
+  const auto isa = static_cast<cpu::Isa>(state.range(1));
+  if (isa > cpu::detected_isa()) {
+    state.SkipWithError("this processor cannot run this ISA variant");
+    return;
+  }
   const auto x = activations(state.range(0));
   std::vector<float> y(x.size());
   for (auto _ : state) {
-    silu(x.data(), y.data(), state.range(0));
+    silu_isa(isa, x.data(), y.data(), state.range(0));
     benchmark::DoNotOptimize(y.data());
   }
   state.counters["ns/elem"] = benchmark::Counter(static_cast<double>(state.range(0)), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
-  state.SetLabel(activation_kernels_isa());
+  state.SetLabel(cpu::isa_name(isa));
 }
-BENCHMARK(BM_SiluKernel)->Arg(65536)->Arg(4096);
+BENCHMARK(BM_SiluKernel)->ArgsProduct({{65536, 4096}, {0, 1, 2}});
 
 void BM_SiluPortableLoop(benchmark::State& state) {
   const auto x = activations(state.range(0));

@@ -691,30 +691,35 @@ TEST(NativeEngine, SiluAndSigmoidKernelsMatchTheExactValues) {
     }
     return worst;
   };
-  std::vector<float> silu(x.size()), sig(x.size());
-  ops::silu(x.data(), silu.data(), static_cast<int64_t>(x.size()));
-  ops::sigmoid(x.data(), sig.data(), static_cast<int64_t>(x.size()));
-  EXPECT_LT(check(x, silu, sig), 1e-6) << ops::activation_kernels_isa();
-  for (int64_t n = 0; n <= 70; ++n) {
-    std::vector<float> in = random_vector(static_cast<size_t>(n), static_cast<uint32_t>(n), -12.f, 12.f);
-    std::vector<float> a = in, b = in;
-    a.push_back(123.f), b.push_back(123.f);  // a sentinel after the end: must stay untouched
-    ops::silu(a.data(), a.data(), n);        // in place
-    ops::sigmoid(b.data(), b.data(), n);
-    EXPECT_EQ(a.back(), 123.f);
-    EXPECT_EQ(b.back(), 123.f);
-    a.pop_back(), b.pop_back();
-    check(in, a, b);
+  // Every variant this processor runs (the AVX2 one on an AVX-512 machine too), as the engine
+  // would pick it on a processor of that level.
+  for (const cpu::Isa isa : cpu::runnable_isas()) {
+    SCOPED_TRACE(cpu::isa_name(isa));
+    std::vector<float> silu(x.size()), sig(x.size());
+    ops::silu_isa(isa, x.data(), silu.data(), static_cast<int64_t>(x.size()));
+    ops::sigmoid_isa(isa, x.data(), sig.data(), static_cast<int64_t>(x.size()));
+    EXPECT_LT(check(x, silu, sig), 1e-6);
+    for (int64_t n = 0; n <= 70; ++n) {
+      std::vector<float> in = random_vector(static_cast<size_t>(n), static_cast<uint32_t>(n), -12.f, 12.f);
+      std::vector<float> a = in, b = in;
+      a.push_back(123.f), b.push_back(123.f);  // a sentinel after the end: must stay untouched
+      ops::silu_isa(isa, a.data(), a.data(), n);  // in place
+      ops::sigmoid_isa(isa, b.data(), b.data(), n);
+      EXPECT_EQ(a.back(), 123.f);
+      EXPECT_EQ(b.back(), 123.f);
+      a.pop_back(), b.pop_back();
+      check(in, a, b);
+    }
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    std::vector<float> special{nan, inf, -inf}, s1(3), s2(3);
+    ops::silu_isa(isa, special.data(), s1.data(), 3);
+    ops::sigmoid_isa(isa, special.data(), s2.data(), 3);
+    EXPECT_TRUE(std::isnan(s1[0]));
+    EXPECT_TRUE(std::isnan(s2[0]));
+    EXPECT_EQ(s1[1], inf);
+    EXPECT_EQ(s2[1], 1.f);
+    EXPECT_LT(s2[2], 1e-30f);
   }
-  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
-  std::vector<float> special{nan, inf, -inf}, s1(3), s2(3);
-  ops::silu(special.data(), s1.data(), 3);
-  ops::sigmoid(special.data(), s2.data(), 3);
-  EXPECT_TRUE(std::isnan(s1[0]));
-  EXPECT_TRUE(std::isnan(s2[0]));
-  EXPECT_EQ(s1[1], inf);
-  EXPECT_EQ(s2[1], 1.f);
-  EXPECT_LT(s2[2], 1e-30f);
 }
 
 // Found by the fuzzer (a Sigmoid on a NaN tensor): NaN reached a float->int conversion, which

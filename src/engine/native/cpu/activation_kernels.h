@@ -8,8 +8,9 @@
 // 2^(j/16) from a 16-entry table held in one register (vpermps, indexed by the low bits of the
 // rounded k), the power of two applied by vscalefps, e^r a degree-2 polynomial on |r| <= ln2/32,
 // then one division: about 12 operations per 16 floats. Here 512-bit registers beat 256-bit ones
-// (0.19 against 0.26 ns): the work is bound by instruction count, not by FMA throughput. Without
-// AVX-512 they run the fast_sigmoid loop, vectorized to AVX2 where the processor has it
+// (0.19 against 0.26 ns): the work is bound by instruction count, not by FMA throughput. With AVX2
+// the same construction on 8 floats (sigmoid_avx2.h: an 8-entry table, the power of two built in
+// the exponent bits, vrcpps and two Newton steps); the baseline runs the fast_sigmoid loop
 // (variants chosen at run time: activation_variants.h).
 #pragma once
 

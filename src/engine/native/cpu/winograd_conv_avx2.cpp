@@ -11,7 +11,7 @@
 #include <cstring>
 #include <memory>
 
-#include "engine/native/cpu/fast_math.h"
+#include "engine/native/cpu/sigmoid_avx2.h"
 #include "engine/native/cpu/winograd_conv.h"
 #include "engine/native/parallel.h"
 
@@ -109,15 +109,9 @@ inline V8 epilogue(const RunArgs& a, V8 x, int64_t at) {
         x = _mm256_blendv_ps(x, neg, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
         break;
       }
-      case WinoPostKind::kSilu:
-      case WinoPostKind::kSigmoid: {
-        f32x8 v;
-        std::memcpy(&v, &x, sizeof v);
-        const f32x8 s = 1.0f / (1.0f + fast_exp_of(-v));
-        const f32x8 r = p.kind == WinoPostKind::kSilu ? v * s : s;
-        std::memcpy(&x, &r, sizeof x);
-        break;
-      }
+      // The AVX2 activation kernels' table-based exp and reciprocal (sigmoid_avx2.h).
+      case WinoPostKind::kSilu: x = avx2_math::silu(x); break;
+      case WinoPostKind::kSigmoid: x = avx2_math::sigmoid(x); break;
       case WinoPostKind::kHardSwish: {
         const V8 g = _mm256_fmadd_ps(x, _mm256_set1_ps(1.f / 6.f), _mm256_set1_ps(0.5f));
         x = _mm256_mul_ps(x, _mm256_min_ps(_mm256_max_ps(g, _mm256_setzero_ps()), _mm256_set1_ps(1.f)));
@@ -135,6 +129,8 @@ template <int kM>
 void output_transform(const RunArgs& a, const Tiling& d, int64_t t0, int64_t count, int64_t tpad, const float* m) {
   constexpr int kA = Tile<kM>::kA;
   const int64_t OC = d.oc;
+  // SiLU alone, YOLOv8's every 3x3, without epilogue()'s loop and switch per vector.
+  const bool silu_only = a.post_count == 1 && a.posts[0].kind == WinoPostKind::kSilu;
   for (int64_t tl = 0; tl < count; ++tl) {
     const int64_t t = t0 + tl, img = t / (d.th * d.tw), r = t % (d.th * d.tw), oy0 = r / d.tw * kM, ox0 = r % d.tw * kM;
     const int64_t rows = std::min<int64_t>(kM, d.h - oy0), cols = std::min<int64_t>(kM, d.w - ox0);
@@ -153,7 +149,8 @@ void output_transform(const RunArgs& a, const Tiling& d, int64_t t0, int64_t cou
         output_rows<kM>(tmp[i], o4);
         for (int64_t j = 0; j < cols; ++j) {
           const int64_t px = (img * d.h + oy0 + i) * d.w + ox0 + j, at = px * OC + o;  // at: in sum
-          _mm256_storeu_ps(a.dst + px * a.dst_stride + o, epilogue(a, _mm256_add_ps(o4[j], bias), at));
+          const V8 x = _mm256_add_ps(o4[j], bias);
+          _mm256_storeu_ps(a.dst + px * a.dst_stride + o, silu_only ? avx2_math::silu(x) : epilogue(a, x, at));
         }
       }
     }
