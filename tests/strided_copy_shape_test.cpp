@@ -168,6 +168,28 @@ TEST(StridedCopyShape, PlanarToInterleavedCopiesTakeTheInterleaveKernel) {
   const int64_t dims[4] = {2, 3, 5, 7}, src[4] = {105, 1, 21, 3}, dst[4] = {105, 35, 7, 1};
   for (int i = 0; i < 4; ++i) back.dims[i] = dims[i], back.src_strides[i] = src[i], back.dst_strides[i] = dst[i];
   EXPECT_FALSE(as_interleave(simplify_copy(back), 8));
+  // A conversion read from inside a larger buffer and written at an offset of another (a part of
+  // a bigger allocation): the offsets travel with the interleave.
+  {
+    StridedCopy at = nchw_to_nhwc(2, 3, 5, 7);
+    at.src_offset = 11, at.dst_offset = 13;
+    const auto t = as_interleave(simplify_copy(at), 8);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->src_offset, 11);
+    EXPECT_EQ(t->dst_offset, 13);
+    const size_t elems = 2 * 3 * 35;
+    std::vector<uint8_t> s((elems + 11) * es);
+    std::iota(s.begin(), s.end(), uint8_t{5});
+    std::vector<uint8_t> want((elems + 13) * es, 0xEE), got((elems + 13) * es, 0xEE);
+    walk(at, es, s, want);
+    walk_interleave(*t, es, s, got);
+    ASSERT_EQ(got, want);
+    // Three planes into channels 2..4 of a 5-channel NHWC tensor (a Concat part): the
+    // destination's pixels are 5 apart, not 3, which the interleave kernel does not write.
+    StridedCopy part = nchw_to_nhwc(2, 3, 5, 7);
+    part.dst_strides[0] = 35 * 5, part.dst_strides[1] = 7 * 5, part.dst_strides[2] = 5, part.dst_offset = 2;
+    EXPECT_FALSE(as_interleave(simplify_copy(part), 8));
+  }
   // Random copies: any taken for an interleave moves the same bytes.
   std::mt19937 rng(11);
   for (int trial = 0; trial < 400; ++trial) {
@@ -199,6 +221,19 @@ TEST(StridedCopyShape, ThirtyTwoBitIndicesOnlyWhereEveryIndexFits) {
   EXPECT_FALSE(fits_32bit_index(part));
   part.src_offset = 0, part.dst_strides[0] = int64_t{1} << 22;  // a destination row stride that walks past it
   EXPECT_FALSE(fits_32bit_index(part));
+  // The limits themselves: fewer than 2^30 elements, and the highest index at most 2^31 - 1.
+  StridedCopy line;
+  line.rank = 1, line.src_strides[0] = line.dst_strides[0] = 1;
+  line.dims[0] = (int64_t{1} << 30) - 1;
+  EXPECT_TRUE(fits_32bit_index(line));
+  line.dims[0] = int64_t{1} << 30;
+  EXPECT_FALSE(fits_32bit_index(line));
+  line.dims[0] = 1000, line.src_offset = (int64_t{1} << 31) - 1000;  // last index 2^31 - 1
+  EXPECT_TRUE(fits_32bit_index(line));
+  line.src_offset += 1;  // last index 2^31
+  EXPECT_FALSE(fits_32bit_index(line));
+  line.src_offset = 0, line.dst_offset = (int64_t{1} << 31) - 999;
+  EXPECT_FALSE(fits_32bit_index(line));
   StridedCopy rev;  // a reversed walk from its last element down to 0
   rev.rank = 1, rev.dims[0] = 100, rev.src_strides[0] = -1, rev.src_offset = 99, rev.dst_strides[0] = 1;
   EXPECT_TRUE(fits_32bit_index(rev));

@@ -12,6 +12,11 @@ namespace sd::native::cuda {
 namespace {
 
 constexpr int kTile = 64;  // boxes per block side of the overlap matrix, one bit each in a word
+// The walk is one block: the most threads a block has, for its per-tile OR of up to 64 rows into
+// the later words (64 x 131 at 8400 candidates) and its copies. Its loops stride by blockDim.x,
+// and one thread per box of a tile loads the tile's rows: at least kTile threads.
+constexpr int kWalkThreads = 1024;
+static_assert(kWalkThreads >= kTile && kWalkThreads <= 1024);
 
 __global__ void decode_yolov8_kernel(YoloV8HeadView h, float conf, GpuBox* out, int* count) {
   SD_GRID_LOOP(a, h.anchors) {
@@ -131,8 +136,10 @@ __global__ void overlap_kernel(const GpuBox* sorted, int n, GpuNmsParams p, unsi
 // box at a time waited for one row's load per kept box (300 kept: most of the 0.8 ms that decode +
 // NMS took per frame on the H200 in GPU run 4); this waits for two loads per tile, and none for a
 // tile whose boxes are all removed already.
-__global__ void walk_kernel(const GpuBox* sorted, int n, const unsigned long long* mask, int words, int max_det,
-                            GpuBox* kept, int* kept_count) {
+// __launch_bounds__: a later change that needs more than 64 registers a thread fails to compile,
+// not to launch (32 today).
+__global__ void __launch_bounds__(kWalkThreads) walk_kernel(const GpuBox* sorted, int n, const unsigned long long* mask, int words,
+                                                            int max_det, GpuBox* kept, int* kept_count) {
   extern __shared__ unsigned long long removed[];
   __shared__ unsigned long long diag[kTile];
   __shared__ int rows[kTile];
@@ -252,9 +259,6 @@ int launch_nms(const GpuBox* boxes, int n, const GpuNmsParams& p, void* scratch,
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
   overlap_kernel<<<dim3(words, words), kTile, 0, st>>>(s.sorted, n, p, s.mask, words);
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
-  // The walk is one block: the most threads a block has, for its per-tile OR of up to 64 rows into
-  // the later words (64 x 131 at 8400 candidates) and its copies.
-  constexpr int kWalkThreads = 1024;
   walk_kernel<<<1, kWalkThreads, shared, st>>>(s.sorted, n, s.mask, words, p.max_det, kept, kept_count);
   return cudaGetLastError();
 }
