@@ -28,7 +28,7 @@ void BM_Conv3x3Winograd(benchmark::State& state) {
   const int64_t c = state.range(0), oc = state.range(1), side = state.range(2);
   const bool ours = state.range(3) != 0;
   // range(3): 0 oneDNN, 1 ours, 2 ours' AVX2 variant, 3 ours with the bf16 GEMM, 4 ours in
-  // F(6x6, 3x3), 5 ours' AVX2 variant in F(6x6, 3x3).
+  // F(6x6, 3x3), 5 ours' AVX2 variant in F(6x6, 3x3), 6 ours with the bf16 GEMM in F(6x6, 3x3).
   const cpu::Isa variant = state.range(3) == 2 || state.range(3) == 5 ? cpu::Isa::kAvx2 : cpu::active_isa();
   const int threads = state.range(4) > 0 ? static_cast<int>(state.range(4)) : 2;
   if (cpu::detected_isa() < cpu::Isa::kAvx2) {
@@ -43,8 +43,8 @@ void BM_Conv3x3Winograd(benchmark::State& state) {
   std::vector<float> y(static_cast<size_t>(oc * side * side));
   omp_set_num_threads(threads);
   if (ours) {
-    const WinoGemm gemm = state.range(3) == 3 ? WinoGemm::kBf16 : WinoGemm::kFloat32;
-    const WinoTile tile = state.range(3) == 4 || state.range(3) == 5 ? WinoTile::k6x6 : WinoTile::k4x4;
+    const WinoGemm gemm = state.range(3) == 3 || state.range(3) == 6 ? WinoGemm::kBf16 : WinoGemm::kFloat32;
+    const WinoTile tile = state.range(3) >= 4 ? WinoTile::k6x6 : WinoTile::k4x4;
     const WinogradConv conv({1, c, side, side, oc}, w.data(), b.data(), {{WinoPostKind::kSilu}}, variant, gemm, tile);
     state.SetLabel(conv.name());  // the AVX-512 variant where the processor has it
     for (auto _ : state) {
@@ -105,6 +105,18 @@ BENCHMARK(BM_Conv3x3Winograd6)
     ->ArgsProduct({{80}, {80}, {80, 40, 20}, {1, 4}, {1, 2}})
     ->ArgsProduct({{128}, {128}, {40, 20}, {1, 4}, {1, 2}})
     ->ArgsProduct({{256}, {256}, {20}, {1, 4}, {1, 2}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// The bf16 GEMM in F(4x4, 3x3) (3) against F(6x6, 3x3) (6), on the shapes where the float32
+// variant takes F(6x6) (maps of 48 and more). --benchmark_filter=Winograd6Bf16.
+void BM_Conv3x3Winograd6Bf16(benchmark::State& state) { BM_Conv3x3Winograd(state); }
+BENCHMARK(BM_Conv3x3Winograd6Bf16)
+    ->ArgsProduct({{16}, {16}, {160}, {3, 6}, {1, 2}})
+    ->ArgsProduct({{32}, {32}, {80}, {3, 6}, {1, 2}})
+    ->ArgsProduct({{64}, {64}, {80}, {3, 6}, {1, 2}})
+    ->ArgsProduct({{64}, {80}, {80}, {3, 6}, {1, 2}})
+    ->ArgsProduct({{80}, {80}, {80}, {3, 6}, {1, 2}})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 

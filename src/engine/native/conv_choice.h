@@ -11,7 +11,7 @@ enum class Conv3x3Choice {
   kMeasured,  // from the AVX2 path up (AVX-512 included): the faster of ours and oneDNN's, timed at plan time
   kOneDnn,    // oneDNN's primitive always
   kWinograd,  // our Winograd kernel wherever it applies and the processor has AVX2 + FMA
-  kWinograd6x6,  // the same with F(6x6, 3x3) where its AVX-512 float32 variant applies, else F(4x4, 3x3)
+  kWinograd6x6,  // the same with F(6x6, 3x3) (each variant, the bf16 one included)
 };
 
 // Set by the loader on every Conv / FusedConv when the choice is forced (absent: kMeasured); the

@@ -339,12 +339,18 @@ class ConvKernel : public Kernel {
     const int threads = static_cast<int>(std::max<int64_t>(1, ctx.node.attrs.get_int(kPlanThreads, 1)));
     std::vector<std::unique_ptr<ops::WinogradConv>> own;
     own.push_back(make_own_winograd(ctx, ops::WinoGemm::kFloat32));
+    const bool large = g_.h >= kF6x6MinSide && g_.w >= kF6x6MinSide;
+    if (large) {
+      auto six = make_own_winograd(ctx, ops::WinoGemm::kFloat32, ops::WinoTile::k6x6);
+      if (six->tile() == ops::WinoTile::k6x6) own.push_back(std::move(six));
+    }
     if (bf16_) {
       auto b = make_own_winograd(ctx, ops::WinoGemm::kBf16);
       if (b->bf16()) own.push_back(std::move(b));
-    } else if (g_.h >= kF6x6MinSide && g_.w >= kF6x6MinSide) {
-      auto six = make_own_winograd(ctx, ops::WinoGemm::kFloat32, ops::WinoTile::k6x6);
-      if (six->tile() == ops::WinoTile::k6x6) own.push_back(std::move(six));
+      if (large) {
+        auto b6 = make_own_winograd(ctx, ops::WinoGemm::kBf16, ops::WinoTile::k6x6);
+        if (b6->bf16() && b6->tile() == ops::WinoTile::k6x6) own.push_back(std::move(b6));
+      }
     }
     const int best = fastest_own(ctx, own, threads);
     if (best < 0) return;

@@ -30,7 +30,7 @@ WinogradConv::WinogradConv(const WinogradGeometry& g, const float* weights, cons
     : g_(g),
       avx512_(isa >= cpu::Isa::kAvx512 && g.c % 16 == 0 && g.oc % 16 == 0),
       bf16_(avx512_ && gemm == WinoGemm::kBf16 && isa >= cpu::Isa::kAvx512Bf16),
-      tile_(!bf16_ && tile == WinoTile::k6x6 ? WinoTile::k6x6 : WinoTile::k4x4),
+      tile_(tile),
       posts_(std::move(posts)) {
   // G for F(4x4, 3x3) (Lavin & Gray, 2016), in double: the transformed weights are rounded once.
   static const double G4[6][3] = {{1.0 / 4, 0, 0},          {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},

@@ -29,7 +29,8 @@
 // the result's rounding error is larger than a direct convolution's: up to ~2e-6 of the sum of
 // |products| per output, against ~1e-7 (tests/winograd_conv_test.cpp bounds it at 1e-5).
 //
-// F(6x6, 3x3) (WinoTile::k6x6; AVX-512, float32 GEMM only): a 6x6 output tile from an 8x8 input
+// F(6x6, 3x3) (WinoTile::k6x6; every variant: AVX2, AVX-512, and AVX-512 with the bf16 GEMM): a
+// 6x6 output tile from an 8x8 input
 // tile, 64 multiplications per channel pair for 36 outputs (1.78 an output against F(4x4)'s
 // 2.25: 21% fewer GEMM flops), with the same block driver and panel GEMM over 64 positions. The
 // price: larger transforms (about the same arithmetic per output as F(4x4)'s, in more registers
@@ -37,7 +38,9 @@
 // GEMM's ~50%), tiles that overhang where 6 does not divide the size (80 -> 84, 40 -> 42,
 // 20 -> 24: computed and dropped), 64/36 the weight bytes streamed per block (16 MiB for a
 // 256 -> 256 layer, probably why that one runs 1.6x slower at 20x20), and more float error (A^T up to 32,
-// B^T up to 21/4, G's 1/90 and 32/45: tests/winograd_conv_test.cpp derives its bound). Where it
+// B^T up to 21/4, G's 1/90 and 32/45: tests/winograd_conv_test.cpp derives its bound; with the
+// bf16 GEMM 2-4x bf16 F(4x4)'s worst error, measured, and the same AP on the synthetic detector:
+// docs/benchmarks.md, "bf16 Winograd F(6x6, 3x3)"). Where it
 // is faster is measured per node at load (cpu/dnnl_conv.cpp), beside F(4x4, 3x3) and oneDNN, on
 // maps of 48x48 and more (smaller ones lost in the model: docs/benchmarks.md).
 #pragma once
@@ -59,8 +62,7 @@ struct WinoPost {
 // The arithmetic of the 36 GEMMs: float32, or bf16 products with float32 sums (--precision bf16).
 enum class WinoGemm { kFloat32, kBf16 };
 
-// The output tile: F(4x4, 3x3) (every variant) or F(6x6, 3x3) (the float32 variants, AVX2 and
-// AVX-512).
+// The output tile: F(4x4, 3x3) or F(6x6, 3x3) (every variant).
 enum class WinoTile { k4x4, k6x6 };
 
 struct WinogradGeometry {
@@ -79,8 +81,7 @@ class WinogradConv {
   // AVX2 otherwise (tests pass each runnable level to compare the variants on one processor).
   // gemm = kBf16 asks for the bf16 variant: taken from kAvx512Bf16 up with both channel counts
   // multiples of 16, else the float32 variant as above (bf16() says which).
-  // tile = k6x6 asks for F(6x6, 3x3): taken by either float32 variant (not with the bf16 GEMM,
-  // which keeps F(4x4, 3x3); tile() says which).
+  // tile = k6x6 asks for F(6x6, 3x3), which every variant takes (tile() says which was taken).
   WinogradConv(const WinogradGeometry& g, const float* weights, const float* bias, std::vector<WinoPost> posts,
                cpu::Isa isa = cpu::active_isa(), WinoGemm gemm = WinoGemm::kFloat32, WinoTile tile = WinoTile::k4x4);
 
@@ -101,12 +102,12 @@ class WinogradConv {
   // The variant the weights were packed for: "streamdet:wino_4x3:avx2", "...:avx512",
   // "...:avx512_bf16", "streamdet:wino_6x3:avx2" or "...:avx512" (the plan's implementation name).
   const char* name() const {
-    return tile_ == WinoTile::k6x6 ? (avx512_ ? "streamdet:wino_6x3:avx512" : "streamdet:wino_6x3:avx2")
+    return tile_ == WinoTile::k6x6 ? (bf16_ ? "streamdet:wino_6x3:avx512_bf16" : avx512_ ? "streamdet:wino_6x3:avx512" : "streamdet:wino_6x3:avx2")
            : bf16_                 ? "streamdet:wino_4x3:avx512_bf16"
            : avx512_               ? "streamdet:wino_4x3:avx512"
                                    : "streamdet:wino_4x3:avx2";
   }
-  // The output tile taken (k6x6 only where asked for and the float32 AVX-512 variant runs).
+  // The output tile taken (k6x6 where asked for).
   WinoTile tile() const { return tile_; }
   // Whether the GEMMs run in bf16 (the bf16 variant was taken).
   bool bf16() const { return bf16_; }
@@ -115,7 +116,7 @@ class WinogradConv {
   WinogradGeometry g_;
   bool avx512_ = false;        // which kernel run() calls (and how packed_ is laid out)
   bool bf16_ = false;          // the bf16 variant (avx512_ too): packed_bf16_ instead of packed_
-  WinoTile tile_ = WinoTile::k4x4;  // k6x6: not bf16_
+  WinoTile tile_ = WinoTile::k4x4;
   std::vector<float> packed_;  // [36 or 64][panels][c][panel width]: U = G g G^T by position; panels of
                                // 16 output channels (the last 8) for AVX2, 64 (the last 16-48) for AVX-512
   std::vector<uint16_t> packed_bf16_;  // the bf16 variant's U, rounded to bf16: [36][panels][c / 2][panel width][2]
@@ -136,7 +137,7 @@ struct RunArgs {
   const WinoPost* posts;
   int64_t post_count;
   int64_t block_tiles;
-  int tile;  // 4: F(4x4, 3x3); 6: F(6x6, 3x3) (run_avx512 only)
+  int tile;  // 4: F(4x4, 3x3); 6: F(6x6, 3x3)
   const float* src;
   float* dst;
   const float* sum;

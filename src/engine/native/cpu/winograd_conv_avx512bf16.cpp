@@ -70,9 +70,13 @@ inline void micro_kernel(const uint16_t* a, int64_t lda, const uint16_t* b, int6
 }  // namespace
 
 void run_avx512bf16(const RunArgs& a) {
-  run_blocks<uint16_t>(a, [&](const Tiling& d, int64_t tpad, int64_t count, const uint16_t* v, float* m) {
+  const auto multiply = [&](const Tiling& d, int64_t tpad, int64_t count, const uint16_t* v, float* m) {
     multiply_panels(d, tpad, count, v, a.packed_bf16, m);
-  });
+  };
+  if (a.tile == 6)
+    run_blocks<uint16_t, 6>(a, multiply);
+  else
+    run_blocks<uint16_t, 4>(a, multiply);
 }
 
 }  // namespace sd::native::ops::wino
