@@ -9,6 +9,9 @@
 
 #include "conformance/op_cases.h"
 #include "engine/native/cuda/cuda_backend.h"
+#ifdef STREAMDET_HAVE_CUDA
+#include "engine/native/cuda/strided_copy_shape.h"
+#endif
 #include "engine/native/half.h"
 #include "engine/native/session.h"
 #include "fake_device_backend.h"
@@ -287,6 +290,50 @@ TEST(CudaBackend, GraphReplayGivesThePlainLaunchesOutputs) {
     for (int64_t i = 0; i < outs[1][o].numel(); ++i)
       ASSERT_NEAR(outs[0][o].as<float>()[i], outs[1][o].as<float>()[i], 1e-5f + 1e-5f * std::fabs(outs[1][o].as<float>()[i])) << i;
 }
+
+#ifdef STREAMDET_HAVE_CUDA
+// The 64-bit index paths of the strided copy, the interleave, the nearest resize, the pooling and
+// the fp16 epilogue (taken only from 2^30 elements, which no test model reaches) give the 32-bit
+// paths' outputs: the bundled model in float32 and fp16, once as it runs and once with every
+// launch forced onto its 64-bit path (cuda::force_64bit_indices, a new session: nothing recorded).
+TEST(CudaBackend, SixtyFourBitIndexPathsGiveTheThirtyTwoBitPathsOutputs) {
+  auto cuda = cuda_backend(0);
+  if (!cuda) GTEST_SKIP() << cuda.error().message;
+  ASSERT_FALSE(cuda::forced_64bit_indices()) << "off unless a test turns it on";
+  auto m = NativeModel::load(std::string(STREAMDET_SOURCE_DIR) + "/models/tiny_synth_v8.onnx");
+  ASSERT_TRUE(m) << m.error().message;
+  HostTensor x(DType::kFloat32, Shape{1, 3, 256, 256});
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
+  TensorRef ref = x.ref();
+  struct Wide {
+    Wide() { cuda::force_64bit_indices(true); }
+    ~Wide() { cuda::force_64bit_indices(false); }
+  };
+  for (const bool fp16 : {false, true}) {
+    SessionOptions so{2};
+    so.backends = {*cuda};
+    so.device_fp16 = fp16;
+    so.cuda_graphs = false;
+    std::vector<HostTensor> narrow, wide;
+    auto a = NativeSession::create(*m, so);
+    ASSERT_TRUE(a) << a.error().message;
+    ASSERT_TRUE((*a)->run(std::span<const TensorRef>(&ref, 1), narrow));
+    {
+      const Wide forced;
+      auto b = NativeSession::create(*m, so);
+      ASSERT_TRUE(b) << b.error().message;
+      ASSERT_TRUE((*b)->run(std::span<const TensorRef>(&ref, 1), wide));
+    }
+    ASSERT_EQ(narrow.size(), wide.size());
+    for (size_t o = 0; o < narrow.size(); ++o)
+      for (int64_t i = 0; i < narrow[o].numel(); ++i)
+        ASSERT_NEAR(wide[o].as<float>()[i], narrow[o].as<float>()[i], 1e-5f + 1e-5f * std::fabs(narrow[o].as<float>()[i]))
+            << (fp16 ? "fp16" : "float32") << ", output " << o << ", element " << i;
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace sd::native

@@ -123,7 +123,7 @@ int strided_copy_as(const StridedCopy& c, const void* src, void* dst, void* stre
   for (int k = 0; k < c.rank; ++k) total *= c.dims[k];
   if (total <= 0) return cudaSuccess;
   const auto st = static_cast<cudaStream_t>(stream);
-  if (fits_32bit_index(c))
+  if (!forced_64bit_indices() && fits_32bit_index(c))
     strided_copy_kernel<V, int32_t><<<blocks_for(total), kThreads, 0, st>>>(c, static_cast<int32_t>(total), static_cast<const V*>(src),
                                                                             static_cast<V*>(dst));
   else
@@ -143,7 +143,7 @@ int launch_strided_copy(const StridedCopy& copy, const T* src, T* dst, void* str
     const int64_t pixels = t->n * t->p;
     const auto st = static_cast<cudaStream_t>(stream);
     if (pixels <= 0) return cudaSuccess;
-    if (fits_32bit_index(c))  // the same elements as the copy's walk
+    if (!forced_64bit_indices() && fits_32bit_index(c))  // the same elements as the copy's walk
       interleave_kernel<T, uint32_t><<<blocks_for(pixels), kThreads, 0, st>>>(*t, static_cast<uint32_t>(pixels), static_cast<uint32_t>(t->p),
                                                                            static_cast<uint32_t>(t->k), src, dst);
     else
@@ -159,7 +159,7 @@ int launch_pool(const PoolParams& p, const T* x, T* y, void* stream) {
   if (total <= 0) return cudaSuccess;
   const auto st = static_cast<cudaStream_t>(stream);
   // 32 bits where the input's elements fit and the output's leave the grid-stride loop room.
-  if (p.n * p.c * p.h * p.w < (int64_t{1} << 31) && total < (int64_t{1} << 30))
+  if (!forced_64bit_indices() && p.n * p.c * p.h * p.w < (int64_t{1} << 31) && total < (int64_t{1} << 30))
     pool_kernel<T, int32_t><<<blocks_for(total), kThreads, 0, st>>>(p, static_cast<int32_t>(total), x, y);
   else
     pool_kernel<T, int64_t><<<blocks_for(total), kThreads, 0, st>>>(p, total, x, y);
@@ -172,7 +172,7 @@ int resize_nearest_as(const ResizeParams& p, const void* x, void* y, void* strea
   for (int d = 0; d < p.rank; ++d) total *= p.out_dims[d];
   if (total <= 0) return cudaSuccess;
   const auto st = static_cast<cudaStream_t>(stream);
-  if (fits_32bit_index(p))
+  if (!forced_64bit_indices() && fits_32bit_index(p))
     resize_nearest_kernel<V, int32_t><<<blocks_for(total), kThreads, 0, st>>>(p, static_cast<int32_t>(total), static_cast<const V*>(x),
                                                                               static_cast<V*>(y));
   else

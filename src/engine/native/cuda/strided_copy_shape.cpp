@@ -1,6 +1,7 @@
 #include "engine/native/cuda/strided_copy_shape.h"
 
 #include <algorithm>
+#include <atomic>
 
 namespace sd::native::cuda {
 
@@ -49,6 +50,13 @@ std::optional<StridedCopy> widen_copy(const StridedCopy& c, size_t elem_bytes, s
   w.src_offset = c.src_offset / v, w.dst_offset = c.dst_offset / v;
   return w;
 }
+
+namespace {
+std::atomic<bool> g_forced_64bit{false};
+}  // namespace
+
+void force_64bit_indices(bool on) { g_forced_64bit.store(on); }
+bool forced_64bit_indices() { return g_forced_64bit.load(std::memory_order_relaxed); }
 
 bool fits_32bit_index(const StridedCopy& c) {
   constexpr int64_t kLimit = int64_t{1} << 31;

@@ -30,6 +30,12 @@ bool fits_32bit_index(const StridedCopy& c);
 // The same for a nearest resize (its input element count, and its output's half of it).
 bool fits_32bit_index(const ResizeParams& p);
 
+// For the tests: while forced, every launch that would take its 32-bit index path (strided copy,
+// interleave, nearest resize, pooling, the fp16 epilogue) takes the 64-bit one, so that the GPU
+// tests run those kernels too (no model a test runs reaches 2^30 elements). Process-wide.
+void force_64bit_indices(bool on);
+bool forced_64bit_indices();
+
 // A planar-to-interleaved copy: n times, k planes of p elements each into p runs of k
 // interleaved elements (an NCHW to NHWC layout conversion of a few channels: a model's 3-channel
 // input, every frame). As a plain strided copy its innermost dimension is the k channels, so each
