@@ -340,16 +340,13 @@ class ConvKernel : public Kernel {
     std::vector<std::unique_ptr<ops::WinogradConv>> own;
     own.push_back(make_own_winograd(ctx, ops::WinoGemm::kFloat32));
     const bool large = g_.h >= kF6x6MinSide && g_.w >= kF6x6MinSide;
-    if (large) {
-      auto six = make_own_winograd(ctx, ops::WinoGemm::kFloat32, ops::WinoTile::k6x6);
-      if (six->tile() == ops::WinoTile::k6x6) own.push_back(std::move(six));
-    }
+    if (large) own.push_back(make_own_winograd(ctx, ops::WinoGemm::kFloat32, ops::WinoTile::k6x6));
     if (bf16_) {
       auto b = make_own_winograd(ctx, ops::WinoGemm::kBf16);
       if (b->bf16()) own.push_back(std::move(b));
       if (large) {
         auto b6 = make_own_winograd(ctx, ops::WinoGemm::kBf16, ops::WinoTile::k6x6);
-        if (b6->bf16() && b6->tile() == ops::WinoTile::k6x6) own.push_back(std::move(b6));
+        if (b6->bf16()) own.push_back(std::move(b6));
       }
     }
     const int best = fastest_own(ctx, own, threads);

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 
 #include "engine/native/cpu/sigmoid_avx2.h"
@@ -161,10 +160,7 @@ void output_transform(const RunArgs& a, const Tiling& d, int64_t t0, int64_t cou
 
 void run_avx2(const RunArgs& a) {
   const auto mul = [&](const Tiling& d, int64_t tpad, int64_t count, const float* v, float* m) { multiply(a, d, tpad, count, v, m); };
-  if (a.tile == 6)
-    run_blocks<float, 6>(a, mul);
-  else
-    run_blocks<float, 4>(a, mul);
+  run_tiles<float>(a, mul);
 }
 
 }  // namespace sd::native::ops::wino

@@ -60,10 +60,7 @@ void run_avx512(const RunArgs& a) {
   const auto multiply = [&](const Tiling& d, int64_t tpad, int64_t count, const float* v, float* m) {
     multiply_panels(d, tpad, count, v, a.packed, m);
   };
-  if (a.tile == 6)
-    run_blocks<float, 6>(a, multiply);
-  else
-    run_blocks<float, 4>(a, multiply);
+  run_tiles<float>(a, multiply);
 }
 
 }  // namespace sd::native::ops::wino

@@ -73,10 +73,7 @@ void run_avx512bf16(const RunArgs& a) {
   const auto multiply = [&](const Tiling& d, int64_t tpad, int64_t count, const uint16_t* v, float* m) {
     multiply_panels(d, tpad, count, v, a.packed_bf16, m);
   };
-  if (a.tile == 6)
-    run_blocks<uint16_t, 6>(a, multiply);
-  else
-    run_blocks<uint16_t, 4>(a, multiply);
+  run_tiles<uint16_t>(a, multiply);
 }
 
 }  // namespace sd::native::ops::wino
