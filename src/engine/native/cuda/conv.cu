@@ -116,11 +116,11 @@ int launch_conv_epilogue(const ConvParams& p, const T* bias, const T* sum, T* y,
   if constexpr (std::is_same_v<T, __half>) {
     if (p.dst_nhwc && p.oc % 8 == 0 && aligned16(y) && (!sum || aligned16(sum))) {
       const auto st = static_cast<cudaStream_t>(stream);
-      if (!forced_64bit_indices() && total < (int64_t{1} << 30))
-        conv_epilogue_half8_kernel<int32_t><<<blocks_for(total / 8), kThreads, 0, st>>>(p, static_cast<int32_t>(total / 8), bias, sum, y);
-      else
-        conv_epilogue_half8_kernel<int64_t><<<blocks_for(total / 8), kThreads, 0, st>>>(p, total / 8, bias, sum, y);
-      return cudaGetLastError();
+      return with_index_type<int32_t>(total < (int64_t{1} << 30), [&](auto i) {
+        using I = decltype(i);
+        conv_epilogue_half8_kernel<I><<<blocks_for(total / 8), kThreads, 0, st>>>(p, static_cast<I>(total / 8), bias, sum, y);
+        return static_cast<int>(cudaGetLastError());
+      });
     }
   }
   conv_epilogue_kernel<<<blocks_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(p, bias, sum, y);

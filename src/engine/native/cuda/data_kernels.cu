@@ -123,12 +123,11 @@ int strided_copy_as(const StridedCopy& c, const void* src, void* dst, void* stre
   for (int k = 0; k < c.rank; ++k) total *= c.dims[k];
   if (total <= 0) return cudaSuccess;
   const auto st = static_cast<cudaStream_t>(stream);
-  if (!forced_64bit_indices() && fits_32bit_index(c))
-    strided_copy_kernel<V, int32_t><<<blocks_for(total), kThreads, 0, st>>>(c, static_cast<int32_t>(total), static_cast<const V*>(src),
-                                                                            static_cast<V*>(dst));
-  else
-    strided_copy_kernel<V, int64_t><<<blocks_for(total), kThreads, 0, st>>>(c, total, static_cast<const V*>(src), static_cast<V*>(dst));
-  return cudaGetLastError();
+  return with_index_type<int32_t>(fits_32bit_index(c), [&](auto i) {
+    using I = decltype(i);
+    strided_copy_kernel<V, I><<<blocks_for(total), kThreads, 0, st>>>(c, static_cast<I>(total), static_cast<const V*>(src), static_cast<V*>(dst));
+    return static_cast<int>(cudaGetLastError());
+  });
 }
 
 // Merged dimensions, then the widest unit the layout and addresses allow (strided_copy_shape.h).
@@ -143,12 +142,12 @@ int launch_strided_copy(const StridedCopy& copy, const T* src, T* dst, void* str
     const int64_t pixels = t->n * t->p;
     const auto st = static_cast<cudaStream_t>(stream);
     if (pixels <= 0) return cudaSuccess;
-    if (!forced_64bit_indices() && fits_32bit_index(c))  // the same elements as the copy's walk
-      interleave_kernel<T, uint32_t><<<blocks_for(pixels), kThreads, 0, st>>>(*t, static_cast<uint32_t>(pixels), static_cast<uint32_t>(t->p),
-                                                                           static_cast<uint32_t>(t->k), src, dst);
-    else
-      interleave_kernel<T, int64_t><<<blocks_for(pixels), kThreads, 0, st>>>(*t, pixels, t->p, t->k, src, dst);
-    return cudaGetLastError();
+    return with_index_type<uint32_t>(fits_32bit_index(c), [&](auto i) {  // the same elements as the copy's walk
+      using I = decltype(i);
+      interleave_kernel<T, I><<<blocks_for(pixels), kThreads, 0, st>>>(*t, static_cast<I>(pixels), static_cast<I>(t->p), static_cast<I>(t->k),
+                                                                      src, dst);
+      return static_cast<int>(cudaGetLastError());
+    });
   }
   return strided_copy_as<T>(c, src, dst, stream);
 }
@@ -159,11 +158,11 @@ int launch_pool(const PoolParams& p, const T* x, T* y, void* stream) {
   if (total <= 0) return cudaSuccess;
   const auto st = static_cast<cudaStream_t>(stream);
   // 32 bits where the input's elements fit and the output's leave the grid-stride loop room.
-  if (!forced_64bit_indices() && p.n * p.c * p.h * p.w < (int64_t{1} << 31) && total < (int64_t{1} << 30))
-    pool_kernel<T, int32_t><<<blocks_for(total), kThreads, 0, st>>>(p, static_cast<int32_t>(total), x, y);
-  else
-    pool_kernel<T, int64_t><<<blocks_for(total), kThreads, 0, st>>>(p, total, x, y);
-  return cudaGetLastError();
+  return with_index_type<int32_t>(p.n * p.c * p.h * p.w < (int64_t{1} << 31) && total < (int64_t{1} << 30), [&](auto i) {
+    using I = decltype(i);
+    pool_kernel<T, I><<<blocks_for(total), kThreads, 0, st>>>(p, static_cast<I>(total), x, y);
+    return static_cast<int>(cudaGetLastError());
+  });
 }
 
 template <class V>
@@ -172,12 +171,11 @@ int resize_nearest_as(const ResizeParams& p, const void* x, void* y, void* strea
   for (int d = 0; d < p.rank; ++d) total *= p.out_dims[d];
   if (total <= 0) return cudaSuccess;
   const auto st = static_cast<cudaStream_t>(stream);
-  if (!forced_64bit_indices() && fits_32bit_index(p))
-    resize_nearest_kernel<V, int32_t><<<blocks_for(total), kThreads, 0, st>>>(p, static_cast<int32_t>(total), static_cast<const V*>(x),
-                                                                              static_cast<V*>(y));
-  else
-    resize_nearest_kernel<V, int64_t><<<blocks_for(total), kThreads, 0, st>>>(p, total, static_cast<const V*>(x), static_cast<V*>(y));
-  return cudaGetLastError();
+  return with_index_type<int32_t>(fits_32bit_index(p), [&](auto i) {
+    using I = decltype(i);
+    resize_nearest_kernel<V, I><<<blocks_for(total), kThreads, 0, st>>>(p, static_cast<I>(total), static_cast<const V*>(x), static_cast<V*>(y));
+    return static_cast<int>(cudaGetLastError());
+  });
 }
 
 // Channels-last (the innermost dimension kept) in the widest unit it allows (strided_copy_shape.h).

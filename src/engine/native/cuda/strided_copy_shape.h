@@ -36,6 +36,14 @@ bool fits_32bit_index(const ResizeParams& p);
 void force_64bit_indices(bool on);
 bool forced_64bit_indices();
 
+// The one place a launch picks its index arithmetic: launch(I{}) with I = Narrow (its 32-bit
+// type) where `fits` holds (fits_32bit_index, or the launcher's own bound) and no test forces the
+// 64-bit path, else with I = int64_t. Both calls return the launch's cudaError_t as an int.
+template <class Narrow, class Launch>
+int with_index_type(bool fits, Launch&& launch) {
+  return fits && !forced_64bit_indices() ? launch(Narrow{}) : launch(int64_t{});
+}
+
 // A planar-to-interleaved copy: n times, k planes of p elements each into p runs of k
 // interleaved elements (an NCHW to NHWC layout conversion of a few channels: a model's 3-channel
 // input, every frame). As a plain strided copy its innermost dimension is the k channels, so each
