@@ -9,6 +9,7 @@
 #include <random>
 
 #include "engine/native/cpu/byte_table_kernel.h"
+#include "engine/native/cpu/int8_float_convert.h"
 #include "engine/native/cpu/quantize_nhwc.h"
 #include "engine/native/session.h"
 #include "onnx_builder.h"
@@ -392,6 +393,62 @@ TEST(Int8Dataflow, QuantizeThreeChannelRowVariantsMatchQuantizeLinear) {
           }
         EXPECT_EQ(y[static_cast<size_t>(3 * len)], 0xAB) << name << " wrote past len " << len;
       }
+  }
+}
+
+// The conversions around an Int8Conv computed in float32 (cpu/int8_float_convert.h), each
+// variant the processor can run against DequantizeLinear's and QuantizeLinear's element by
+// element definitions: lengths around the vectors (8, 16, 32 values), both signs, zero points,
+// NaN, infinities, halves of a step, saturation, and with a table (a fused SiLU's) and without.
+TEST(Int8Dataflow, FloatConversionVariantsMatchDequantizeAndQuantizeLinear) {
+  namespace f = ops::int8_float;
+  struct Variant {
+    const char* name;
+    cpu::Isa isa;
+    f::DequantizeFn dequantize;
+    f::QuantizeFn quantize;
+  };
+  std::vector<Variant> variants{{"baseline", cpu::Isa::kBaseline, f::dequantize_baseline, f::quantize_baseline}};
+#if defined(__x86_64__)
+  variants.push_back({"avx2", cpu::Isa::kAvx2, f::dequantize_avx2, f::quantize_avx2});
+  variants.push_back({"avx512", cpu::Isa::kAvx512, f::dequantize_avx512, f::quantize_avx512});
+#endif
+  std::vector<float> x(700);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int64_t>(i * 37 % 1201) - 600) * 0.125f;  // halves of a step, past both ends
+  x[3] = std::nanf("");
+  x[40] = INFINITY;
+  x[41] = -INFINITY;
+  std::vector<uint8_t> bytes(700);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 89 % 256);
+  std::vector<int32_t> table(256);
+  for (size_t b = 0; b < 256; ++b) table[b] = static_cast<int32_t>((b * 7 + 3) % 256);
+  for (const auto& v : variants) {
+    if (cpu::detected_isa() < v.isa) continue;
+    for (const bool is_signed : {false, true}) {
+      const f::Quantization q{0.25f, is_signed ? -5 : 130, is_signed};
+      const float lo = is_signed ? -128.f : 0.f, hi = is_signed ? 127.f : 255.f;
+      for (int64_t n : {0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 700}) {
+        std::vector<float> d(static_cast<size_t>(n) + 1, -7.f);
+        v.dequantize(bytes.data(), n, q, d.data());
+        for (int64_t i = 0; i < n; ++i) {
+          const int32_t b = is_signed ? static_cast<int8_t>(bytes[static_cast<size_t>(i)]) : bytes[static_cast<size_t>(i)];
+          ASSERT_EQ(d[static_cast<size_t>(i)], static_cast<float>(b - q.zero_point) * q.scale) << v.name << " n " << n << " at " << i;
+        }
+        EXPECT_EQ(d[static_cast<size_t>(n)], -7.f) << v.name << " wrote past " << n;
+        for (const bool with_table : {false, true}) {
+          std::vector<uint8_t> y(static_cast<size_t>(n) + 1, 0xAB);
+          v.quantize(x.data(), n, q, with_table ? table.data() : nullptr, y.data());
+          for (int64_t i = 0; i < n; ++i) {
+            float r = std::nearbyint(x[static_cast<size_t>(i)] / q.scale) + static_cast<float>(q.zero_point);
+            r = std::isnan(r) ? 0.f : std::clamp(r, lo, hi);
+            uint8_t want = is_signed ? static_cast<uint8_t>(static_cast<int8_t>(r)) : static_cast<uint8_t>(r);
+            if (with_table) want = static_cast<uint8_t>(table[want]);
+            ASSERT_EQ(y[static_cast<size_t>(i)], want) << v.name << " n " << n << " at " << i << " signed " << is_signed << " table " << with_table;
+          }
+          EXPECT_EQ(y[static_cast<size_t>(n)], 0xAB) << v.name << " wrote past " << n;
+        }
+      }
+    }
   }
 }
 

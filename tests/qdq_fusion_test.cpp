@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <random>
 
 #include "engine/native/conv_choice.h"
@@ -131,10 +132,11 @@ struct Ran {
   std::vector<std::string> int8_convs;  // the Int8Conv steps' implementations, in plan order
 };
 
-Ran run(const std::string& bytes, const HostTensor& x, bool fuse, int conv_candidate = kTimedCandidate) {
+Ran run(const std::string& bytes, const HostTensor& x, bool fuse, int conv_candidate = kTimedCandidate, std::optional<bool> int8_exact = {}) {
   LoadOptions lo;
   lo.fuse_qdq = fuse;
   lo.conv_candidate = conv_candidate;
+  lo.int8_exact = int8_exact;
   auto m = NativeModel::load_from_bytes(bytes.data(), bytes.size(), ".", lo);
   EXPECT_TRUE(m) << m.error().message;
   if (!m) return {};
@@ -158,30 +160,32 @@ Ran run(const std::string& bytes, const HostTensor& x, bool fuse, int conv_candi
   return r;
 }
 
-// w_max: the weights' range, [-w_max, w_max]; without VNNI only 7-bit weights (63) are folded.
-void expect_matches_unfused(const std::vector<ConvSpec>& convs, int64_t size, int w_max) {
+// w_max: the weights' range, [-w_max, w_max]. Every QDQ convolution is one Int8Conv; without
+// exact int8 kernels (no VNNI: the processor's, or int8_exact false) only those with a uint8
+// source and 7-bit weights (63) run oneDNN's int8 kernels, the others are computed in float32.
+void expect_matches_unfused(const std::vector<ConvSpec>& convs, int64_t size, int w_max, std::optional<bool> int8_exact = {}) {
   const std::string bytes = qdq_model(convs, size, w_max);
-  // Without VNNI only a uint8 source with 7-bit weights folds (int8_support.h).
-  long folds = 0;
+  const bool exact = int8_exact.value_or(int8_dot_products_exact());
+  long in_float = 0;
   for (size_t i = 0; i < convs.size(); ++i) {
     const bool u8_source = i == 0 || convs[i - 1].y_type == onnx::TensorProto::UINT8;
-    folds += int8_dot_products_exact() || (u8_source && w_max <= 63);
+    in_float += !exact && !(u8_source && w_max <= 63);
   }
   HostTensor x(DType::kFloat32, Shape{1, convs[0].in, size, size});
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> u(0.f, 1.f);
   for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
-  const Ran fused = run(bytes, x, true), plain = run(bytes, x, false);
+  const Ran fused = run(bytes, x, true, kTimedCandidate, int8_exact), plain = run(bytes, x, false);
   ASSERT_EQ(fused.y.shape(), plain.y.shape());
   // Folded: one Int8Conv per convolution, no DequantizeLinear between them (int8 stays int8).
-  EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "Int8Conv"), folds);
-  if (folds == static_cast<long>(convs.size())) {
-    // The output's DequantizeLinear is a table of its bytes (passes/int8_dataflow.cpp).
-    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "DequantizeLinear"), 0);
-    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "Int8Table"), 1);
-    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "Sigmoid"), 0);  // SiLUs are tables of the Int8Convs
-    EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "Mul"), 0);
-  }
+  EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "Int8Conv"), static_cast<long>(convs.size()));
+  EXPECT_EQ(std::count_if(fused.int8_convs.begin(), fused.int8_convs.end(), [](const std::string& im) { return im.rfind("float32 ", 0) == 0; }),
+            in_float);
+  // The output's DequantizeLinear is a table of its bytes (passes/int8_dataflow.cpp).
+  EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "DequantizeLinear"), 0);
+  EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "Int8Table"), 1);
+  EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "Sigmoid"), 0);  // SiLUs are tables of the Int8Convs
+  EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "Mul"), 0);
   EXPECT_EQ(std::count(plain.ops.begin(), plain.ops.end(), "Int8Conv"), 0);
   // Both round once per layer; their sums differ in the last bits (int32 exact against float),
   // so a value may land one step apart, and that step can move the next layer's by about one.
@@ -208,10 +212,26 @@ const std::vector<ConvSpec> kChain = {{3, 16, 3, 1, 1, true, 1, 0.05f, onnx::Ten
 // uint8, everywhere with VNNI.
 TEST(QdqFusion, ChainOfInt8ConvolutionsMatchesTheDequantizedGraph) { expect_matches_unfused(kChain, 24, 63); }
 
-// Full-range weights: folded where the products are exact (VNNI), left as written elsewhere;
-// the results match either way. Run with ONEDNN_MAX_CPU_ISA=AVX2 on a VNNI machine, folded, they
-// did not (vpmaddubsw's int16 saturation: a third of the values equal; int8 sources: one step off).
+// Full-range weights: oneDNN's int8 kernels where the products are exact (VNNI), float32
+// elsewhere; the results match either way. Run with ONEDNN_MAX_CPU_ISA=AVX2 on a VNNI machine
+// in oneDNN's int8 kernels, they did not (vpmaddubsw's int16 saturation: a third of the values
+// equal; int8 sources: one step off).
 TEST(QdqFusion, FullRangeWeightsAreFoldedOnlyWhereExact) { expect_matches_unfused(kChain, 24, 127); }
+
+// As on a processor without VNNI, whatever this one has: full-range weights and the int8 sources
+// computed in float32 between int8 tensors (cpu/int8_conv_in_float.h), with and without the
+// fused SiLUs, quantized or read as float; 7-bit weights on uint8 sources in oneDNN's int8
+// kernels beside them. Before, these stayed as written: every QuantizeLinear, DequantizeLinear,
+// Sigmoid and Mul a node of its own, the model slower than its float original.
+TEST(QdqFusion, WithoutExactInt8KernelsTheConvolutionsAreComputedInFloat) {
+  expect_matches_unfused(kChain, 24, 127, false);
+  expect_matches_unfused(kChain, 24, 63, false);
+  std::vector<ConvSpec> chain = kChain;
+  for (auto& c : chain) c.silu = true;
+  expect_matches_unfused(chain, 24, 127, false);
+  for (auto& c : chain) c.silu_read_as_float = true;
+  expect_matches_unfused(chain, 24, 127, false);
+}
 
 // YOLOv8's pattern: every quantized convolution followed by a quantized SiLU.
 TEST(QdqFusion, SiluBetweenInt8ConvolutionsMatchesTheDequantizedGraph) {

@@ -18,6 +18,10 @@ struct ConvGeometry {
 };
 Result<ConvGeometry> conv_geometry(const OpContext& ctx);
 
+// On an Int8Conv (passes::fuse_qdq_convolutions), 1: computed in float32 between its int8 tensors
+// (cpu/int8_conv_in_float.h), where the processor's int8 kernels would not compute it exactly.
+inline constexpr const char* kInt8InFloat = "in_float";
+
 // A FusedConv's post op (passes::fuse_conv_activations names them), parsed once at kernel creation.
 enum class PostKind { kRelu, kLeakyRelu, kSilu, kSigmoid, kHardSwish, kClip, kSum };
 

@@ -62,12 +62,12 @@ Result<std::shared_ptr<const NativeModel>> build(const onnx::ModelProto& proto, 
     auto prefix = [&](Error e) { return with_context(std::move(e), what); };
     if (options.fuse_qdq) {  // before folding dequantizes the weights
       int inexact = 0;
-      passes::fuse_qdq_convolutions(g, int8_dot_products_exact(), &inexact);
-      // Such a model runs slower than its float original would here: said once, at load.
+      passes::fuse_qdq_convolutions(g, options.int8_exact.value_or(int8_dot_products_exact()), &inexact);
+      // Such a model runs no faster than its float original would here: said once, at load.
       if (inexact > 0)
         model->notes_.push_back(std::to_string(inexact) + " quantized convolution" + (inexact == 1 ? "" : "s") +
-                                " run in float32 on this processor: without AVX-512 VNNI its int8 kernels are exact only with "
-                                "7-bit weights (`streamdet quantize --reduce-range` writes them)");
+                                " computed in float32 on this processor: without AVX-512 VNNI its int8 kernels are exact only "
+                                "with 7-bit weights (`streamdet quantize --reduce-range` writes them)");
       passes::keep_int8_through_data_ops(g);
     }
     auto folded = passes::fold_constants(g, registry);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -22,6 +23,11 @@ struct LoadOptions {
   // With optimize: QDQ convolutions folded into int8 ones (passes::fuse_qdq_convolutions); off,
   // they run as written (dequantized, a float Conv, quantized), the reference the tests use.
   bool fuse_qdq = true;
+  // Whether this processor's int8 convolutions compute every QDQ convolution exactly (AVX-512
+  // VNNI, int8_support.h): the processor's answer by default; false: as without VNNI, where
+  // those they would not compute exactly are computed in float32 (the tests of that path on
+  // any machine).
+  std::optional<bool> int8_exact;
   // kBf16: float convolutions run in bf16 (precision.h). The caller checks the CPU has it
   // (resolve_precision with cpu_has_bf16()); where it does not, oneDNN would emulate it, slowly.
   Precision precision = Precision::kFp32;

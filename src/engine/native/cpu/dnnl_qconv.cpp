@@ -24,7 +24,9 @@
 #include "engine/native/conv_choice.h"
 #include "engine/native/cpu/byte_table_kernel.h"
 #include "engine/native/cpu/dnnl_context.h"
+#include "engine/native/cpu/int8_conv_in_float.h"
 #include "engine/native/cpu/int8_support.h"
+#include "engine/native/cpu/quantized_silu.h"
 #include "engine/native/cpu/timed_choice.h"
 #include "engine/native/cpu/weight_cache.h"
 #include "engine/native/op_util.h"
@@ -227,16 +229,7 @@ class Int8ConvKernel : public Kernel {
   // The DequantizeLinear -> x * Sigmoid(x) -> QuantizeLinear that followed, for each of the 256
   // byte values, in float as those ops compute it.
   void build_silu_table(const Attributes& a, bool in_signed, bool out_signed) {
-    const float si = a.get_float("silu_in_scale", 1.f), so = a.get_float("silu_out_scale", 1.f);
-    const int32_t zi = static_cast<int32_t>(a.get_int("silu_in_zero_point", 0)), zo = static_cast<int32_t>(a.get_int("silu_out_zero_point", 0));
-    const float lo = out_signed ? -128.f : 0.f, hi = out_signed ? 127.f : 255.f;
-    for (int b = 0; b < 256; ++b) {
-      const int32_t v = in_signed ? static_cast<int8_t>(b) : b;
-      const float x = static_cast<float>(v - zi) * si;
-      const float y = x * (1.f / (1.f + std::exp(-x)));
-      const float q = std::clamp(std::nearbyint(y / so) + static_cast<float>(zo), lo, hi);
-      lut_[static_cast<size_t>(b)] = out_signed ? static_cast<uint8_t>(static_cast<int8_t>(q)) : static_cast<uint8_t>(q);
-    }
+    lut_ = ops::quantized_silu_table(a, in_signed, out_signed);
     silu_ = true;
     lookup_ = ops::byte_table::lookup_kernel(cpu::active_isa());
   }
@@ -265,7 +258,11 @@ void register_qconv_ops(OpRegistry& r) {
                                                                                         : DType::kUInt8;
     return ops::one_output(t, Shape{g.n, g.oc, g.oh, g.ow});
   };
-  s.create = ops::make_factory<Int8ConvKernel>();
+  // Where the processor's int8 kernels would not compute it exactly (the pass marked it): float32.
+  s.create = [](const OpContext& ctx) -> Result<std::unique_ptr<Kernel>> {
+    if (ctx.node.attrs.get_int(ops::kInt8InFloat, 0) != 0) return ops::make_int8_conv_in_float(ctx);
+    return ops::make_factory<Int8ConvKernel>()(ctx);
+  };
   r.add(std::move(s));
 }
 

@@ -38,9 +38,9 @@ int fuse_bin_expectation(Graph& g);
 // (domain "streamdet") reading the quantized input and writing the quantized output
 // (passes/qdq_fusion.cpp). Runs before constant folding, which would dequantize the weights.
 // `int8_exact` false (no VNNI, cpu/int8_support.h): only a uint8 source with weights within
-// [-63, 63] folds, what oneDNN computes exactly there; `left_inexact`, where given, gets how many
-// QDQ convolutions stayed float for that reason alone (the load's note says so: they run slower
-// than the float model would).
+// [-63, 63] is computed by oneDNN's int8 kernels, what they compute exactly there; any other
+// Int8Conv is marked ops::kInt8InFloat (conv_attrs.h: computed in float32 between its int8
+// tensors), and `left_inexact`, where given, gets how many (the load's note says so).
 int fuse_qdq_convolutions(Graph& g, bool int8_exact, int* left_inexact = nullptr);
 // After fuse_qdq_convolutions: per-tensor quantized tensors kept int8 through Concat, Split,
 // Slice, Resize (nearest) and residual Adds, with DequantizeLinear and the SiLU read as float as

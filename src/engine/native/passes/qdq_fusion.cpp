@@ -11,6 +11,7 @@
 #include <cmath>
 #include <optional>
 
+#include "engine/native/conv_attrs.h"
 #include "engine/native/passes/passes.h"
 
 namespace sd::native::passes {
@@ -193,10 +194,10 @@ int fuse_qdq_convolutions(Graph& g, bool int8_exact, int* left_inexact) {
     if (!w || w->dtype() != DType::kInt8 || w->shape().rank != 4 || !wq) continue;
     const int64_t oc = w->shape()[0];
     // Without VNNI only a uint8 source with 7-bit weights is computed exactly (int8_support.h).
-    if (!int8_exact && (xq->type != DType::kUInt8 || std::any_of(w->as<int8_t>(), w->as<int8_t>() + w->numel(), [](int8_t v) { return v < -63 || v > 63; }))) {
-      if (left_inexact) ++*left_inexact;
-      continue;
-    }
+    // Any other is still one Int8Conv between int8 tensors, computed in float32
+    // (ops::kInt8InFloat): what the graph as written computes, without its float
+    // activations and their quantize and dequantize passes.
+    const bool in_float = !int8_exact && (xq->type != DType::kUInt8 || std::any_of(w->as<int8_t>(), w->as<int8_t>() + w->numel(), [](int8_t v) { return v < -63 || v > 63; }));
     if (wq->scales.size() != 1 && (static_cast<int64_t>(wq->scales.size()) != oc || dw->attrs.get_int("axis", 1) != 0)) continue;
     if (std::any_of(wq->zero_points.begin(), wq->zero_points.end(), [](int32_t z) { return z != 0; })) continue;
     // Output: read only by a per-tensor QuantizeLinear (a quantized result), or else left float
@@ -237,6 +238,7 @@ int fuse_qdq_convolutions(Graph& g, bool int8_exact, int* left_inexact) {
     q.op_type = "Int8Conv";
     q.domain = "streamdet";
     for (const auto& [name, a] : conv.attrs.all()) q.attrs.set(name, a);
+    if (in_float) q.attrs.set(ops::kInt8InFloat, int_attr(1));
     q.attrs.set("x_scale", float_attr(xq->scales[0]));
     q.attrs.set("x_zero_point", int_attr(xq->zero_points[0]));
     if (yq) {
@@ -268,6 +270,7 @@ int fuse_qdq_convolutions(Graph& g, bool int8_exact, int* left_inexact) {
     conv = std::move(q);  // in the Conv's place: its inputs come before, the QuantizeLinear's readers after
     if (yq) dead[qi] = true;
     ++fused;
+    if (in_float && left_inexact) ++*left_inexact;
   }
   if (fused) {
     std::vector<Node> kept;
