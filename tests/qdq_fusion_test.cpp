@@ -179,8 +179,11 @@ void expect_matches_unfused(const std::vector<ConvSpec>& convs, int64_t size, in
   ASSERT_EQ(fused.y.shape(), plain.y.shape());
   // Folded: one Int8Conv per convolution, no DequantizeLinear between them (int8 stays int8).
   EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "Int8Conv"), static_cast<long>(convs.size()));
-  EXPECT_EQ(std::count_if(fused.int8_convs.begin(), fused.int8_convs.end(), [](const std::string& im) { return im.rfind("float32 ", 0) == 0; }),
-            in_float);
+  // Those that could run either way: oneDNN's int8 kernel where that is exact (VNNI), else the
+  // faster of it and float32 (timed, cpu/dnnl_qconv.cpp).
+  const auto float_convs = std::count_if(fused.int8_convs.begin(), fused.int8_convs.end(), [](const std::string& im) { return im.rfind("float32 ", 0) == 0; });
+  if (int8_dot_products_exact()) EXPECT_EQ(float_convs, in_float);
+  else EXPECT_GE(float_convs, in_float);
   // The output's DequantizeLinear is a table of its bytes (passes/int8_dataflow.cpp).
   EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "DequantizeLinear"), 0);
   EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "Int8Table"), 1);
@@ -292,12 +295,20 @@ TEST(QdqFusion, EveryInt8ImplementationGivesTheSameBytes) {
   if (int8_dot_products_exact()) EXPECT_GT(several, 0u) << "oneDNN has two int8 kernels for 64-channel 3x3 layers with VNNI";
   const Ran timed = run(bytes, x, true);
   ASSERT_EQ(timed.int8_convs.size(), chain.size());
-  EXPECT_TRUE(same_bytes(timed.y, forced[0].y));
+  // Without VNNI the timing may also take a node computed in float32 (dnnl_qconv.cpp's faster_of):
+  // its values are the graph's as written, not these bytes (expect_matches_unfused checks them).
+  bool any_float = false;
   for (size_t node = 0; node < chain.size(); ++node) {
+    if (timed.int8_convs[node].rfind("float32 ", 0) == 0) {
+      EXPECT_FALSE(int8_dot_products_exact()) << "node " << node << ": " << timed.int8_convs[node];
+      any_float = true;
+      continue;
+    }
     bool among = false;
     for (const Ran& f : forced) among = among || f.int8_convs[node] == timed.int8_convs[node];
     EXPECT_TRUE(among) << "node " << node << ": " << timed.int8_convs[node];
   }
+  if (!any_float) EXPECT_TRUE(same_bytes(timed.y, forced[0].y));
 }
 
 // The head's last convolution with its output left float (DequantizeLinear of the quantized
