@@ -42,6 +42,17 @@ StemConv::StemConv(const StemConvGeometry& g, const float* weights, const float*
   ox_hi_ = last < 0 ? ox_lo_ : std::max(ox_lo_, std::min(g.ow, last / g.sw + 1));
 }
 
+void StemConv::prefetch_source_rows(const float* src, int64_t r) const {
+  const int64_t n = r / g_.oh, oy = r % g_.oh;
+  for (int64_t c = 0; c < g_.c; ++c)
+    for (int64_t ky = 0; ky < g_.kh; ++ky) {
+      const int64_t iy = oy * g_.sh - g_.pt + ky;
+      if (iy < 0 || iy >= g_.h) continue;
+      const auto* row = reinterpret_cast<const char*>(src + ((n * g_.c + c) * g_.h + iy) * g_.w);
+      for (int64_t b = 0; b < g_.w * static_cast<int64_t>(sizeof(float)); b += 64) __builtin_prefetch(row + b, 0, 3);
+    }
+}
+
 void StemConv::run(const float* src, bool src_nhwc, float* dst, int threads, const std::function<void(float*, int64_t)>& finish_rows) const {
   run_isa(cpu::active_isa(), src, src_nhwc, dst, threads, finish_rows);
 }
@@ -53,6 +64,7 @@ void StemConv::run_isa(cpu::Isa isa, const float* src, bool src_nhwc, float* dst
   const stem::RowFn row = stem::row_kernel(isa);
   parallel_for(g_.n * g_.oh, threads, 4, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
+      if (!src_nhwc && r + kPrefetchRows < r1) prefetch_source_rows(src, r + kPrefetchRows);
       row(args, r);
       if (finish_rows) finish_rows(dst + r * g_.ow * g_.oc, g_.ow * g_.oc);
     }
