@@ -40,6 +40,15 @@ void block(const float* x, int64_t plane, int64_t c, int64_t c0, int64_t cn, int
     for (int64_t k = 0; k < channels; ++k) y[i * c + c0 + k] = q[static_cast<size_t>(k)][static_cast<size_t>(i)];
 }
 
+// An image comes from memory (the run's other tensors evicted it), its three channels' rows as
+// three streams the hardware prefetchers pick up late: each row (n, h) is asked for kPrefetchRows
+// rows ahead, as the stem convolution does (stem_conv.h).
+constexpr int64_t kPrefetchRows = 2;
+void prefetch_rows(const float* x, int64_t plane, int64_t c, int64_t w) {
+  for (int64_t k = 0; k < c; ++k)
+    for (int64_t b = 0; b < w * static_cast<int64_t>(sizeof(float)); b += 64) __builtin_prefetch(reinterpret_cast<const char*>(x + k * plane) + b, 0, 3);
+}
+
 template <class T>
 void run(const float* x, int64_t n, int64_t c, int64_t h, int64_t w, float s, int32_t z, T* y, int threads) {
   const int64_t plane = h * w;
@@ -51,6 +60,7 @@ void run(const float* x, int64_t n, int64_t c, int64_t h, int64_t w, float s, in
       const float* xr = x + b * c * plane + row * w;
       T* yr = y + (b * plane + row * w) * c;
       if (c == 3) {  // an image
+        if (r + kPrefetchRows < r1) prefetch_rows(x + ((r + kPrefetchRows) / h) * c * plane + ((r + kPrefetchRows) % h) * w, plane, c, w);
         row3(xr, plane, w, s, z, std::is_signed_v<T>, reinterpret_cast<uint8_t*>(yr));
         continue;
       }
