@@ -270,6 +270,8 @@ std::unique_ptr<Kernel> faster_of(const OpContext& ctx, std::unique_ptr<Kernel> 
     ExecContext ec;
     ec.threads = static_cast<int>(threads);
     ec.scratch = static_cast<unsigned char*>(scratch.data());
+    // A candidate that fails does not run the node, however fast it fails.
+    if (!in_float->run(in, std::span<const TensorRef>(&out, 1), ec)) return size_t{0};
     return fastest_candidate(
         2, [&](size_t i) { (void)(i == 0 ? int8 : in_float)->run(in, std::span<const TensorRef>(&out, 1), ec); },
         TimingRule{0.8, 0.95, true, 0.0});
