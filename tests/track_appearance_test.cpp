@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include <opencv2/imgproc.hpp>
@@ -214,6 +215,37 @@ TEST(ByteTrackerAppearance, ALostObjectComingOutOffItsPredictionIsReFoundOnlyWhe
   EXPECT_EQ(id_after_coming_out_off_its_path(45, &red, &blue), 2);      // another object
   // Further off, colours alone do not bring it back.
   EXPECT_EQ(id_after_coming_out_off_its_path(75, &red, &red), 2);
+}
+
+
+// An object followed for 15 frames (moving right, 4 px a frame) is hidden for `hidden` frames and
+// comes out on its path; the id it has on its first and second frame back.
+std::pair<int64_t, int64_t> ids_after_hiding(int hidden, const Appearance& before, const Appearance& after, double reid_buffer = 90) {
+  TrackerOptions o;
+  o.reid_buffer = reid_buffer;
+  ByteTracker tracker(o);
+  auto at = [](double cx) { return box(static_cast<float>(cx - 20), 80, static_cast<float>(cx + 20), 120); };
+  int f = 0;
+  double x = 50;
+  for (; f < 15; ++f, x += 4) tracker.update(std::vector<Detection>{at(x)}, f * kFrameMs, std::vector<Appearance>{before});
+  for (int i = 0; i < hidden; ++i, ++f, x += 4) tracker.update(std::vector<Detection>{}, f * kFrameMs);
+  const int64_t first = tracker.update(std::vector<Detection>{at(x)}, f * kFrameMs, std::vector<Appearance>{after})[0];
+  ++f, x += 4;
+  return {first, tracker.update(std::vector<Detection>{at(x)}, f * kFrameMs, std::vector<Appearance>{after})[0]};
+}
+
+// Hidden for longer than the buffer (1 s), within --track-reid-buffer (3 s): back with its id
+// where it looks the same (it had a new one before: the track was gone); another object that
+// comes out there gets a new id; so does the same one after longer than 3 s, or with the option off.
+TEST(ByteTrackerAppearance, AnObjectHiddenLongerThanTheBufferComesBackWithItsIdWhenItLooksTheSame) {
+  const Appearance red = look_of(cv::Scalar(40, 40, 210)), blue = look_of(cv::Scalar(210, 90, 40));
+  EXPECT_EQ(ids_after_hiding(45, red, red), std::make_pair(int64_t{1}, int64_t{1}));
+  EXPECT_EQ(ids_after_hiding(80, red, red), std::make_pair(int64_t{1}, int64_t{1}));
+  EXPECT_EQ(ids_after_hiding(45, red, blue), std::make_pair(int64_t{-1}, int64_t{2}));
+  EXPECT_EQ(ids_after_hiding(100, red, red), std::make_pair(int64_t{-1}, int64_t{2}));
+  EXPECT_EQ(ids_after_hiding(45, red, red, 30), std::make_pair(int64_t{-1}, int64_t{2}));
+  // Within the buffer it is the gated round's, as before.
+  EXPECT_EQ(ids_after_hiding(20, red, red), std::make_pair(int64_t{1}, int64_t{1}));
 }
 
 }  // namespace

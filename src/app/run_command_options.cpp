@@ -203,6 +203,11 @@ void add_tracking_options(CLI::App& cmd, RunOptions& r, RunFlags& flags) {
   cmd.add_option("--track-buffer", t.track_buffer, "frames (at 30 fps) a lost track is kept: 30 is one second")
       ->capture_default_str()
       ->check(real_in(0, 1e6, Interval::kClosed, "frames"));
+  cmd.add_option("--track-reid-buffer", t.reid_buffer,
+                 "frames (at 30 fps) a lost track with a colour descriptor is kept for an object that comes back looking "
+                 "the same near where it was heading (at most --track-buffer: never)")
+      ->capture_default_str()
+      ->check(real_in(0, 1e6, Interval::kClosed, "frames"));
   cmd.add_option("--track-partial-box", t.partial_box,
                  "a box narrower or shorter than this share of its object seen alone, while its track overlaps another, "
                  "is the part still seen: the tracker keeps the whole object's size (0: off)")

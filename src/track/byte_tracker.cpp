@@ -21,6 +21,8 @@ constexpr double kGateChi2 = 5.991;             // gated recovery: chi-square, 2
 constexpr double kBlindFrames = 10;             // low-score boxes leave the filter alone this long
 constexpr float kOccludedOverlap = 0.1f;        // a prediction overlapped this much (a share of its
                                                 // area) by another track's may be partly hidden
+constexpr double kRetiredGateChi2 = 40;       // a retired track's gate: its prediction has run on for
+                                                // over a second, its covariance with it
 constexpr double kNoEdge = std::numeric_limits<double>::quiet_NaN();
 constexpr float kCrowdedOverlap = 0.1f;        // a box overlapping two tracks' predictions this much
                                                 // is shared: it does not teach either its colours
@@ -182,9 +184,9 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
   if (!options_.appearance || looks.size() != detections.size()) looks = {};
   const double slack = looks_slack(looks);
 
-  // Not seen for longer than the buffer, with or without frames meanwhile (a reconnect gap): gone.
-  const double buffer_ms = options_.track_buffer * 1000.0 / 30.0;
-  std::erase_if(tracks_, [&](const Track& t) { return timestamp_ms - t.last_seen_ms > buffer_ms; });
+  // Not seen for longer than the buffer, with or without frames meanwhile (a reconnect gap): gone,
+  // or retired (kept for re-identification by its looks alone).
+  retire(timestamp_ms);
 
   for (Track& t : tracks_) {
     if (t.state == State::kLost) t.filter.mean(7) = 0;  // a lost box keeps its size (ByteTrack)
@@ -332,6 +334,15 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
     const size_t i = high_left[static_cast<size_t>(c)];
     const Detection& d = detections[i];
     if (d.score < options_.new_track_thresh) continue;
+    // An object hidden for longer than the buffer, back: its retired track, where it looks the same.
+    if (const size_t k = looks.empty() ? retired_.size() : retired_match(d, looks[i]); k < retired_.size()) {
+      tracks_.push_back(std::move(retired_[k]));
+      retired_.erase(retired_.begin() + static_cast<std::ptrdiff_t>(k));
+      drop.push_back(0);
+      take(tracks_.back(), d, timestamp_ms, false, look_of(i));
+      ids[i] = tracks_.back().id;
+      continue;
+    }
     Track t;
     t.class_id = d.class_id;
     t.score = d.score;
@@ -359,6 +370,42 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
   remove_duplicates();
   first_frame_ = false;
   return ids;
+}
+
+void ByteTracker::retire(double timestamp_ms) {
+  const double buffer_ms = options_.track_buffer * 1000.0 / 30.0, reid_ms = options_.reid_buffer * 1000.0 / 30.0;
+  // Only what can be re-identified: a confirmed track with a descriptor and a motion model.
+  const bool keep = options_.appearance && options_.motion && options_.reid_distance > 0 && reid_ms > buffer_ms;
+  for (const Track& t : tracks_)
+    if (keep && timestamp_ms - t.last_seen_ms > buffer_ms && t.id > 0 && t.look.valid) retired_.push_back(t);
+  std::erase_if(tracks_, [&](const Track& t) { return timestamp_ms - t.last_seen_ms > buffer_ms; });
+  std::erase_if(retired_, [&](const Track& t) { return timestamp_ms - t.last_seen_ms > reid_ms; });
+  for (Track& t : retired_) {
+    t.filter.mean(7) = 0;  // a lost box keeps its size
+    BoxKalman::predict(t.filter, (timestamp_ms - t.predicted_to_ms) / frame_interval_ms_);
+    t.predicted_to_ms = std::max(t.predicted_to_ms, timestamp_ms);
+  }
+  if (picture_width_ > 0 && picture_height_ > 0)
+    std::erase_if(retired_, [&](const Track& t) {
+      const double cx = t.filter.mean(0), cy = t.filter.mean(1);
+      return cx < 0 || cy < 0 || cx > picture_width_ || cy > picture_height_;
+    });
+}
+
+size_t ByteTracker::retired_match(const Detection& det, const Appearance& look) const {
+  size_t best = retired_.size();
+  double nearest = options_.reid_distance;
+  for (size_t k = 0; k < retired_.size(); ++k) {
+    const Track& t = retired_[k];
+    if (!options_.class_agnostic && t.class_id != det.class_id) continue;
+    if (BoxKalman::centre_distance2(t.filter, det) >= kRetiredGateChi2) continue;
+    const double dist = appearance_distance(t.look, look);
+    if (dist < nearest) {
+      nearest = dist;
+      best = k;
+    }
+  }
+  return best;
 }
 
 void ByteTracker::mark_occluded() {

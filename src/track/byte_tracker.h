@@ -58,6 +58,13 @@ struct TrackerOptions {
   // 13.8: 99.9%): an object that comes out from an occlusion far from where it was predicted.
   double reid_distance = 0.05;
   double reid_chi2 = 13.8;
+  // A lost track with a descriptor is kept past track_buffer, until this many frames (at 30 fps)
+  // after it was last seen, for one use only: a confident detection of its class left over at the
+  // end of the rounds (one that would start a new track), within a wide gate of its prediction
+  // (chi-square 40, 2 dof) and with a descriptor within reid_distance of its own, takes it back
+  // instead: an object hidden for longer than the buffer comes back with its id. It takes nothing
+  // a track in the buffer could take. At most track_buffer: never.
+  double reid_buffer = 90;
   // A confident box narrower or shorter than this share of the track's box when last seen alone,
   // while the track's prediction is overlapped by another track's, is the part of the object
   // still seen: the filter is given the whole box, as large as predicted, against the box's edges
@@ -129,12 +136,20 @@ class ByteTracker {
   void remove_duplicates();
   // Sets each track's `occluded`: its predicted box overlapped by another track's (> 10% of it).
   void mark_occluded();
+  // Tracks lost for longer than the buffer: into retired_ where reid_buffer keeps them (predicted
+  // to the frame's time like lost ones), gone otherwise; retired ones past reid_buffer or out of
+  // the picture: gone.
+  void retire(double timestamp_ms);
+  // The retired track (index) that a leftover confident detection with descriptor `look` is, or
+  // retired_.size(): the nearest descriptor within reid_distance, of its class, in the gate.
+  size_t retired_match(const Detection& det, const Appearance& look) const;
   // The box the filter is given for a confident detection (the whole object's, see partial_box).
   Detection whole_box(const Track& track, const Detection& det) const;
 
   TrackerOptions options_;
   double frame_interval_ms_;
   std::vector<Track> tracks_;
+  std::vector<Track> retired_;  // lost for longer than track_buffer, kept for reid_buffer
   int64_t next_id_ = 1;
   int picture_width_ = 0, picture_height_ = 0;
   bool first_frame_ = true;
