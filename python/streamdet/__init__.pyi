@@ -167,6 +167,7 @@ def run(
     new_track_thresh: float | None = ...,
     match_thresh: float | None = ...,
     track_buffer: float | None = ...,
+    track_reid_buffer: float | None = ...,
     track_agnostic: bool = ...,
     track_appearance: Literal["on", "off"] | None = ...,
     line: str | Sequence[str] | None = ...,
