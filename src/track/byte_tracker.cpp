@@ -21,8 +21,8 @@ constexpr double kGateChi2 = 5.991;             // gated recovery: chi-square, 2
 constexpr double kBlindFrames = 10;             // low-score boxes leave the filter alone this long
 constexpr float kOccludedOverlap = 0.1f;        // a prediction overlapped this much (a share of its
                                                 // area) by another track's may be partly hidden
-constexpr double kRetiredGateChi2 = 40;       // a retired track's gate: its prediction has run on for
-                                                // over a second, its covariance with it
+constexpr double kRetiredGateChi2 = 40;         // a retired track's gate: its prediction has run on
+                                                // for over a second, its covariance with it
 constexpr double kNoEdge = std::numeric_limits<double>::quiet_NaN();
 constexpr float kCrowdedOverlap = 0.1f;        // a box overlapping two tracks' predictions this much
                                                 // is shared: it does not teach either its colours

@@ -11,7 +11,8 @@
 // the tracks born last frame to the confident detections left (the gated round also looks for a
 // lost track where its last boxes' own motion puts it, OC-SORT's observation-centric view). A confident detection left over
 // (>= new_track_thresh) starts a track, confirmed when it is matched again (at once on the first
-// frame); a track unmatched is lost, and removed when lost for longer than the buffer. Class-aware
+// frame); a track unmatched is lost, and removed when lost for longer than the buffer (with a
+// descriptor, kept until reid_buffer for a leftover detection that looks the same: see there). Class-aware
 // unless class_agnostic: a track only takes detections of its own class. A confident box that is
 // only the part still seen of an object partly behind another (narrower or shorter than the object
 // was when seen alone, while its prediction overlaps another track's) moves the filter as the
