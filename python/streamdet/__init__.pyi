@@ -168,6 +168,7 @@ def run(
     match_thresh: float | None = ...,
     track_buffer: float | None = ...,
     track_reid_buffer: float | None = ...,
+    track_split_box: float | None = ...,
     track_agnostic: bool = ...,
     track_appearance: Literal["on", "off"] | None = ...,
     line: str | Sequence[str] | None = ...,

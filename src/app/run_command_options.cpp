@@ -208,6 +208,11 @@ void add_tracking_options(CLI::App& cmd, RunOptions& r, RunFlags& flags) {
                  "the same near where it was heading (at most --track-buffer: never)")
       ->capture_default_str()
       ->check(real_in(0, 1e6, Interval::kClosed, "frames"));
+  cmd.add_option("--track-split-box", t.split_box,
+                 "a detection beside the box a track took of its partly hidden object, the two together at most this many "
+                 "times the object's size, is its other part: it starts no track (0: off)")
+      ->capture_default_str()
+      ->check(real_in(0, 100, Interval::kClosed));
   cmd.add_option("--track-partial-box", t.partial_box,
                  "a box narrower or shorter than this share of its object seen alone, while its track overlaps another, "
                  "is the part still seen: the tracker keeps the whole object's size (0: off)")

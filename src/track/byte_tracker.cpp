@@ -334,6 +334,7 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
     const size_t i = high_left[static_cast<size_t>(c)];
     const Detection& d = detections[i];
     if (d.score < options_.new_track_thresh) continue;
+    if (other_part_of_a_tracked_object(d)) continue;
     // An object hidden for longer than the buffer, back: its retired track, where it looks the same.
     if (const size_t k = looks.empty() ? retired_.size() : retired_match(d, looks[i]); k < retired_.size()) {
       tracks_.push_back(std::move(retired_[k]));
@@ -370,6 +371,19 @@ std::vector<int64_t> ByteTracker::update(std::span<const Detection> detections, 
   remove_duplicates();
   first_frame_ = false;
   return ids;
+}
+
+bool ByteTracker::other_part_of_a_tracked_object(const Detection& det) const {
+  if (options_.split_box <= 0) return false;
+  for (const Track& t : tracks_) {
+    if (t.id <= 0 || t.state != State::kTracked || !t.matched_this_frame || t.whole_w <= 0 || t.whole_h <= 0) continue;
+    if (!options_.class_agnostic && t.class_id != det.class_id) continue;
+    const Detection& part = t.last_box;  // the box it took this frame
+    if ((part.x2 - part.x1) * (part.y2 - part.y1) >= 0.8f * t.whole_w * t.whole_h || iou(part, det) >= 0.3f) continue;
+    const float span_w = std::max(part.x2, det.x2) - std::min(part.x1, det.x1), span_h = std::max(part.y2, det.y2) - std::min(part.y1, det.y1);
+    if (span_w <= options_.split_box * t.whole_w && span_h <= options_.split_box * t.whole_h) return true;
+  }
+  return false;
 }
 
 void ByteTracker::retire(double timestamp_ms) {

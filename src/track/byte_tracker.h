@@ -66,6 +66,12 @@ struct TrackerOptions {
   // instead: an object hidden for longer than the buffer comes back with its id. It takes nothing
   // a track in the buffer could take. At most track_buffer: never.
   double reid_buffer = 90;
+  // A confident detection that would start a track starts none where it is the other part of an
+  // object the detector split in two (an object partly hidden in the middle, seen as its left and
+  // right parts): a live track of its class took a box this frame smaller than 0.8 of its object's
+  // area seen alone, the two boxes overlap little (IoU < 0.3), and together they span at most this
+  // many times that object's width and height (0: never).
+  double split_box = 1.5;
   // A confident box narrower or shorter than this share of the track's box when last seen alone,
   // while the track's prediction is overlapped by another track's, is the part of the object
   // still seen: the filter is given the whole box, as large as predicted, against the box's edges
@@ -146,6 +152,8 @@ class ByteTracker {
   size_t retired_match(const Detection& det, const Appearance& look) const;
   // The box the filter is given for a confident detection (the whole object's, see partial_box).
   Detection whole_box(const Track& track, const Detection& det) const;
+  // Whether a detection left over is the other part of an object a live track follows (split_box).
+  bool other_part_of_a_tracked_object(const Detection& det) const;
 
   TrackerOptions options_;
   double frame_interval_ms_;
