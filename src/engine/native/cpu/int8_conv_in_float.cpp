@@ -88,9 +88,9 @@ class Int8ConvInFloat : public Kernel {
     const auto* xq = static_cast<const uint8_t*>(in[0].data);
     parallel_for(xn, ctx.threads, kChunk, [&](int64_t b, int64_t e) { dequantize_(xq + b, e - b, x_q_, x + b); });
 
-    std::array<TensorRef, 3> conv_in{TensorRef(DType::kFloat32, in[0].shape, x), in[1], in.size() > 2 ? in[2] : TensorRef()};
-    conv_in[1] = TensorRef(DType::kFloat32, weights_.shape(), const_cast<void*>(weights_.data()));
-    if (in.size() > 2 && in[2].data) conv_in[2] = TensorRef(DType::kFloat32, bias_.shape(), const_cast<void*>(bias_.data()));
+    const std::array<TensorRef, 3> conv_in{TensorRef(DType::kFloat32, in[0].shape, x),
+                                           TensorRef(DType::kFloat32, weights_.shape(), const_cast<void*>(weights_.data())),
+                                           TensorRef(DType::kFloat32, bias_.shape(), const_cast<void*>(bias_.data()))};
     TensorRef result = y_float_ ? out[0] : TensorRef(DType::kFloat32, out[0].shape, ctx.scratch + src_bytes_);
     ExecContext inner = ctx;
     inner.scratch = ctx.scratch + src_bytes_ + dst_bytes_;

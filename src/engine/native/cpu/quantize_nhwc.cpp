@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <array>
-#include <limits>
 #include <type_traits>
 
 #include "core/cpu_isa.h"
 
+#include "engine/native/cpu/int8_float_convert.h"
 #include "engine/native/parallel.h"
 
 namespace sd::native::ops {
@@ -17,25 +17,14 @@ namespace {
 constexpr int64_t kBlock = 256;  // pixels per block
 constexpr int64_t kMaxBlockChannels = 16;  // channels quantized per block (more: in groups)
 
-template <class T>
-void quantize_run(const float* x, int64_t len, float s, float zf, T* q) {
-  constexpr float lo = static_cast<float>(std::numeric_limits<T>::min());
-  constexpr float hi = static_cast<float>(std::numeric_limits<T>::max());
-  for (int64_t i = 0; i < len; ++i) {  // as QdqKernel::quantize_row
-    float r = __builtin_rintf(x[i] / s) + zf;
-    r = r == r ? r : 0.f;
-    r = r < lo ? lo : r;
-    r = r > hi ? hi : r;
-    q[i] = static_cast<T>(static_cast<int32_t>(r));
-  }
-}
-
 // The pixels [w0, w0 + len) of row (n, h): channels [c0, c0 + cn) quantized, then interleaved.
 template <class T, int kC>
 void block(const float* x, int64_t plane, int64_t c, int64_t c0, int64_t cn, int64_t len, float s, float zf, T* y) {
   std::array<std::array<T, kBlock>, kMaxBlockChannels> q;
   const int64_t channels = kC > 0 ? kC : cn;
-  for (int64_t k = 0; k < channels; ++k) quantize_run(x + (c0 + k) * plane, len, s, zf, q[static_cast<size_t>(k)].data());
+  const int8_float::Quantization qz{s, static_cast<int32_t>(zf), std::is_signed_v<T>};
+  for (int64_t k = 0; k < channels; ++k)
+    int8_float::quantize_baseline(x + (c0 + k) * plane, len, qz, nullptr, reinterpret_cast<uint8_t*>(q[static_cast<size_t>(k)].data()));
   for (int64_t i = 0; i < len; ++i)
     for (int64_t k = 0; k < channels; ++k) y[i * c + c0 + k] = q[static_cast<size_t>(k)][static_cast<size_t>(i)];
 }
