@@ -28,7 +28,7 @@ using test::OnnxBuilder;
 
 struct Ran {
   std::vector<HostTensor> outputs;
-  int concat_steps = 0, split_steps = 0;
+  int concat_steps = 0, split_steps = 0, dense_copies = 0;
 };
 
 Ran run(const std::string& model, const HostTensor& x, bool in_place, const LoadOptions& lo = {}) {
@@ -48,6 +48,7 @@ Ran run(const std::string& model, const HostTensor& x, bool in_place, const Load
     for (const auto& st : summary->steps) {
       r.concat_steps += st.label.rfind("Concat", 0) == 0;
       r.split_steps += st.label.rfind("Split", 0) == 0;
+      r.dense_copies += st.label == "dense copy";
     }
   const TensorRef ref = x.ref();
   for (int k = 0; k < 2; ++k) {  // the second run reuses the arena the first one left dirty
@@ -187,14 +188,70 @@ TEST(NativeEngineConcatInPlace, WinogradOutputsAreTheCopyingPlansBitForBit) {
     const Ran copying = run(model, x, false, lo), in_place = run(model, x, true, lo);
     expect_identical(in_place, copying);
     EXPECT_EQ(copying.concat_steps, 3);
-    // y: both written by their Winograd layers; cat copies p0 and p1 (the Split's parts), the
-    // bottleneck's sum is written in place; pan copies c2, the upsampling writes in place.
+    // y: both written by their Winograd layers; cat copies p0 and p1 (the Split's parts, read in
+    // the Split's input: no Split step; the bottleneck reads p1 there as its source and residual
+    // sum), the bottleneck's sum is written in place; pan copies c2, the upsampling writes in place.
     EXPECT_EQ(in_place.concat_steps, 2);
+    EXPECT_EQ(copying.split_steps, 1);
+    EXPECT_EQ(in_place.split_steps, 0);
     const std::string again = c2f_model(true);  // u is an output too: copied, v in place
     const Ran copying2 = run(again, x, false, lo), in_place2 = run(again, x, true, lo);
     ASSERT_EQ(in_place2.outputs.size(), 3u);
     expect_identical(in_place2, copying2);
     EXPECT_EQ(in_place2.concat_steps, 3);
+  }
+}
+
+// A float Split's parts read in its input by readers that cannot read them strided: a 1x1
+// convolution (oneDNN's), a MaxPool and an elementwise Add get a dense copy each (one for both
+// readers of a part), and the results are the copying plan's.
+std::string split_other_readers_model() {
+  OnnxBuilder b;
+  b.input("x", {1, 3, 16, 16});
+  conv(b, "x", "w0", "a", {32, 3, 3, 3}, 1);
+  b.initializer_i64("split", {2}, {16, 16});
+  OnnxBuilder::attr_int(b.node("Split", {"a", "split"}, {"p0", "p1"}), "axis", 1);
+  conv(b, "p1", "w1", "m1", {16, 16, 3, 3}, 1);  // Winograd: reads p1 strided
+  conv(b, "p0", "w2", "q", {16, 16, 1, 1}, 1);   // oneDNN 1x1: a dense copy of p0
+  auto* mp = b.node("MaxPool", {"p0"}, {"pool"});  // the same dense copy
+  OnnxBuilder::attr_ints(mp, "kernel_shape", {3, 3});
+  OnnxBuilder::attr_ints(mp, "pads", {1, 1, 1, 1});
+  b.node("Add", {"p1", "m1"}, {"r"});  // fused into m1's convolution: its sum read strided
+  OnnxBuilder::attr_int(b.node("Concat", {"p0", "r", "q", "pool"}, {"cat"}), "axis", 1);
+  b.output("cat");
+  return b.bytes();
+}
+
+TEST(NativeEngineConcatInPlace, SplitPartsReadDenseWhereTheReaderCannotReadThemStrided) {
+  const HostTensor x = image(16, -1.f, 1.f);
+  for (const Conv3x3Choice choice : {Conv3x3Choice::kWinograd, Conv3x3Choice::kWinograd6x6}) {
+    LoadOptions lo;
+    lo.conv3x3 = choice;
+    const std::string model = split_other_readers_model();
+    const Ran copying = run(model, x, false, lo), in_place = run(model, x, true, lo);
+    expect_identical(in_place, copying);
+    EXPECT_EQ(copying.split_steps, 1);
+    EXPECT_EQ(in_place.split_steps, 0);
+    // One dense copy of p0 for the 1x1 convolution and the pool; none of p1.
+    EXPECT_EQ(in_place.concat_steps, 1);
+    EXPECT_EQ(in_place.dense_copies, 1);
+  }
+}
+
+// With the implementations timed at load (no forced choice), the plans may pick different ones
+// for the bottleneck (our F(4x4) or F(6x6), or oneDNN's where the part is dense): the same
+// results to float rounding.
+TEST(NativeEngineConcatInPlace, SplitPartsReadInPlaceWithTimedChoicesGiveTheCopyingPlansResults) {
+  const HostTensor x = image(16, -1.f, 1.f);
+  const std::string model = c2f_model(false);
+  const Ran copying = run(model, x, false), in_place = run(model, x, true);
+  ASSERT_EQ(in_place.outputs.size(), copying.outputs.size());
+  ASSERT_FALSE(copying.outputs.empty());
+  for (size_t k = 0; k < copying.outputs.size(); ++k) {
+    ASSERT_EQ(in_place.outputs[k].shape(), copying.outputs[k].shape());
+    const float* a = in_place.outputs[k].as<float>();
+    const float* b = copying.outputs[k].as<float>();
+    for (int64_t i = 0; i < copying.outputs[k].numel(); ++i) ASSERT_NEAR(a[i], b[i], 1e-4f * (1.f + std::fabs(b[i]))) << "output " << k << " at " << i;
   }
 }
 

@@ -4,7 +4,7 @@
 # variable). On a processor without AVX2 the cap is no cap: the suites run the baseline again.
 add_test(NAME CpuIsa.ConformanceOnTheAvx2Path
          COMMAND streamdet_tests --cpu-isa=avx2
-                 "--gtest_filter=Onnx/OnnxNodeTest.*:Ops/BackendConformance.*:NativeEngine.StemConv*:NativeEngine.*Silu*:NativeEngine.*Winograd*:Winograd*:CpuIsa*:QdqFusion.*:Int8Dataflow.*")
+                 "--gtest_filter=Onnx/OnnxNodeTest.*:Ops/BackendConformance.*:NativeEngine.StemConv*:NativeEngine.*Silu*:NativeEngine.*Winograd*:Winograd*:CpuIsa*:QdqFusion.*:Int8Dataflow.*:NativeEngineConcatInPlace.*:NativeEngine.LayoutsAndPasses*")
 set_tests_properties(CpuIsa.ConformanceOnTheAvx2Path PROPERTIES
                      ENVIRONMENT "ONEDNN_MAX_CPU_ISA=AVX2;DNNL_MAX_CPU_ISA=AVX2"
                      TIMEOUT 900 COST 63)  # COST: tests/longest_tests.cmake

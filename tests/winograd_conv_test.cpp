@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -47,6 +48,7 @@ using native::ops::WinogradConv;
 using native::ops::WinogradGeometry;
 using native::ops::WinoPost;
 using native::ops::WinoPostKind;
+using native::ops::WinoTile;
 
 struct Reference {
   std::vector<float> y;
@@ -275,6 +277,56 @@ TEST(WinogradConv, F6x6Bf16VariantMatchesTheDirectConvolutionToBf16Precision) {
     EXPECT_TRUE(conv.bf16()) << k.name;
     EXPECT_EQ(conv.tile(), native::ops::WinoTile::k6x6) << k.name;
     for (int threads : {1, 2, 3}) expect_close(conv, c.x, c.sum, c.want, threads, 0.15, k.name);
+  }
+}
+
+// Tensors inside wider ones (the planner's Split parts read in place and Concat outputs written in
+// place, exec/plan_concat.cpp): a source, residual sum and destination each a column of wider
+// pixels give the dense run's result bit for bit, and nothing outside their columns is read (NaN
+// there) or written. Both tiles, every float32 variant the processor runs, 1 and 2 threads.
+TEST(WinogradConv, StridedSourceSumAndDestinationGiveTheDenseResult) {
+  if (cpu::detected_isa() < cpu::Isa::kAvx2) GTEST_SKIP() << "the Winograd kernel needs AVX2 + FMA; this processor has none";
+  const WinoCase cases[] = {
+      {"two images 64->80 10x7, SiLU then sum", {2, 64, 10, 7, 80}, true, {{WinoPostKind::kSilu}, {WinoPostKind::kSum}}},
+      {"16->16 13x11, sum", {1, 16, 13, 11, 16}, true, {{WinoPostKind::kSum}}},
+      {"24->40 9x17, SiLU", {1, 24, 9, 17, 40}, true, {{WinoPostKind::kSilu}}},
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::mt19937 rng(5);
+  for (const cpu::Isa isa : {cpu::Isa::kAvx2, cpu::Isa::kAvx512}) {
+    if (cpu::detected_isa() < isa) continue;
+    for (const WinoTile tile : {WinoTile::k4x4, WinoTile::k6x6})
+      for (const WinoCase& k : cases) {
+        const WinogradGeometry& g = k.g;
+        const CaseData c = make_case(k, rng);
+        const WinogradConv conv(g, c.w.data(), k.bias ? c.b.data() : nullptr, k.posts, isa, WinoGemm::kFloat32, tile);
+        const int64_t pixels = g.n * g.h * g.w;
+        // Each a column `at` floats into pixels of `stride` floats.
+        const int64_t xs = g.c + 24, xat = 8, ss = g.oc + 16, sat = 16, ys = g.oc + 40, yat = 24;
+        std::vector<float> x(static_cast<size_t>(pixels * xs), nan), sum(static_cast<size_t>(pixels * ss), nan);
+        std::vector<float> y(static_cast<size_t>(pixels * ys), -7.f);
+        for (int64_t p = 0; p < pixels; ++p) {
+          std::copy_n(c.x.begin() + p * g.c, g.c, x.begin() + p * xs + xat);
+          std::copy_n(c.sum.begin() + p * g.oc, g.oc, sum.begin() + p * ss + sat);
+        }
+        const std::string what = k.name + std::string(", ") + conv.name();
+        for (int threads : {1, 2}) {
+          std::vector<float> dense(static_cast<size_t>(pixels * g.oc));
+          conv.run(c.x.data(), dense.data(), c.sum.data(), threads);
+          conv.run(x.data() + xat, y.data() + yat, sum.data() + sat, threads, {xs, ys, ss});
+          int64_t differ = 0, outside = 0;
+          for (int64_t p = 0; p < pixels; ++p)
+            for (int64_t i = 0; i < ys; ++i) {
+              const float v = y[static_cast<size_t>(p * ys + i)];
+              if (i < yat || i >= yat + g.oc)
+                outside += v != -7.f;
+              else
+                differ += std::memcmp(&v, &dense[static_cast<size_t>(p * g.oc + i - yat)], sizeof v) != 0;
+            }
+          EXPECT_EQ(differ, 0) << what << ", " << threads << " threads: outputs unlike the dense run's";
+          EXPECT_EQ(outside, 0) << what << ", " << threads << " threads: floats written outside the destination's columns";
+        }
+      }
   }
 }
 

@@ -15,9 +15,15 @@ inline constexpr const char* kPlanThreads = "_threads";
 // Int8Table, Int8AddTables, a per-tensor QuantizeLinear, a nearest Resize, and a float
 // convolution that our Winograd runs.
 inline constexpr const char* kDstPixelStride = "_dst_pixel_stride";
-// On an Int8Table: its channels-last source lies inside a wider tensor (a Split's input the
-// planner left unsplit, exec/plan_concat.cpp): elements from one pixel to the next.
+// Its channels-last source lies inside a wider tensor (a Split's input the planner left unsplit,
+// exec/plan_concat.cpp): elements from one pixel to the next. On an Int8Table, and on a float
+// convolution that our Winograd runs.
 inline constexpr const char* kSrcPixelStride = "_src_pixel_stride";
+// The same for a convolution's residual operand (FusedConv's sum input): our Winograd only.
+inline constexpr const char* kSumPixelStride = "_sum_pixel_stride";
+// On a Concat: per input, elements from one pixel to the next where that input lies inside a
+// wider tensor (a Split's part, as above); 0: dense.
+inline constexpr const char* kSrcPixelStrides = "_src_pixel_strides";
 // On a layout conversion to NCHW (a Transpose [N,H,W,C] -> [N,C,H,W] of 4-byte elements): elements
 // from one channel's plane to the next, inside a Concat's output along its last axis (YOLOv8's
 // head, exec/plan_concat.cpp); 0 or H*W: dense.

@@ -110,20 +110,38 @@ class ConvKernel : public Kernel {
     has_bias_ = ops::has_input(ctx, 2);
 
     SD_ASSIGN_OR_RETURN(post_, ops::post_ops(ctx));
+    const auto choice = static_cast<Conv3x3Choice>(a.get_int(kConv3x3Choice, static_cast<int64_t>(Conv3x3Choice::kMeasured)));
+    // A strided destination (the planner's Concat in place, layout_attrs.h): only our Winograd
+    // writes one (its output transform stores each pixel's channels where it is told), and only
+    // where the planner names it (the kernel the node had, not timed again).
+    dst_stride_ = a.get_int(kDstPixelStride, 0);
+    if (dst_stride_ == g_.oc) dst_stride_ = 0;
+    // A strided source or residual operand (a Split's part left in its input, exec/plan_concat.cpp):
+    // only our Winograd reads one (its input transform loads each pixel's channels where it is
+    // told); F(4x4) and F(6x6) timed against each other, oneDNN's primitive not a candidate.
+    src_stride_ = a.get_int(kSrcPixelStride, 0);
+    if (src_stride_ == g_.c) src_stride_ = 0;
+    sum_stride_ = a.get_int(kSumPixelStride, 0);
+    if (sum_stride_ == g_.oc) sum_stride_ = 0;
+    if (src_stride_ != 0 || sum_stride_ != 0) {
+      if (!own_winograd_applies() || src_bf16_ || bf16_ || (src_stride_ != 0 && src_stride_ < g_.c) || (sum_stride_ != 0 && sum_stride_ < g_.oc) ||
+          (dst_stride_ != 0 && dst_stride_ < g_.oc))
+        return fail(ErrorCode::kUnsupported, ctx.describe() + ": a strided source or sum only for our float32 Winograd kernel");
+      if (choice == Conv3x3Choice::kWinograd || choice == Conv3x3Choice::kWinograd6x6)
+        take_own_winograd(make_own_winograd(ctx, ops::WinoGemm::kFloat32,
+                                            choice == Conv3x3Choice::kWinograd6x6 ? ops::WinoTile::k6x6 : ops::WinoTile::k4x4));
+      else
+        take_faster_own_winograd(ctx);
+      return ok();
+    }
     // A bf16 source goes to oneDNN's bf16 convolution alone (keep_bf16_tensors picked nodes that
     // neither our Winograd nor the stem kernel takes, and float32 would need it converted back).
     if (!src_bf16_ && try_stem(ctx)) return ok();
     // Our Winograd (winograd_conv.h, AVX2 or AVX-512, and its bf16 variant under --precision bf16
     // where the processor has AVX512_BF16): forced by the loader's option, or timed against
     // oneDNN's primitive (its Winograd or direct kernel, or its bf16 direct kernel) once that is built.
-    const auto choice = static_cast<Conv3x3Choice>(a.get_int(kConv3x3Choice, static_cast<int64_t>(Conv3x3Choice::kMeasured)));
     const bool own_fits = own_winograd_applies() && !src_bf16_;
     const bool forced_own = choice == Conv3x3Choice::kWinograd || choice == Conv3x3Choice::kWinograd6x6;
-    // A strided destination (the planner's Concat in place, layout_attrs.h): only our Winograd
-    // writes one (its output transform stores each pixel's channels where it is told), and only
-    // where the planner names it (the kernel the node had, not timed again).
-    dst_stride_ = a.get_int(kDstPixelStride, 0);
-    if (dst_stride_ == g_.oc) dst_stride_ = 0;
     if (dst_stride_ != 0 && (!own_fits || !forced_own || bf16_ || dst_stride_ < g_.oc))
       return fail(ErrorCode::kUnsupported, ctx.describe() + ": a strided destination only for our float32 Winograd kernel");
     if (own_fits && forced_own) {
@@ -270,10 +288,10 @@ class ConvKernel : public Kernel {
     }
     if (own_wino_) {
       if (bf16_out && own_wino_->writes_bf16()) {
-        own_wino_->run(in[0].as<float>(), nullptr, sum_input(in), ctx.threads, 0, bf16_out);
+        own_wino_->run(in[0].as<float>(), nullptr, sum_input(in), ctx.threads, {}, bf16_out);
         return ok();
       }
-      own_wino_->run(in[0].as<float>(), out[0].as<float>(), sum_input(in), ctx.threads, dst_stride_);
+      own_wino_->run(in[0].as<float>(), out[0].as<float>(), sum_input(in), ctx.threads, {src_stride_, dst_stride_, sum_stride_});
       finish_all(out[0], ctx.threads, finish);
       return ok();
     }
@@ -352,6 +370,27 @@ class ConvKernel : public Kernel {
     const int best = fastest_own(ctx, own, threads);
     if (best < 0) return;
     take_own_winograd(std::move(own[static_cast<size_t>(best)]));
+  }
+
+  // Where oneDNN's primitive cannot run the node (a strided source or sum): F(4x4, 3x3), or on maps
+  // of kF6x6MinSide and more the faster of it and F(6x6, 3x3), timed as above.
+  void take_faster_own_winograd(const OpContext& ctx) {
+    const int threads = static_cast<int>(std::max<int64_t>(1, ctx.node.attrs.get_int(kPlanThreads, 1)));
+    std::vector<std::unique_ptr<ops::WinogradConv>> own;
+    own.push_back(make_own_winograd(ctx, ops::WinoGemm::kFloat32));
+    if (g_.h >= kF6x6MinSide && g_.w >= kF6x6MinSide) own.push_back(make_own_winograd(ctx, ops::WinoGemm::kFloat32, ops::WinoTile::k6x6));
+    size_t best = 0;
+    if (own.size() > 1) {
+      std::string key = "wino_own," + shape_key(threads);
+      for (const auto& o : own) key += std::string(",") + o->name();
+      best = remembered_choice(key, [&] {
+        return time_on_made_up_data(ctx, threads, own.size(), 0,
+                                    [&](size_t i, std::span<const TensorRef> in, const TensorRef& out, const ExecContext&) {
+                                      own[i]->run(in[0].as<float>(), out.as<float>(), sum_input(in), threads);
+                                    });
+      });
+    }
+    take_own_winograd(std::move(own[best]));
   }
 
   // `own` runs the node; oneDNN's primitive (if built), weights and scratchpads are dropped.
@@ -614,6 +653,7 @@ class ConvKernel : public Kernel {
   std::unique_ptr<ops::StemConv> stem_;
   std::unique_ptr<ops::WinogradConv> own_wino_;  // our Winograd runs the node (winograd_conv.h)
   int64_t dst_stride_ = 0;  // kDstPixelStride: floats a pixel in a strided destination (0: dense)
+  int64_t src_stride_ = 0, sum_stride_ = 0;  // kSrcPixelStride, kSumPixelStride: the same for the source and sum
   // Under --precision bf16, the float32 kernel of the same node that runs it (take_float32_if_chosen).
   std::unique_ptr<ConvKernel> float32_;
   bool float32_only_ = false;  // this kernel ignores kBf16Compute: a bf16 node's float32 candidate

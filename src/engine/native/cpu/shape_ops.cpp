@@ -429,6 +429,17 @@ class ConcatKernel : public Kernel {
     auto in_place = ctx.node.attrs.get_ints(kInPlaceInputs);
     in_place.resize(ctx.inputs.size(), 0);
     for (size_t i = 0; i < in_place.size(); ++i) skip_.push_back(in_place[i] != 0);
+    // Inputs read strided (kSrcPixelStrides: a Split's part left in its input, exec/plan_concat.cpp):
+    // rows of the last axis that far apart.
+    auto strides = ctx.node.attrs.get_ints(kSrcPixelStrides);
+    strides.resize(ctx.inputs.size(), 0);
+    for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+      src_step_.push_back(block_[i]);
+      if (strides[i] == 0) continue;
+      if (inner != 1 || static_cast<size_t>(strides[i]) * es_ < block_[i])
+        return fail(ErrorCode::kInternal, ctx.describe() + ": a strided input only along the last axis, wider than its rows");
+      src_step_[i] = static_cast<size_t>(strides[i]) * es_;
+    }
     return ok();
   }
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
@@ -438,7 +449,7 @@ class ConcatKernel : public Kernel {
         size_t off = static_cast<size_t>(o) * out_block_;
         for (size_t i = 0; i < in.size(); ++i) {
           if (block_[i] == 0) continue;
-          if (!skip_[i]) copy_block(dst + off, static_cast<const unsigned char*>(in[i].data) + static_cast<size_t>(o) * block_[i], block_[i]);
+          if (!skip_[i]) copy_block(dst + off, static_cast<const unsigned char*>(in[i].data) + static_cast<size_t>(o) * src_step_[i], block_[i]);
           off += block_[i];
         }
       }
@@ -450,7 +461,7 @@ class ConcatKernel : public Kernel {
   int axis_ = 0;
   size_t es_ = 4, out_block_ = 0;
   int64_t outer_ = 1;
-  std::vector<size_t> block_;
+  std::vector<size_t> block_, src_step_;  // bytes an outer block: each input's rows, and how far apart they are read
   std::vector<bool> skip_;
 };
 

@@ -86,7 +86,7 @@ WinogradConv::WinogradConv(const WinogradGeometry& g, const float* weights, cons
   block_tiles_ = 6;
 }
 
-void WinogradConv::run(const float* src, float* dst, const float* sum, int threads, int64_t dst_stride,
+void WinogradConv::run(const float* src, float* dst, const float* sum, int threads, WinoStrides strides,
                        uint16_t* dst_bf16) const {
 #if defined(__x86_64__)
   const wino::RunArgs args{g_,
@@ -101,8 +101,10 @@ void WinogradConv::run(const float* src, float* dst, const float* sum, int threa
                            dst,
                            sum,
                            std::max(1, threads),
-                           dst_stride > 0 ? dst_stride : g_.oc,
-                           avx512_ ? dst_bf16 : nullptr};
+                           strides.dst > 0 ? strides.dst : g_.oc,
+                           avx512_ ? dst_bf16 : nullptr,
+                           strides.src > 0 ? strides.src : g_.c,
+                           strides.sum > 0 ? strides.sum : g_.oc};
   if (bf16_)
     wino::run_avx512bf16(args);
   else if (avx512_)
@@ -110,7 +112,7 @@ void WinogradConv::run(const float* src, float* dst, const float* sum, int threa
   else
     wino::run_avx2(args);
 #else
-  (void)src, (void)dst, (void)sum, (void)threads, (void)dst_stride, (void)dst_bf16;
+  (void)src, (void)dst, (void)sum, (void)threads, (void)strides, (void)dst_bf16;
   std::abort();  // callers check cpu::detected_isa() >= kAvx2 first, which never holds here
 #endif
 }

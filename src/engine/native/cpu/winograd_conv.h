@@ -65,6 +65,11 @@ enum class WinoGemm { kFloat32, kBf16 };
 // The output tile: F(4x4, 3x3) or F(6x6, 3x3) (every variant).
 enum class WinoTile { k4x4, k6x6 };
 
+// Floats from one pixel to the next of run()'s tensors (0: dense).
+struct WinoStrides {
+  int64_t src = 0, dst = 0, sum = 0;
+};
+
 struct WinogradGeometry {
   int64_t n, c, h, w, oc;  // output is [n, h, w, oc]: stride 1, pad 1
 };
@@ -87,11 +92,12 @@ class WinogradConv {
 
   // src: [n, h, w, c]; dst: [n, h, w, oc]; sum: the residual operand, [n, h, w, oc], needed
   // when the epilogue has a kSum. Needs AVX2 + FMA (cpu::detected_isa() >= kAvx2), and AVX-512
-  // when the constructor chose that variant. dst_stride: floats from one pixel of dst to the next
-  // (0: oc; more: dst lies inside a Concat's wider channels, exec/plan_concat.cpp).
+  // when the constructor chose that variant. strides: floats from one pixel to the next of each
+  // (0: dense, c or oc; more: the tensor lies inside wider channels, exec/plan_concat.cpp: dst in
+  // a Concat's output, src and sum a Split's part left in its input).
   // dst_bf16 (where writes_bf16()): the result rounded to bf16 as oneDNN's reorder rounds
   // (bf16_convert.h) into dst_bf16 instead of dst (--precision bf16, a result kept bf16; dense).
-  void run(const float* src, float* dst, const float* sum, int threads, int64_t dst_stride = 0,
+  void run(const float* src, float* dst, const float* sum, int threads, WinoStrides strides = {},
            uint16_t* dst_bf16 = nullptr) const;
   // Whether run() can write bf16 (the AVX-512 variants).
   bool writes_bf16() const { return avx512_; }
@@ -142,8 +148,10 @@ struct RunArgs {
   float* dst;
   const float* sum;
   int threads;
-  int64_t dst_stride;  // floats from one pixel of dst to the next (g.oc: dense); sum is dense
+  int64_t dst_stride;  // floats from one pixel of dst to the next (g.oc: dense)
   uint16_t* dst_bf16 = nullptr;  // the result in bf16 instead of dst (the AVX-512 variants), dense
+  int64_t src_stride = 0;  // floats from one pixel of src to the next (g.c: dense)
+  int64_t sum_stride = 0;  // ... of sum (g.oc: dense)
 };
 
 #if defined(__x86_64__)

@@ -147,9 +147,9 @@ void output_transform(const RunArgs& a, const Tiling& d, int64_t t0, int64_t cou
         V8 o4[kM];
         output_rows<kM>(tmp[i], o4);
         for (int64_t j = 0; j < cols; ++j) {
-          const int64_t px = (img * d.h + oy0 + i) * d.w + ox0 + j, at = px * OC + o;  // at: in sum
+          const int64_t px = (img * d.h + oy0 + i) * d.w + ox0 + j;
           const V8 x = _mm256_add_ps(o4[j], bias);
-          _mm256_storeu_ps(a.dst + px * a.dst_stride + o, silu_only ? avx2_math::silu(x) : epilogue(a, x, at));
+          _mm256_storeu_ps(a.dst + px * a.dst_stride + o, silu_only ? avx2_math::silu(x) : epilogue(a, x, px * a.sum_stride + o));
         }
       }
     }

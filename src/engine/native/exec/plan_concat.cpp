@@ -83,27 +83,66 @@ void Planner::record_row_producer(int out, int source, const Node& planned, cons
   strided_producers_[out] = std::move(rec);
 }
 
+bool Planner::reads_strided(const Node& n, size_t k) {
+  if (n.op_type == "Int8Table") return k == 0;
+  if (n.op_type == "Concat") return true;
+  return (n.op_type == "Conv" || n.op_type == "FusedConv") && (k == 0 || k == 3);
+}
+
+Result<int> Planner::dense_copy(int v) {
+  if (auto it = dense_copy_.find(v); it != dense_copy_.end()) return it->second;
+  const ValueState src = states_[static_cast<size_t>(v)];
+  // A Concat of one input, read strided: a copy of its rows.
+  Node copy;
+  copy.op_type = "Concat";
+  copy.name = "dense copy";
+  Attribute a;
+  a.kind = Attribute::Kind::kInt;
+  a.i = 3;
+  copy.attrs.set("axis", a);
+  Attribute s;
+  s.kind = Attribute::Kind::kInts;
+  s.ints = {src.pixel_stride};
+  copy.attrs.set(kSrcPixelStrides, s);
+  filled_.push_back(std::make_unique<Node>(std::move(copy)));
+  const ValueType t = physical_type(v);
+  const std::vector<ValueType> ins{t}, outs{t};
+  const std::vector<const HostTensor*> consts{nullptr};
+  OpContext ctx{*filled_.back(), g_.opset, ins, consts, outs};
+  SD_ASSIGN_OR_RETURN(auto placed, create_kernel(ctx));
+  const int nv = new_value(src.logical, true);
+  SD_TRY(add_step(std::move(placed), {v}, ins, {nv}, outs, "dense copy"));
+  dense_copy_[v] = nv;
+  return nv;
+}
+
 bool Planner::try_split_views(const Node& n, const std::vector<int>& ins, const std::vector<ValueType>& types,
                               const std::vector<ValueType>& out_types, int64_t axis) {
-  if (!concat_in_place_ || ins.empty() || ins[0] < 0 || types.empty() || types[0].shape.rank != 4 || axis != 3 ||
-      dtype_size(types[0].dtype) != 1)
-    return false;
+  if (!concat_in_place_ || ins.empty() || ins[0] < 0 || types.empty() || types[0].shape.rank != 4 || axis != 3) return false;
+  const bool bytes = dtype_size(types[0].dtype) == 1;
+  if (!bytes && types[0].dtype != DType::kFloat32) return false;
   for (const Backend* b : backends_)
     if (!b->device().is_host()) return false;
   const ValueState& src = states_[static_cast<size_t>(ins[0])];
   if (src.constant || src.uploaded || src.input >= 0 || src.root < 0 || home_of(ins[0]) != host_) return false;
-  // Every reader of every output an Int8Table reading it as its input, nothing else (no graph output).
+  // Bytes: every reader of every output an Int8Table (which reads it strided). Float32: a Concat
+  // or a convolution reads some part strided, and any other reader a dense copy of its part
+  // (plan_node), never more bytes copied than the Split's. No graph output either way.
+  bool any_strided = false;
   for (int o : n.outputs) {
     if (o < 0 || static_cast<size_t>(o) >= readers_.size()) return false;
-    int tables = 0;
+    int nodes = 0;
     for (const Node& r : g_.nodes)
       for (size_t k = 0; k < r.inputs.size(); ++k)
         if (r.inputs[k] == o) {
-          if (r.op_type != "Int8Table" || k != 0) return false;
-          ++tables;
+          const bool strided = reads_strided(r, k) && (r.op_type == "Int8Table") == bytes;
+          if (bytes && !strided) return false;
+          any_strided = any_strided || strided;
+          ++nodes;
         }
-    if (tables == 0 || tables != readers_[static_cast<size_t>(o)]) return false;
+    if (nodes == 0 || nodes != readers_[static_cast<size_t>(o)]) return false;
   }
+  if (!any_strided) return false;
   const int64_t stride = src.pixel_stride != 0 ? src.pixel_stride : types[0].shape[3];
   size_t offset = src.alias_offset;
   for (size_t k = 0; k < n.outputs.size(); ++k) {
@@ -115,7 +154,7 @@ bool Planner::try_split_views(const Node& n, const std::vector<int>& ins, const 
     o.home = host_;
     o.alias_offset = offset;
     o.pixel_stride = stride;
-    offset += static_cast<size_t>(out_types[k].shape[1]);  // logical NCHW: channels, one byte each
+    offset += static_cast<size_t>(out_types[k].shape[1]) * dtype_size(types[0].dtype);  // logical NCHW: channels
   }
   use(ins[0], static_cast<int>(steps_.size()));
   return true;

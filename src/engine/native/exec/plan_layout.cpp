@@ -32,6 +32,10 @@ bool layout_neutral(const Shape& s) {
 Result<int> Planner::convert(int v, bool to_nhwc) {
   auto& cache = to_nhwc ? nhwc_copy_ : plain_copy_;
   if (auto it = cache.find(v); it != cache.end()) return it->second;
+  if (states_[static_cast<size_t>(v)].pixel_stride != 0) {  // a Split's part left in its input: converted from a dense copy
+    SD_ASSIGN_OR_RETURN(const int dense, dense_copy(v));
+    return convert(dense, to_nhwc);
+  }
   const ValueState src = states_[static_cast<size_t>(v)];
   if (src.logical.shape.rank == 4 && layout_neutral(src.logical.shape) && !src.constant) {
     int nv = new_value(src.logical, to_nhwc);
@@ -92,6 +96,18 @@ Status Planner::plan_conv_like(const Node& n, const std::vector<ValueType>& lin,
   if (conv_nhwc && cls == OpClass::kConv && !plain_source && !states_[static_cast<size_t>(ins[0])].nhwc) {
     SD_ASSIGN_OR_RETURN(ins[0], convert(ins[0], true));
   }
+  const bool dst_nhwc_wanted = cls == OpClass::kConv ? conv_nhwc : states_[static_cast<size_t>(ins[0])].nhwc;
+  // A Split's part read strided (try_split_views): a channels-last float convolution may (our
+  // Winograd); anything else reads a dense copy.
+  auto strided = [&](size_t k) { return k < ins.size() && ins[k] >= 0 && states_[static_cast<size_t>(ins[k])].pixel_stride != 0; };
+  auto densify = [&]() -> Status {
+    for (size_t k = 0; k < ins.size(); ++k)
+      if (strided(k)) {
+        SD_ASSIGN_OR_RETURN(ins[k], dense_copy(ins[k]));
+      }
+    return ok();
+  };
+  if ((strided(0) || strided(3)) && (cls != OpClass::kConv || !dst_nhwc_wanted || !states_[static_cast<size_t>(ins[0])].nhwc)) SD_TRY(densify());
   const int x = ins[0];
   const bool src_nhwc = states_[static_cast<size_t>(x)].nhwc;
   const bool dst_nhwc = cls == OpClass::kConv ? conv_nhwc : src_nhwc;
@@ -111,8 +127,23 @@ Status Planner::plan_conv_like(const Node& n, const std::vector<ValueType>& lin,
       SD_ASSIGN_OR_RETURN(ins[3], convert(ins[3], dst_nhwc));
     }
   }
+  if (strided(0) || strided(3)) {
+    a.i = strided(0) ? states_[static_cast<size_t>(ins[0])].pixel_stride : 0;
+    copy.attrs.set(kSrcPixelStride, a);
+    a.i = strided(3) ? states_[static_cast<size_t>(ins[3])].pixel_stride : 0;
+    copy.attrs.set(kSumPixelStride, a);
+  }
   OpContext ctx{copy, g_.opset, lin, lconst, out_types};
-  SD_ASSIGN_OR_RETURN(auto placed, create_kernel(ctx));
+  auto made = create_kernel(ctx);
+  if (!made && (strided(0) || strided(3))) {  // no kernel reads it strided here: a dense copy
+    SD_TRY(densify());
+    a.i = 0;
+    copy.attrs.set(kSrcPixelStride, a);
+    copy.attrs.set(kSumPixelStride, a);
+    made = create_kernel(ctx);
+  }
+  if (!made) return tl::unexpected(made.error());
+  auto placed = std::move(*made);
   define_outputs(n, out_types, dst_nhwc);
   std::vector<ValueType> types;
   std::vector<const HostTensor*> consts;
@@ -181,13 +212,30 @@ Status Planner::plan_layout_aware(const Node& n, const OpSchema& schema, const s
       SD_ASSIGN_OR_RETURN(ins[static_cast<size_t>(k)], convert(v, true));
     }
     if (cls == OpClass::kConcat) SD_TRY(remap_axis_attr("axis", 0));
+    // A Split's part left in its input is read strided along the channels only.
+    if (cls == OpClass::kConcat && copy.attrs.get_int("axis", 0) != 3)
+      for (int& v : ins)
+        if (v >= 0 && states_[static_cast<size_t>(v)].pixel_stride != 0) {
+          SD_ASSIGN_OR_RETURN(v, dense_copy(v));
+        }
     SD_TRY(gather(ins, types, consts));
-    // A Split's part left in its input (plan_concat.cpp): the table reads it strided.
+    // A Split's part left in its input (plan_concat.cpp): the table or the Concat reads it strided.
     if (n.op_type == "Int8Table" && ins[0] >= 0 && states_[static_cast<size_t>(ins[0])].pixel_stride != 0) {
       Attribute a;
       a.kind = Attribute::Kind::kInt;
       a.i = states_[static_cast<size_t>(ins[0])].pixel_stride;
       copy.attrs.set(kSrcPixelStride, a);
+    }
+    if (cls == OpClass::kConcat) {
+      Attribute a;
+      a.kind = Attribute::Kind::kInts;
+      bool any = false;
+      for (int v : ins) {
+        const int64_t s = v >= 0 ? states_[static_cast<size_t>(v)].pixel_stride : 0;
+        a.ints.push_back(s);
+        any = any || s != 0;
+      }
+      if (any) copy.attrs.set(kSrcPixelStrides, a);
     }
     for (int k = 0; k < data_inputs; ++k) {
       int v = ins[static_cast<size_t>(k)];

@@ -39,6 +39,16 @@ Status Planner::plan_node(const Node& original) {
   const Node& n = *filled_.back();
   for (int in : n.inputs)
     if (in >= 0 && !states_[static_cast<size_t>(in)].defined) return fail(ErrorCode::kModel, what + ": an input is not defined");
+  // A Split's part left in its input (try_split_views) is read strided by the readers it was left
+  // for; any other reads a dense copy.
+  {
+    Node* fill = filled_.back().get();
+    for (size_t k = 0; k < fill->inputs.size(); ++k) {
+      const int in = fill->inputs[k];
+      if (in < 0 || states_[static_cast<size_t>(in)].pixel_stride == 0 || reads_strided(*fill, k)) continue;
+      SD_ASSIGN_OR_RETURN(fill->inputs[k], dense_copy(in));
+    }
+  }
 
   // Logical shape inference.
   std::vector<ValueType> lin;

@@ -146,10 +146,18 @@ class Planner {
   Status plan_concat(const Node& planned, const std::vector<int>& ins, const std::vector<ValueType>& types,
                      const std::vector<const HostTensor*>& consts, const std::vector<ValueType>& logical_out,
                      const std::vector<ValueType>& out_types, bool nhwc);
-  // A channels-last Split of bytes whose every reader is an Int8Table: no step, its outputs are
-  // views of its input (pixel_stride) that the tables read strided (kSrcPixelStride).
+  // A channels-last Split with no step: its outputs are views of its input (pixel_stride) that
+  // their readers read strided. Of bytes, where every reader is an Int8Table (kSrcPixelStride); of
+  // float32, where a Concat (kSrcPixelStrides) or a convolution reading a part as its source or
+  // residual sum (kSrcPixelStride, kSumPixelStride: our Winograd) reads one; other readers (and
+  // convolutions our Winograd does not run) get a dense copy (dense_copy).
   bool try_split_views(const Node& n, const std::vector<int>& ins, const std::vector<ValueType>& types, const std::vector<ValueType>& out_types,
                        int64_t axis);
+  // A strided view (pixel_stride) copied dense, for a reader that cannot read it strided (cached:
+  // one copy for every such reader).
+  Result<int> dense_copy(int v);
+  // Whether input `k` of `n` can be read strided by the kernel it gets (see try_split_views).
+  static bool reads_strided(const Node& n, size_t k);
   // Moves the buffer of root `r` (and every value inside it) into `out`'s, `offset` bytes in.
   void reroot(int r, int out, size_t offset);
 
@@ -166,7 +174,7 @@ class Planner {
   std::vector<ValueState> states_;
   std::vector<PendingStep> steps_;
   std::unique_ptr<Plan> plan_;
-  std::map<int, int> nhwc_copy_, plain_copy_;
+  std::map<int, int> nhwc_copy_, plain_copy_, dense_copy_;
   std::map<int, size_t> offsets_;
   std::vector<int> output_values_;
   std::vector<std::shared_ptr<HostTensor>> made_constants_;
