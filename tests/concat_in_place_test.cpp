@@ -315,10 +315,10 @@ TEST(NativeEngineConcatInPlace, Int8ConcatsAreTheCopyingPlansBitForBit) {
   EXPECT_EQ(copying.concat_steps, 4);
   // Every input of the four Concats is written strided by its byte table, sum or quantization.
   EXPECT_EQ(in_place.concat_steps, 0);
-  // The neck-like Split: its parts are read only by byte tables, which read them in its input;
-  // the first C2f's stays (its second part is also the residual Int8AddTables' operand).
+  // Both Splits' parts are read in their inputs: the neck-like one's by byte tables, the first
+  // C2f's also by the residual Int8AddTables (its second part is the sum's operand).
   EXPECT_EQ(copying.split_steps, 2);
-  EXPECT_EQ(in_place.split_steps, 1);
+  EXPECT_EQ(in_place.split_steps, 0);
 }
 
 TEST(NativeEngineConcatInPlace, Int8InputReadTwiceIsCopied) {

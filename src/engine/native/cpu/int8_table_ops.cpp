@@ -162,6 +162,15 @@ class Int8AddTablesKernel : public Kernel {
     sb_ = broadcast_strides(ctx.inputs[1].shape, out_shape_);
     SD_TRY(dst_rows(ctx, c_, stride_));
     if (stride_ != 0 && !flat_) return fail(ErrorCode::kInternal, ctx.describe() + ": a strided destination needs inputs of the output's shape");
+    // Strided sources (kSrcPixelStrides: a Split's part read in its input, exec/plan_concat.cpp).
+    auto sources = ctx.node.attrs.get_ints(kSrcPixelStrides);
+    sources.resize(2, 0);
+    for (size_t i = 0; i < 2; ++i) {
+      src_stride_[i] = sources[i] == c_ ? 0 : sources[i];
+      if (src_stride_[i] == 0) continue;
+      if (!flat_) return fail(ErrorCode::kUnsupported, ctx.describe() + ": a strided source needs inputs of the output's shape");
+      if (src_stride_[i] < c_) return fail(ErrorCode::kInternal, ctx.describe() + ": a strided source narrower than a row");
+    }
     return ok();
   }
   std::string implementation() const override { return pairs_.empty() ? "streamdet:add_tables" : "streamdet:add_pair_table"; }
@@ -169,12 +178,14 @@ class Int8AddTablesKernel : public Kernel {
     const auto* a = static_cast<const uint8_t*>(in[0].data);
     const auto* b = static_cast<const uint8_t*>(in[1].data);
     const int64_t n = out[0].numel();
-    if (stride_ != 0) {  // rows of c_ elements, stride_ apart (kDstPixelStride)
+    if (stride_ != 0 || src_stride_[0] != 0 || src_stride_[1] != 0) {  // rows of c_ elements (kDstPixelStride, kSrcPixelStrides)
+      const int64_t ys = stride_ != 0 ? stride_ : c_, as = src_stride_[0] != 0 ? src_stride_[0] : c_,
+                    bs = src_stride_[1] != 0 ? src_stride_[1] : c_;
       parallel_for(n / c_, ctx.threads, std::max<int64_t>(1, 16384 / c_), [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
-          const int64_t i = r * c_, o = r * stride_;
-          if (out_ == DType::kFloat32) add_float_(a + i, b + i, c_, ta_.data(), tb_.data(), static_cast<float*>(out[0].data) + o);
-          else if (!pairs_.empty()) add_pairs_(a + i, b + i, c_, pairs_.data(), static_cast<uint8_t*>(out[0].data) + o);
+          const uint8_t *ra = a + r * as, *rb = b + r * bs;
+          if (out_ == DType::kFloat32) add_float_(ra, rb, c_, ta_.data(), tb_.data(), static_cast<float*>(out[0].data) + r * ys);
+          else if (!pairs_.empty()) add_pairs_(ra, rb, c_, pairs_.data(), static_cast<uint8_t*>(out[0].data) + r * ys);
         }
       });
       return ok();
@@ -219,6 +230,7 @@ class Int8AddTablesKernel : public Kernel {
   Shape out_shape_;
   bool flat_ = true;
   int64_t c_ = 1, stride_ = 0;  // a strided destination: row length and stride (0: dense)
+  std::array<int64_t, 2> src_stride_{};  // strided sources a and b (0: dense)
   std::array<int64_t, Shape::kMaxRank> sa_{}, sb_{};
   byte_table::AddTables q_;
   byte_table::AddFloatFn add_float_ = byte_table::add_float_baseline;

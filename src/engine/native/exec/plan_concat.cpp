@@ -85,6 +85,7 @@ void Planner::record_row_producer(int out, int source, const Node& planned, cons
 
 bool Planner::reads_strided(const Node& n, size_t k) {
   if (n.op_type == "Int8Table") return k == 0;
+  if (n.op_type == "Int8AddTables") return k <= 1;
   if (n.op_type == "Concat") return true;
   return (n.op_type == "Conv" || n.op_type == "FusedConv") && (k == 0 || k == 3);
 }
@@ -125,9 +126,9 @@ bool Planner::try_split_views(const Node& n, const std::vector<int>& ins, const 
     if (!b->device().is_host()) return false;
   const ValueState& src = states_[static_cast<size_t>(ins[0])];
   if (src.constant || src.uploaded || src.input >= 0 || src.root < 0 || home_of(ins[0]) != host_) return false;
-  // Bytes: every reader of every output an Int8Table (which reads it strided). Float32: a Concat
-  // or a convolution reads some part strided, and any other reader a dense copy of its part
-  // (plan_node), never more bytes copied than the Split's. No graph output either way.
+  // Bytes: every reader of every output an Int8Table or Int8AddTables (which read it strided).
+  // Float32: a Concat or a convolution reads some part strided, and any other reader a dense copy
+  // of its part (plan_node), never more bytes copied than the Split's. No graph output either way.
   bool any_strided = false;
   for (int o : n.outputs) {
     if (o < 0 || static_cast<size_t>(o) >= readers_.size()) return false;
@@ -135,7 +136,7 @@ bool Planner::try_split_views(const Node& n, const std::vector<int>& ins, const 
     for (const Node& r : g_.nodes)
       for (size_t k = 0; k < r.inputs.size(); ++k)
         if (r.inputs[k] == o) {
-          const bool strided = reads_strided(r, k) && (r.op_type == "Int8Table") == bytes;
+          const bool strided = reads_strided(r, k) && (r.op_type.rfind("Int8", 0) == 0) == bytes;
           if (bytes && !strided) return false;
           any_strided = any_strided || strided;
           ++nodes;

@@ -219,14 +219,15 @@ Status Planner::plan_layout_aware(const Node& n, const OpSchema& schema, const s
           SD_ASSIGN_OR_RETURN(v, dense_copy(v));
         }
     SD_TRY(gather(ins, types, consts));
-    // A Split's part left in its input (plan_concat.cpp): the table or the Concat reads it strided.
+    // A Split's part left in its input (plan_concat.cpp): the table, the Concat or Int8AddTables
+    // reads it strided.
     if (n.op_type == "Int8Table" && ins[0] >= 0 && states_[static_cast<size_t>(ins[0])].pixel_stride != 0) {
       Attribute a;
       a.kind = Attribute::Kind::kInt;
       a.i = states_[static_cast<size_t>(ins[0])].pixel_stride;
       copy.attrs.set(kSrcPixelStride, a);
     }
-    if (cls == OpClass::kConcat) {
+    if (cls == OpClass::kConcat || n.op_type == "Int8AddTables") {
       Attribute a;
       a.kind = Attribute::Kind::kInts;
       bool any = false;
@@ -296,7 +297,20 @@ Status Planner::plan_layout_aware(const Node& n, const OpSchema& schema, const s
   for (const auto& t : out_types) phys_out.push_back({t.dtype, physical_of(t.shape)});
   if (cls == OpClass::kConcat) return plan_concat(copy, ins, types, consts, out_types, phys_out, true);
   OpContext ctx{copy, g_.opset, types, consts, phys_out};
-  SD_ASSIGN_OR_RETURN(auto placed, create_kernel(ctx));
+  auto kernel = create_kernel(ctx);
+  if (!kernel && !copy.attrs.get_ints(kSrcPixelStrides).empty()) {  // not read strided here (broadcasts): dense copies
+    for (int& v : ins)
+      if (v >= 0 && states_[static_cast<size_t>(v)].pixel_stride != 0) {
+        SD_ASSIGN_OR_RETURN(v, dense_copy(v));
+      }
+    Attribute none;
+    none.kind = Attribute::Kind::kInts;
+    none.ints.assign(ins.size(), 0);
+    copy.attrs.set(kSrcPixelStrides, none);
+    kernel = create_kernel(ctx);
+  }
+  if (!kernel) return tl::unexpected(kernel.error());
+  auto placed = std::move(*kernel);
   for (auto& m : made) made_constants_.push_back(m);
   define_outputs(n, out_types, true);
   SD_TRY(add_step(std::move(placed), ins, types, n.outputs, phys_out, g_.describe(n)));
