@@ -131,7 +131,7 @@ class ConvKernel : public Kernel {
         take_own_winograd(make_own_winograd(ctx, ops::WinoGemm::kFloat32,
                                             choice == Conv3x3Choice::kWinograd6x6 ? ops::WinoTile::k6x6 : ops::WinoTile::k4x4));
       else
-        take_faster_own_winograd(ctx);
+        take_own_winograd_if_faster(ctx, /*against_onednn=*/false);
       return ok();
     }
     // A bf16 source goes to oneDNN's bf16 convolution alone (keep_bf16_tensors picked nodes that
@@ -353,7 +353,9 @@ class ConvKernel : public Kernel {
   // AVX-512 variant applies, F(6x6, 3x3) is a candidate beside F(4x4, 3x3): fewer multiplications,
   // larger transforms and tiles overhanging the edges, so which wins depends on the shape
   // (docs/benchmarks.md, "Winograd F(6x6, 3x3)"); only on maps of kF6x6MinSide and more.
-  void take_own_winograd_if_faster(const OpContext& ctx) {
+  // against_onednn false (oneDNN's primitive cannot run the node: a strided source or sum): the
+  // fastest of ours.
+  void take_own_winograd_if_faster(const OpContext& ctx, bool against_onednn = true) {
     const int threads = static_cast<int>(std::max<int64_t>(1, ctx.node.attrs.get_int(kPlanThreads, 1)));
     std::vector<std::unique_ptr<ops::WinogradConv>> own;
     own.push_back(make_own_winograd(ctx, ops::WinoGemm::kFloat32));
@@ -367,30 +369,9 @@ class ConvKernel : public Kernel {
         if (b6->bf16()) own.push_back(std::move(b6));
       }
     }
-    const int best = fastest_own(ctx, own, threads);
+    const int best = own.size() == 1 && !against_onednn ? 0 : fastest_own(ctx, own, threads, against_onednn);
     if (best < 0) return;
     take_own_winograd(std::move(own[static_cast<size_t>(best)]));
-  }
-
-  // Where oneDNN's primitive cannot run the node (a strided source or sum): F(4x4, 3x3), or on maps
-  // of kF6x6MinSide and more the faster of it and F(6x6, 3x3), timed as above.
-  void take_faster_own_winograd(const OpContext& ctx) {
-    const int threads = static_cast<int>(std::max<int64_t>(1, ctx.node.attrs.get_int(kPlanThreads, 1)));
-    std::vector<std::unique_ptr<ops::WinogradConv>> own;
-    own.push_back(make_own_winograd(ctx, ops::WinoGemm::kFloat32));
-    if (g_.h >= kF6x6MinSide && g_.w >= kF6x6MinSide) own.push_back(make_own_winograd(ctx, ops::WinoGemm::kFloat32, ops::WinoTile::k6x6));
-    size_t best = 0;
-    if (own.size() > 1) {
-      std::string key = "wino_own," + shape_key(threads);
-      for (const auto& o : own) key += std::string(",") + o->name();
-      best = remembered_choice(key, [&] {
-        return time_on_made_up_data(ctx, threads, own.size(), 0,
-                                    [&](size_t i, std::span<const TensorRef> in, const TensorRef& out, const ExecContext&) {
-                                      own[i]->run(in[0].as<float>(), out.as<float>(), sum_input(in), threads);
-                                    });
-      });
-    }
-    take_own_winograd(std::move(own[best]));
   }
 
   // `own` runs the node; oneDNN's primitive (if built), weights and scratchpads are dropped.
@@ -438,21 +419,22 @@ class ConvKernel : public Kernel {
   // more than the noise where it matters (docs/benchmarks.md). Returns the index in `own` of the
   // fastest, or -1 when oneDNN's is. The answer is kept per shape, post ops, threads and precision
   // for the process (remembered_choice): YOLOv8n's 32 eligible layers have 18 shapes.
-  int fastest_own(const OpContext& ctx, const std::vector<std::unique_ptr<ops::WinogradConv>>& own, int threads) {
-    std::string key = "wino," + shape_key(threads);
+  int fastest_own(const OpContext& ctx, const std::vector<std::unique_ptr<ops::WinogradConv>>& own, int threads, bool against_onednn) {
+    std::string key = (against_onednn ? "wino," : "wino_own,") + shape_key(threads);
     if (bf16_) key += ",bf16";
     for (const auto& o : own) key += std::string(",") + o->name();  // the answer is an index into `own`
+    const size_t first = against_onednn ? 1 : 0;
     const size_t best = remembered_choice(key, [&] {
-      // Candidate 0 is oneDNN's primitive, i + 1 is own[i].
-      return time_on_made_up_data(ctx, threads, own.size() + 1, scratch_bytes(),
+      // With oneDNN: candidate 0 is its primitive, i + 1 is own[i].
+      return time_on_made_up_data(ctx, threads, own.size() + first, scratch_bytes(),
                                   [&](size_t i, std::span<const TensorRef> in, const TensorRef& out, const ExecContext& ec) {
-                                    if (i == 0)
+                                    if (i < first)
                                       (void)run(in, std::span<const TensorRef>(&out, 1), ec);
                                     else
-                                      own[i - 1]->run(in[0].as<float>(), out.as<float>(), sum_input(in), threads);
+                                      own[i - first]->run(in[0].as<float>(), out.as<float>(), sum_input(in), threads);
                                   });
     });
-    return static_cast<int>(best) - 1;
+    return static_cast<int>(best) - static_cast<int>(first);
   }
 
   // The node's shape, post ops, threads and ISA, for remembered_choice's keys.
