@@ -11,6 +11,8 @@
 #include "engine/native/cpu/byte_table_kernel.h"
 #include "engine/native/cpu/int8_float_convert.h"
 #include "engine/native/cpu/quantize_nhwc.h"
+#include "engine/native/layout_attrs.h"
+#include "engine/native/op_registry.h"
 #include "engine/native/session.h"
 #include "onnx_builder.h"
 #include "qdq_model_builder.h"
@@ -330,6 +332,74 @@ TEST(Int8Dataflow, PairTableGivesTheBytesOfTheQuantizedSum) {
         EXPECT_TRUE(std::equal(want.begin(), want.end(), got.begin())) << name << " n=" << n << " lo=" << q.lo;
         EXPECT_EQ(got[static_cast<size_t>(n)], 0xAB) << name << " wrote past n=" << n;
       }
+  }
+}
+
+// Int8AddTables reading its sources strided (kSrcPixelStrides: the parts of a Split of bytes
+// left in its input, exec/plan_concat.cpp): rows of c bytes from wider pixels give the dense
+// kernel's bytes and floats; with a broadcast input it refuses (the planner then gives it dense
+// copies).
+TEST(Int8Dataflow, AddTablesReadStridedSourcesAsDenseOnesAndRefuseThemWhenBroadcasting) {
+  const int64_t rows = 37, c = 24, sa = 40, sb = 56;  // a and b: c of sa and sb bytes a pixel
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> u(-4.f, 4.f);
+  Attribute ta, tb;
+  ta.kind = tb.kind = Attribute::Kind::kFloats;
+  for (int i = 0; i < 256; ++i) ta.floats.push_back(u(rng)), tb.floats.push_back(u(rng));
+  std::vector<uint8_t> a(static_cast<size_t>(rows * sa)), b(static_cast<size_t>(rows * sb)), da(static_cast<size_t>(rows * c)), db(da.size());
+  for (auto& v : a) v = static_cast<uint8_t>(rng());
+  for (auto& v : b) v = static_cast<uint8_t>(rng());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < c; ++i) da[static_cast<size_t>(r * c + i)] = a[static_cast<size_t>(r * sa + i)], db[static_cast<size_t>(r * c + i)] = b[static_cast<size_t>(r * sb + i)];
+  const OpSchema* schema = builtin_op_registry().find("Int8AddTables", 17);
+  ASSERT_NE(schema, nullptr);
+  for (const int64_t out_dtype : {1, 2}) {  // float32, uint8
+    auto make = [&](bool strided, const Shape& b_shape) {
+      Node n;
+      n.op_type = "Int8AddTables";
+      n.name = "add";
+      n.attrs.set("table_a", ta);
+      n.attrs.set("table_b", tb);
+      Attribute o;
+      o.i = out_dtype;
+      n.attrs.set("out_dtype", o);
+      Attribute sc;
+      sc.kind = Attribute::Kind::kFloat;
+      sc.f = 0.05f;
+      n.attrs.set("out_scale", sc);
+      Attribute z;
+      z.i = 128;
+      n.attrs.set("out_zero_point", z);
+      if (strided) {
+        Attribute st;
+        st.kind = Attribute::Kind::kInts;
+        st.ints = {sa, sb};
+        n.attrs.set(kSrcPixelStrides, st);
+      }
+      return n;
+    };
+    const Shape shape{1, rows, 1, c};
+    const DType out_type = out_dtype == 1 ? DType::kFloat32 : DType::kUInt8;
+    const std::vector<ValueType> ins{{DType::kUInt8, shape}, {DType::kUInt8, shape}}, outs{{out_type, shape}};
+    const std::vector<const HostTensor*> consts{nullptr, nullptr};
+    const Node dense_node = make(false, shape), strided_node = make(true, shape);
+    auto dense = schema->create(OpContext{dense_node, 17, ins, consts, outs});
+    auto strided = schema->create(OpContext{strided_node, 17, ins, consts, outs});
+    ASSERT_TRUE(dense) << dense.error().message;
+    ASSERT_TRUE(strided) << strided.error().message;
+    HostTensor want(out_type, shape), got(out_type, shape);
+    const TensorRef in_dense[2] = {TensorRef{DType::kUInt8, shape, da.data()}, TensorRef{DType::kUInt8, shape, db.data()}};
+    const TensorRef in_strided[2] = {TensorRef{DType::kUInt8, shape, a.data()}, TensorRef{DType::kUInt8, shape, b.data()}};
+    const TensorRef w = want.ref(), g = got.ref();
+    ASSERT_TRUE(run_once(**dense, in_dense, std::span<const TensorRef>(&w, 1)));
+    ASSERT_TRUE(run_once(**strided, in_strided, std::span<const TensorRef>(&g, 1)));
+    EXPECT_EQ(std::memcmp(want.data(), got.data(), want.bytes()), 0) << "out_dtype " << out_dtype;
+    // b broadcast over the rows: refused with strided sources.
+    const Shape row{1, 1, 1, c};
+    const std::vector<ValueType> bins{{DType::kUInt8, shape}, {DType::kUInt8, row}};
+    const Node broadcast_node = make(true, row);
+    auto broadcast = schema->create(OpContext{broadcast_node, 17, bins, consts, outs});
+    EXPECT_FALSE(broadcast) << "out_dtype " << out_dtype;
   }
 }
 
