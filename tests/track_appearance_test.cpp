@@ -220,15 +220,18 @@ TEST(ByteTrackerAppearance, ALostObjectComingOutOffItsPredictionIsReFoundOnlyWhe
 
 // An object followed for 15 frames (moving right, 4 px a frame) is hidden for `hidden` frames and
 // comes out on its path; the id it has on its first and second frame back.
-std::pair<int64_t, int64_t> ids_after_hiding(int hidden, const Appearance& before, const Appearance& after, double reid_buffer = 90) {
+std::pair<int64_t, int64_t> ids_after_hiding(int hidden, const Appearance& before, const Appearance& after, double reid_buffer = 90,
+                                              float dy_back = 0) {
   TrackerOptions o;
   o.reid_buffer = reid_buffer;
   ByteTracker tracker(o);
-  auto at = [](double cx) { return box(static_cast<float>(cx - 20), 80, static_cast<float>(cx + 20), 120); };
+  float dy = 0;
+  auto at = [&dy](double cx) { return box(static_cast<float>(cx - 20), 80 + dy, static_cast<float>(cx + 20), 120 + dy); };
   int f = 0;
   double x = 50;
   for (; f < 15; ++f, x += 4) tracker.update(std::vector<Detection>{at(x)}, f * kFrameMs, std::vector<Appearance>{before});
   for (int i = 0; i < hidden; ++i, ++f, x += 4) tracker.update(std::vector<Detection>{}, f * kFrameMs);
+  dy = dy_back;
   const int64_t first = tracker.update(std::vector<Detection>{at(x)}, f * kFrameMs, std::vector<Appearance>{after})[0];
   ++f, x += 4;
   return {first, tracker.update(std::vector<Detection>{at(x)}, f * kFrameMs, std::vector<Appearance>{after})[0]};
@@ -246,6 +249,22 @@ TEST(ByteTrackerAppearance, AnObjectHiddenLongerThanTheBufferComesBackWithItsIdW
   EXPECT_EQ(ids_after_hiding(45, red, red, 30), std::make_pair(int64_t{-1}, int64_t{2}));
   // Within the buffer it is the gated round's, as before.
   EXPECT_EQ(ids_after_hiding(20, red, red), std::make_pair(int64_t{1}, int64_t{1}));
+}
+
+// Back after longer than the buffer looking a little different (its box takes in some of the
+// grey around it, as a half-seen object's or one at the picture's edge does: further than
+// reid_distance, within 3 times it): its id where it comes out right on its prediction, a new
+// one where it comes out 60 px off its path (still inside the retired track's wide gate).
+TEST(ByteTrackerAppearance, AnObjectHiddenLongerThanTheBufferLookingALittleDifferentGetsItsIdBackOnlyOnItsPrediction) {
+  const cv::Mat m = picture_with(cv::Scalar(40, 40, 210));
+  const Appearance red = describe_box(view_of(m), box(40, 30, 100, 80));
+  const Appearance reddish = describe_box(view_of(m), box(16, 30, 100, 80));  // a fifth of the inner part grey
+  const float dist = appearance_distance(red, reddish);
+  ASSERT_GT(dist, TrackerOptions{}.reid_distance);
+  ASSERT_LT(dist, 3 * TrackerOptions{}.reid_distance);
+  EXPECT_EQ(ids_after_hiding(45, red, reddish), std::make_pair(int64_t{1}, int64_t{1}));
+  EXPECT_EQ(ids_after_hiding(45, red, reddish, 90, 60), std::make_pair(int64_t{-1}, int64_t{2}));
+  EXPECT_EQ(ids_after_hiding(45, red, red, 90, 60), std::make_pair(int64_t{1}, int64_t{1}));  // looking the same: anywhere in the gate
 }
 
 }  // namespace

@@ -23,6 +23,8 @@ constexpr float kOccludedOverlap = 0.1f;        // a prediction overlapped this 
                                                 // area) by another track's may be partly hidden
 constexpr double kRetiredGateChi2 = 40;         // a retired track's gate: its prediction has run on
                                                 // for over a second, its covariance with it
+constexpr double kRetiredNearChi2 = 1;          // ... and where it is as good as on its prediction
+constexpr double kRetiredNearLooks = 3;         // (times reid_distance): the looks it may have there
 constexpr double kNoEdge = std::numeric_limits<double>::quiet_NaN();
 constexpr float kCrowdedOverlap = 0.1f;        // a box overlapping two tracks' predictions this much
                                                 // is shared: it does not teach either its colours
@@ -407,19 +409,27 @@ void ByteTracker::retire(double timestamp_ms) {
 }
 
 size_t ByteTracker::retired_match(const Detection& det, const Appearance& look) const {
-  size_t best = retired_.size();
-  double nearest = options_.reid_distance;
+  // Anywhere in the gate, the nearest descriptor within reid_distance; failing that, right where a
+  // track is predicted (chi-square under 1), the nearest within kRetiredNearLooks times that: an
+  // object that comes out half seen or at the picture's edge shows some of what is around it.
+  size_t best = retired_.size(), near_best = retired_.size();
+  double nearest = options_.reid_distance, near_nearest = kRetiredNearLooks * options_.reid_distance;
   for (size_t k = 0; k < retired_.size(); ++k) {
     const Track& t = retired_[k];
     if (!options_.class_agnostic && t.class_id != det.class_id) continue;
-    if (BoxKalman::centre_distance2(t.filter, det) >= kRetiredGateChi2) continue;
+    const double d2 = BoxKalman::centre_distance2(t.filter, det);
+    if (d2 >= kRetiredGateChi2) continue;
     const double dist = appearance_distance(t.look, look);
     if (dist < nearest) {
       nearest = dist;
       best = k;
     }
+    if (d2 < kRetiredNearChi2 && dist < near_nearest) {
+      near_nearest = dist;
+      near_best = k;
+    }
   }
-  return best;
+  return best < retired_.size() ? best : near_best;
 }
 
 void ByteTracker::mark_occluded() {

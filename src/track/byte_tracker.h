@@ -63,8 +63,10 @@ struct TrackerOptions {
   // after it was last seen, for one use only: a confident detection of its class left over at the
   // end of the rounds (one that would start a new track), within a wide gate of its prediction
   // (chi-square 40, 2 dof) and with a descriptor within reid_distance of its own, takes it back
-  // instead: an object hidden for longer than the buffer comes back with its id. It takes nothing
-  // a track in the buffer could take. At most track_buffer: never.
+  // instead: an object hidden for longer than the buffer comes back with its id; right where the
+  // track is predicted (chi-square under 1), a descriptor within 3 reid_distance will do (an
+  // object coming out half seen shows some of its surroundings). It takes nothing a track in the
+  // buffer could take. At most track_buffer: never.
   double reid_buffer = 90;
   // A confident detection that would start a track starts none where it is the other part of an
   // object the detector split in two (an object partly hidden in the middle, seen as its left and
