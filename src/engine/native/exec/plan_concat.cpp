@@ -117,6 +117,14 @@ Result<int> Planner::dense_copy(int v) {
   return nv;
 }
 
+Status Planner::dense_copies(std::vector<int>& ins) {
+  for (int& v : ins)
+    if (v >= 0 && states_[static_cast<size_t>(v)].pixel_stride != 0) {
+      SD_ASSIGN_OR_RETURN(v, dense_copy(v));
+    }
+  return ok();
+}
+
 bool Planner::try_split_views(const Node& n, const std::vector<int>& ins, const std::vector<ValueType>& types,
                               const std::vector<ValueType>& out_types, int64_t axis) {
   if (!concat_in_place_ || ins.empty() || ins[0] < 0 || types.empty() || types[0].shape.rank != 4 || axis != 3) return false;

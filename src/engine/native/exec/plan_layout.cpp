@@ -100,14 +100,7 @@ Status Planner::plan_conv_like(const Node& n, const std::vector<ValueType>& lin,
   // A Split's part read strided (try_split_views): a channels-last float convolution may (our
   // Winograd); anything else reads a dense copy.
   auto strided = [&](size_t k) { return k < ins.size() && ins[k] >= 0 && states_[static_cast<size_t>(ins[k])].pixel_stride != 0; };
-  auto densify = [&]() -> Status {
-    for (size_t k = 0; k < ins.size(); ++k)
-      if (strided(k)) {
-        SD_ASSIGN_OR_RETURN(ins[k], dense_copy(ins[k]));
-      }
-    return ok();
-  };
-  if ((strided(0) || strided(3)) && (cls != OpClass::kConv || !dst_nhwc_wanted || !states_[static_cast<size_t>(ins[0])].nhwc)) SD_TRY(densify());
+  if ((strided(0) || strided(3)) && (cls != OpClass::kConv || !dst_nhwc_wanted || !states_[static_cast<size_t>(ins[0])].nhwc)) SD_TRY(dense_copies(ins));
   const int x = ins[0];
   const bool src_nhwc = states_[static_cast<size_t>(x)].nhwc;
   const bool dst_nhwc = cls == OpClass::kConv ? conv_nhwc : src_nhwc;
@@ -136,7 +129,7 @@ Status Planner::plan_conv_like(const Node& n, const std::vector<ValueType>& lin,
   OpContext ctx{copy, g_.opset, lin, lconst, out_types};
   auto made = create_kernel(ctx);
   if (!made && (strided(0) || strided(3))) {  // no kernel reads it strided here: a dense copy
-    SD_TRY(densify());
+    SD_TRY(dense_copies(ins));
     a.i = 0;
     copy.attrs.set(kSrcPixelStride, a);
     copy.attrs.set(kSumPixelStride, a);
@@ -213,11 +206,7 @@ Status Planner::plan_layout_aware(const Node& n, const OpSchema& schema, const s
     }
     if (cls == OpClass::kConcat) SD_TRY(remap_axis_attr("axis", 0));
     // A Split's part left in its input is read strided along the channels only.
-    if (cls == OpClass::kConcat && copy.attrs.get_int("axis", 0) != 3)
-      for (int& v : ins)
-        if (v >= 0 && states_[static_cast<size_t>(v)].pixel_stride != 0) {
-          SD_ASSIGN_OR_RETURN(v, dense_copy(v));
-        }
+    if (cls == OpClass::kConcat && copy.attrs.get_int("axis", 0) != 3) SD_TRY(dense_copies(ins));
     SD_TRY(gather(ins, types, consts));
     // A Split's part left in its input (plan_concat.cpp): the table, the Concat or Int8AddTables
     // reads it strided.
@@ -299,10 +288,7 @@ Status Planner::plan_layout_aware(const Node& n, const OpSchema& schema, const s
   OpContext ctx{copy, g_.opset, types, consts, phys_out};
   auto kernel = create_kernel(ctx);
   if (!kernel && !copy.attrs.get_ints(kSrcPixelStrides).empty()) {  // not read strided here (broadcasts): dense copies
-    for (int& v : ins)
-      if (v >= 0 && states_[static_cast<size_t>(v)].pixel_stride != 0) {
-        SD_ASSIGN_OR_RETURN(v, dense_copy(v));
-      }
+    SD_TRY(dense_copies(ins));
     Attribute none;
     none.kind = Attribute::Kind::kInts;
     none.ints.assign(ins.size(), 0);

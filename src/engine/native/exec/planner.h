@@ -156,6 +156,8 @@ class Planner {
   // A strided view (pixel_stride) copied dense, for a reader that cannot read it strided (cached:
   // one copy for every such reader).
   Result<int> dense_copy(int v);
+  // Every strided view among `ins` replaced by its dense copy.
+  Status dense_copies(std::vector<int>& ins);
   // Whether input `k` of `n` can be read strided by the kernel it gets (see try_split_views).
   static bool reads_strided(const Node& n, size_t k);
   // Moves the buffer of root `r` (and every value inside it) into `out`'s, `offset` bytes in.
