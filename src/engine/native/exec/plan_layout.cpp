@@ -96,14 +96,12 @@ Status Planner::plan_conv_like(const Node& n, const std::vector<ValueType>& lin,
   if (conv_nhwc && cls == OpClass::kConv && !plain_source && !states_[static_cast<size_t>(ins[0])].nhwc) {
     SD_ASSIGN_OR_RETURN(ins[0], convert(ins[0], true));
   }
-  const bool dst_nhwc_wanted = cls == OpClass::kConv ? conv_nhwc : states_[static_cast<size_t>(ins[0])].nhwc;
-  // A Split's part read strided (try_split_views): a channels-last float convolution may (our
-  // Winograd); anything else reads a dense copy.
-  auto strided = [&](size_t k) { return k < ins.size() && ins[k] >= 0 && states_[static_cast<size_t>(ins[k])].pixel_stride != 0; };
-  if ((strided(0) || strided(3)) && (cls != OpClass::kConv || !dst_nhwc_wanted || !states_[static_cast<size_t>(ins[0])].nhwc)) SD_TRY(dense_copies(ins));
-  const int x = ins[0];
-  const bool src_nhwc = states_[static_cast<size_t>(x)].nhwc;
+  const bool src_nhwc = states_[static_cast<size_t>(ins[0])].nhwc;
   const bool dst_nhwc = cls == OpClass::kConv ? conv_nhwc : src_nhwc;
+  // A Split's part read strided (try_split_views): a channels-last float convolution may (our
+  // Winograd); anything else reads a dense copy (channels-last like the part: the layouts above hold).
+  auto strided = [&](size_t k) { return k < ins.size() && ins[k] >= 0 && states_[static_cast<size_t>(ins[k])].pixel_stride != 0; };
+  if ((strided(0) || strided(3)) && (cls != OpClass::kConv || !dst_nhwc || !src_nhwc)) SD_TRY(dense_copies(ins));
   Attribute a;
   a.kind = Attribute::Kind::kInt;
   a.i = src_nhwc;
