@@ -77,6 +77,18 @@ void expect_identical(const Ran& in_place, const Ran& copying) {
   }
 }
 
+// The same to float rounding (where the plans' kernels may differ).
+void expect_close(const Ran& in_place, const Ran& copying) {
+  ASSERT_EQ(in_place.outputs.size(), copying.outputs.size());
+  ASSERT_FALSE(copying.outputs.empty());
+  for (size_t k = 0; k < copying.outputs.size(); ++k) {
+    ASSERT_EQ(in_place.outputs[k].shape(), copying.outputs[k].shape());
+    const float* a = in_place.outputs[k].as<float>();
+    const float* b = copying.outputs[k].as<float>();
+    for (int64_t i = 0; i < copying.outputs[k].numel(); ++i) ASSERT_NEAR(a[i], b[i], 1e-4f * (1.f + std::fabs(b[i]))) << "output " << k << " at " << i;
+  }
+}
+
 // ---- float: YOLOv8's head tail, two scales (8x8 and 4x4), 4 box and 3 class channels.
 void conv(OnnxBuilder& b, const std::string& x, const std::string& w, const std::string& y, std::vector<int64_t> wshape, int64_t stride) {
   b.random_initializer(w, wshape, -0.3f, 0.3f);
@@ -188,17 +200,20 @@ TEST(NativeEngineConcatInPlace, WinogradOutputsAreTheCopyingPlansBitForBit) {
     const Ran copying = run(model, x, false, lo), in_place = run(model, x, true, lo);
     expect_identical(in_place, copying);
     EXPECT_EQ(copying.concat_steps, 3);
-    // y: both written by their Winograd layers; cat copies p0 and p1 (the Split's parts, read in
-    // the Split's input: no Split step; the bottleneck reads p1 there as its source and residual
-    // sum), the bottleneck's sum is written in place; pan copies c2, the upsampling writes in place.
-    EXPECT_EQ(in_place.concat_steps, 2);
+    // y: both written by their Winograd layers; cat: the Split's input (a, a 1x1 convolution
+    // with SiLU, our 1x1 kernel where the processor has AVX-512, else oneDNN's and a step)
+    // written into cat's rows, the parts read there (no Split step; the bottleneck reads p1
+    // there as its source and residual sum), the bottleneck's sum written in place: no step; pan
+    // copies c2, the upsampling writes in place.
+    const int pointwise_copy = cpu::active_isa() >= cpu::Isa::kAvx512 ? 0 : 1;
+    EXPECT_EQ(in_place.concat_steps, 1 + pointwise_copy);
     EXPECT_EQ(copying.split_steps, 1);
     EXPECT_EQ(in_place.split_steps, 0);
     const std::string again = c2f_model(true);  // u is an output too: copied, v in place
     const Ran copying2 = run(again, x, false, lo), in_place2 = run(again, x, true, lo);
     ASSERT_EQ(in_place2.outputs.size(), 3u);
     expect_identical(in_place2, copying2);
-    EXPECT_EQ(in_place2.concat_steps, 3);
+    EXPECT_EQ(in_place2.concat_steps, 2 + pointwise_copy);
   }
 }
 
@@ -238,21 +253,57 @@ TEST(NativeEngineConcatInPlace, SplitPartsReadDenseWhereTheReaderCannotReadThemS
   }
 }
 
+// The Split's input written into the Concat's rows after another input (its parts not first) by
+// our 1x1 kernel, with or without an activation in its epilogue: the copying plan's results, and
+// no Split or Concat step. Where oneDNN's convolution runs it (forced, or no AVX-512 for ours) the
+// parts stay in the convolution's own buffer and the Concat copies them.
+std::string parts_after_another_model(bool activation) {
+  OnnxBuilder b;
+  b.input("x", {1, 16, 12, 12});
+  b.random_initializer("w0", {32, 16, 1, 1}, -0.3f, 0.3f);
+  b.node("Conv", {"x", "w0"}, {activation ? "a_c" : "a"});
+  if (activation) {
+    b.node("Sigmoid", {"a_c"}, {"a_s"});
+    b.node("Mul", {"a_c", "a_s"}, {"a"});
+  }
+  b.initializer_i64("split", {2}, {16, 16});
+  OnnxBuilder::attr_int(b.node("Split", {"a", "split"}, {"p0", "p1"}), "axis", 1);
+  conv(b, "p1", "wm", "m", {16, 16, 3, 3}, 1);
+  OnnxBuilder::attr_int(b.node("Concat", {"m", "p0", "p1"}, {"cat"}), "axis", 1);
+  b.output("cat");
+  return b.bytes();
+}
+
+TEST(NativeEngineConcatInPlace, SplitInputWrittenIntoTheConcatAfterAnotherInput) {
+  HostTensor x(DType::kFloat32, Shape{1, 16, 12, 12});
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
+  const bool ours = cpu::active_isa() >= cpu::Isa::kAvx512;
+  for (const Conv3x3Choice choice : {Conv3x3Choice::kWinograd, Conv3x3Choice::kOneDnn})
+    for (const bool activation : {true, false}) {
+      LoadOptions lo;
+      lo.conv3x3 = choice;
+      const std::string model = parts_after_another_model(activation);
+      const Ran copying = run(model, x, false, lo), in_place = run(model, x, true, lo);
+      const std::string what = std::string(activation ? "SiLU" : "no activation") + (choice == Conv3x3Choice::kOneDnn ? ", oneDNN" : ", ours");
+      SCOPED_TRACE(what);
+      if (choice == Conv3x3Choice::kOneDnn)
+        expect_close(in_place, copying);  // the bottleneck reads p1 in place with our Winograd, not oneDNN's
+      else
+        expect_identical(in_place, copying);
+      EXPECT_EQ(in_place.split_steps, 0) << what;
+      EXPECT_EQ(in_place.concat_steps, ours && choice != Conv3x3Choice::kOneDnn ? 0 : 1) << what;
+    }
+}
+
 // With the implementations timed at load (no forced choice), the plans may pick different ones
 // for the bottleneck (our F(4x4) or F(6x6), or oneDNN's where the part is dense): the same
 // results to float rounding.
 TEST(NativeEngineConcatInPlace, SplitPartsReadInPlaceWithTimedChoicesGiveTheCopyingPlansResults) {
   const HostTensor x = image(16, -1.f, 1.f);
   const std::string model = c2f_model(false);
-  const Ran copying = run(model, x, false), in_place = run(model, x, true);
-  ASSERT_EQ(in_place.outputs.size(), copying.outputs.size());
-  ASSERT_FALSE(copying.outputs.empty());
-  for (size_t k = 0; k < copying.outputs.size(); ++k) {
-    ASSERT_EQ(in_place.outputs[k].shape(), copying.outputs[k].shape());
-    const float* a = in_place.outputs[k].as<float>();
-    const float* b = copying.outputs[k].as<float>();
-    for (int64_t i = 0; i < copying.outputs[k].numel(); ++i) ASSERT_NEAR(a[i], b[i], 1e-4f * (1.f + std::fabs(b[i]))) << "output " << k << " at " << i;
-  }
+  expect_close(run(model, x, true), run(model, x, false));
 }
 
 // ---- int8: QDQ as `streamdet quantize` writes it (qdq_model_builder.h).

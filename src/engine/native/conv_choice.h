@@ -1,6 +1,7 @@
 // Which implementation runs the 3x3 stride-1 convolutions our own Winograd kernel can take
-// (cpu/winograd_conv.h): chosen per node while planning by timing both on the node's shape, or
-// forced (the tests, to compare the two on one machine).
+// (cpu/winograd_conv.h), and the 1x1 ones our pointwise kernel can (cpu/pointwise_conv.h): chosen
+// per node while planning by timing ours and oneDNN's on the node's shape, or forced (the tests,
+// to compare them on one machine; the planner, to make a kernel again as it was chosen).
 #pragma once
 
 #include "engine/native/graph.h"
@@ -10,8 +11,10 @@ namespace sd::native {
 enum class Conv3x3Choice {
   kMeasured,  // from the AVX2 path up (AVX-512 included): the faster of ours and oneDNN's, timed at plan time
   kOneDnn,    // oneDNN's primitive always
-  kWinograd,  // our Winograd kernel wherever it applies and the processor has AVX2 + FMA
+  kWinograd,  // our Winograd kernel wherever it applies and the processor has AVX2 + FMA; our 1x1
+              // kernel on the 1x1 convolutions where it applies (AVX-512)
   kWinograd6x6,  // the same with F(6x6, 3x3) (each variant, the bf16 one included)
+  kPointwise,    // our 1x1 kernel where it applies; the 3x3 convolutions as kMeasured
 };
 
 // Set by the loader on every Conv / FusedConv when the choice is forced (absent: kMeasured); the

@@ -17,6 +17,7 @@
 #include "engine/native/cpu/activation_kernels.h"
 #include "engine/native/cpu/bf16_convert.h"
 #include "engine/native/cpu/dnnl_context.h"
+#include "engine/native/cpu/pointwise_conv.h"
 #include "engine/native/cpu/stem_conv.h"
 #include "engine/native/cpu/timed_choice.h"
 #include "engine/native/cpu/winograd_conv.h"
@@ -123,6 +124,15 @@ class ConvKernel : public Kernel {
     if (src_stride_ == g_.c) src_stride_ = 0;
     sum_stride_ = a.get_int(kSumPixelStride, 0);
     if (sum_stride_ == g_.oc) sum_stride_ = 0;
+    // Our 1x1 kernel: forced (kPointwise, or our kernels wherever they apply: kWinograd, kWinograd6x6)
+    // or timed against oneDNN's below. It reads and writes strided tensors too (the planner names it).
+    if (own_pointwise_applies() && (choice == Conv3x3Choice::kPointwise || choice == Conv3x3Choice::kWinograd ||
+                                    choice == Conv3x3Choice::kWinograd6x6)) {
+      if ((src_stride_ != 0 && src_stride_ < g_.c) || (dst_stride_ != 0 && dst_stride_ < g_.oc) || (sum_stride_ != 0 && sum_stride_ < g_.oc))
+        return fail(ErrorCode::kUnsupported, ctx.describe() + ": a pixel stride narrower than the channels");
+      take_own_pointwise(make_own_pointwise(ctx));
+      return ok();
+    }
     if (src_stride_ != 0 || sum_stride_ != 0) {
       if (!own_winograd_applies() || src_bf16_ || bf16_ || (src_stride_ != 0 && src_stride_ < g_.c) || (sum_stride_ != 0 && sum_stride_ < g_.oc) ||
           (dst_stride_ != 0 && dst_stride_ < g_.oc))
@@ -230,6 +240,7 @@ class ConvKernel : public Kernel {
     scratchpad_.init(pd_.scratchpad_desc(), pads_at, args_);
     stream_ = dnnl::stream(eng);
     if (timed) take_own_winograd_if_faster(ctx);
+    if (own_pointwise_applies() && choice == Conv3x3Choice::kMeasured) take_own_pointwise_if_faster(ctx);
     if (bf16_ && !own_wino_ && !src_bf16_) take_float32_if_chosen(ctx);
     return ok();
   }
@@ -284,6 +295,11 @@ class ConvKernel : public Kernel {
                    if (post) apply_post_ops(y, sum, rows - y, rows - y + count);
                    if (finish) finish(rows - y, rows - y + count);
                  });
+      return ok();
+    }
+    if (own_pw_) {
+      own_pw_->run(in[0].as<float>(), out[0].as<float>(), sum_input(in), ctx.threads, {src_stride_, dst_stride_, sum_stride_});
+      finish_all(out[0], ctx.threads, finish);
       return ok();
     }
     if (own_wino_) {
@@ -386,6 +402,47 @@ class ConvKernel : public Kernel {
     wino_ = false;
   }
 
+  // Our 1x1 kernel takes this node: its shapes, float32 channels-last on both sides, AVX-512.
+  bool own_pointwise_applies() const {
+    return src_nhwc_ && dst_nhwc_ && !bf16_ && !src_bf16_ &&
+           ops::PointwiseConv::applies(g_.c, g_.oc, g_.kh, g_.kw, g_.sh, g_.sw, g_.group, g_.pt, g_.pl, g_.pb, g_.pr);
+  }
+
+  std::unique_ptr<ops::PointwiseConv> make_own_pointwise(const OpContext& ctx) const {
+    return std::make_unique<ops::PointwiseConv>(ops::PointwiseGeometry{g_.n * g_.oh * g_.ow, g_.c, g_.oc},
+                                                static_cast<const float*>(ctx.constants[1]->data()),
+                                                has_bias_ ? static_cast<const float*>(ctx.constants[2]->data()) : nullptr, wino_posts());
+  }
+
+  // Ours against oneDNN's primitive as built (with our pass for SiLU and sigmoid), timed on this
+  // shape with the session's threads and remembered per shape (as fastest_own).
+  void take_own_pointwise_if_faster(const OpContext& ctx) {
+    const int threads = static_cast<int>(std::max<int64_t>(1, ctx.node.attrs.get_int(kPlanThreads, 1)));
+    auto own = make_own_pointwise(ctx);
+    const size_t best = remembered_choice("pointwise," + shape_key(threads), [&] {
+      return time_on_made_up_data(ctx, threads, 2, scratch_bytes(),
+                                  [&](size_t i, std::span<const TensorRef> in, const TensorRef& out, const ExecContext& ec) {
+                                    if (i == 0)
+                                      (void)run(in, std::span<const TensorRef>(&out, 1), ec);
+                                    else
+                                      own->run(in[0].as<float>(), out.as<float>(), sum_input(in), threads);
+                                  });
+    });
+    if (best == 1) take_own_pointwise(std::move(own));
+  }
+
+  // `own` runs the node; oneDNN's primitive, weights and scratchpads are dropped.
+  void take_own_pointwise(std::unique_ptr<ops::PointwiseConv> own) {
+    own_pw_ = std::move(own);
+    impl_ = ops::PointwiseConv::name();
+    conv_ = {};
+    pd_ = {};
+    weights_.reset();
+    args_.clear(), to_args_.clear(), from_args_.clear();
+    scratchpad_ = {}, to_scratchpad_ = {}, from_scratchpad_ = {};
+    own_post_ = false;
+  }
+
   // Our Winograd kernel takes this node: its shapes, channels-last on both sides, AVX2 + FMA.
   bool own_winograd_applies() const {
     return src_nhwc_ && dst_nhwc_ && cpu::detected_isa() >= cpu::Isa::kAvx2 &&
@@ -394,6 +451,14 @@ class ConvKernel : public Kernel {
 
   std::unique_ptr<ops::WinogradConv> make_own_winograd(const OpContext& ctx, ops::WinoGemm gemm,
                                                        ops::WinoTile tile = ops::WinoTile::k4x4) const {
+    return std::make_unique<ops::WinogradConv>(ops::WinogradGeometry{g_.n, g_.c, g_.h, g_.w, g_.oc},
+                                               static_cast<const float*>(ctx.constants[1]->data()),
+                                               has_bias_ ? static_cast<const float*>(ctx.constants[2]->data()) : nullptr, wino_posts(),
+                                               cpu::active_isa(), gemm, tile);
+  }
+
+  // The node's post ops as our kernels' epilogues take them.
+  std::vector<ops::WinoPost> wino_posts() const {
     std::vector<ops::WinoPost> posts;
     for (const PostOp& p : post_) {
       ops::WinoPostKind k = ops::WinoPostKind::kRelu;
@@ -408,10 +473,7 @@ class ConvKernel : public Kernel {
       }
       posts.push_back({k, p.alpha, p.beta});
     }
-    return std::make_unique<ops::WinogradConv>(ops::WinogradGeometry{g_.n, g_.c, g_.h, g_.w, g_.oc},
-                                               static_cast<const float*>(ctx.constants[1]->data()),
-                                               has_bias_ ? static_cast<const float*>(ctx.constants[2]->data()) : nullptr, std::move(posts),
-                                               cpu::active_isa(), gemm, tile);
+    return posts;
   }
 
   // Times oneDNN's primitive (as run() runs it) and each of `own` on this node's shape with the
@@ -634,6 +696,7 @@ class ConvKernel : public Kernel {
   static const float* sum_input(std::span<const TensorRef> in) { return in.size() > 3 ? in[3].as<float>() : nullptr; }
   std::unique_ptr<ops::StemConv> stem_;
   std::unique_ptr<ops::WinogradConv> own_wino_;  // our Winograd runs the node (winograd_conv.h)
+  std::unique_ptr<ops::PointwiseConv> own_pw_;   // our 1x1 kernel runs the node (pointwise_conv.h)
   int64_t dst_stride_ = 0;  // kDstPixelStride: floats a pixel in a strided destination (0: dense)
   int64_t src_stride_ = 0, sum_stride_ = 0;  // kSrcPixelStride, kSumPixelStride: the same for the source and sum
   // Under --precision bf16, the float32 kernel of the same node that runs it (take_float32_if_chosen).

@@ -39,6 +39,8 @@ Result<std::unique_ptr<Plan>> Planner::build(const std::vector<ValueType>& input
   }
   count_readers();
   for (const Node& n : g_.nodes) SD_TRY(plan_node(n));
+  // A buffer made for a Concat's rows that the Concat did not take would be written past its end.
+  if (!preplaced_.empty()) return fail(ErrorCode::kInternal, "planner: a buffer made for a Concat was not placed in it");
   std::vector<int> computed;  // each output where it was computed (a device's memory, or the host's)
   for (int o : g_.outputs) {
     SD_ASSIGN_OR_RETURN(int v, as_plain(o));

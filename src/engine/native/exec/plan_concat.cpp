@@ -61,14 +61,18 @@ void Planner::record_conv_producer(const Node& planned, const std::vector<ValueT
   if ((planned.op_type != "Conv" && planned.op_type != "FusedConv") || steps_.back().backend != host_ ||
       planned.attrs.get_int(kDstNhwc, 0) == 0 || out_types[0].dtype != DType::kFloat32 || out_types[0].shape.rank != 4)
     return;
-  // Our Winograd only (its output transform stores each pixel where it is told), the variant the
-  // step has (timed when it was made) named so that the kernel made again takes the same one.
+  // Our Winograd (its output transform stores each pixel where it is told) or our 1x1 kernel (its
+  // epilogue does), float32; the kernel the step has (timed when it was made) is named so that the
+  // kernel made again is the same.
   const std::string impl = steps_.back().kernel->implementation();
-  if (impl.rfind("streamdet:wino_", 0) != 0 || impl.find("bf16") != std::string::npos) return;
+  const bool wino = impl.rfind("streamdet:wino_", 0) == 0, pointwise = impl.rfind("streamdet:pointwise:", 0) == 0;
+  if ((!wino && !pointwise) || impl.find("bf16") != std::string::npos) return;
   Node strided = planned;
   Attribute a;
   a.kind = Attribute::Kind::kInt;
-  a.i = static_cast<int64_t>(impl.find("wino_6x3") != std::string::npos ? Conv3x3Choice::kWinograd6x6 : Conv3x3Choice::kWinograd);
+  a.i = static_cast<int64_t>(pointwise                                  ? Conv3x3Choice::kPointwise
+                             : impl.find("wino_6x3") != std::string::npos ? Conv3x3Choice::kWinograd6x6
+                                                                           : Conv3x3Choice::kWinograd);
   strided.attrs.set(kConv3x3Choice, a);
   filled_.push_back(std::make_unique<Node>(std::move(strided)));
   strided_producers_[v] = ProducerRecord{static_cast<int>(steps_.size()) - 1, -1, out_types[0].shape[1], kDstPixelStride,
@@ -152,7 +156,9 @@ bool Planner::try_split_views(const Node& n, const std::vector<int>& ins, const 
     if (nodes == 0 || nodes != readers_[static_cast<size_t>(o)]) return false;
   }
   if (!any_strided) return false;
-  const int64_t stride = src.pixel_stride != 0 ? src.pixel_stride : types[0].shape[3];
+  int64_t stride = src.pixel_stride != 0 ? src.pixel_stride : types[0].shape[3];
+  if (!bytes && src.pixel_stride == 0 && src.root == ins[0])
+    if (const int64_t wide = preplace_in_concat(n, ins[0], out_types); wide != 0) stride = wide;
   size_t offset = src.alias_offset;
   for (size_t k = 0; k < n.outputs.size(); ++k) {
     ValueState& o = states_[static_cast<size_t>(n.outputs[k])];
@@ -167,6 +173,75 @@ bool Planner::try_split_views(const Node& n, const std::vector<int>& ins, const 
   }
   use(ins[0], static_cast<int>(steps_.size()));
   return true;
+}
+
+int64_t Planner::preplace_in_concat(const Node& split, int root, const std::vector<ValueType>& out_types) {
+  // The producer: the step just made, a convolution that writes rows strided (recorded), read by
+  // this Split alone.
+  if (static_cast<size_t>(root) >= readers_.size() || readers_[static_cast<size_t>(root)] != 1) return 0;
+  auto rec_it = strided_producers_.find(root);
+  if (rec_it == strided_producers_.end() || rec_it->second.source >= 0 || rec_it->second.step != static_cast<int>(steps_.size()) - 1 ||
+      (rec_it->second.node->op_type != "Conv" && rec_it->second.node->op_type != "FusedConv"))
+    return 0;
+  // The Concat along the channels that reads the Split's parts as consecutive inputs, in order.
+  const Node* cat = nullptr;
+  size_t first = 0;
+  for (const Node& r : g_.nodes) {
+    if (r.op_type != "Concat" || r.outputs.size() != 1 || r.outputs[0] < 0) continue;
+    int64_t axis = r.attrs.get_int("axis", 0);
+    if (axis < 0) axis += 4;
+    if (axis != 1) continue;
+    for (size_t k = 0; k + split.outputs.size() <= r.inputs.size(); ++k) {
+      bool all = true;
+      for (size_t j = 0; j < split.outputs.size() && all; ++j) all = r.inputs[k + j] == split.outputs[j];
+      if (all) {
+        cat = &r;
+        first = k;
+        break;
+      }
+    }
+    if (cat) break;
+  }
+  if (!cat) return 0;
+  // Its width, from what is known before it is planned: the parts, values planned already, and
+  // convolutions' outputs (their weights' first dimension) planned later.
+  auto channels_of = [&](int v) -> int64_t {
+    if (v < 0) return -1;
+    for (size_t j = 0; j < split.outputs.size(); ++j)
+      if (split.outputs[j] == v) return out_types[j].shape.rank == 4 ? out_types[j].shape[1] : -1;
+    const ValueState& s = states_[static_cast<size_t>(v)];
+    if (s.defined) return s.logical.shape.rank == 4 && !s.constant && s.logical.dtype == DType::kFloat32 ? s.logical.shape[1] : -1;
+    for (const Node& p : g_.nodes)
+      for (int o : p.outputs)
+        if (o == v) {
+          if ((p.op_type != "Conv" && p.op_type != "FusedConv") || p.outputs.size() != 1 || p.inputs.size() < 2 || p.inputs[1] < 0) return -1;
+          const ValueState& w = states_[static_cast<size_t>(p.inputs[1])];
+          return w.constant && w.logical.shape.rank == 4 ? w.logical.shape[0] : -1;
+        }
+    return -1;
+  };
+  int64_t width = 0, before = 0;
+  for (size_t k = 0; k < cat->inputs.size(); ++k) {
+    const int64_t c = channels_of(cat->inputs[k]);
+    if (c <= 0) return 0;
+    if (k < first) before += c;
+    width += c;
+  }
+  // The producer's kernel made again with rows that wide (refused: the parts stay in its own buffer).
+  const ProducerRecord& rec = rec_it->second;
+  Node strided = *rec.node;
+  Attribute a;
+  a.kind = Attribute::Kind::kInt;
+  a.i = width;
+  strided.attrs.set(rec.stride_attr, a);
+  filled_.push_back(std::make_unique<Node>(std::move(strided)));
+  OpContext ctx{*filled_.back(), g_.opset, rec.types, rec.consts, rec.out_types};
+  auto kernel = backends_[static_cast<size_t>(host_)]->create_kernel(ctx);
+  if (!kernel) return 0;
+  steps_[static_cast<size_t>(rec.step)].kernel = std::move(*kernel);
+  strided_producers_.erase(rec_it);
+  preplaced_[root] = Preplaced{cat->outputs[0], static_cast<size_t>(before) * sizeof(float)};
+  return width;
 }
 
 void Planner::reroot(int r, int out, size_t offset) {
@@ -192,6 +267,18 @@ Status Planner::plan_concat(const Node& planned, const std::vector<int>& ins, co
     size_t offset;
   };
   std::vector<Move> moves;
+  // Inputs whose buffer was made for this Concat's rows (preplace_in_concat): in place, whatever else.
+  for (size_t k = 0; k < ins.size(); ++k) {
+    const int v = ins[k];
+    if (v < 0 || preplaced_.empty()) continue;
+    const int r = states_[static_cast<size_t>(v)].root;
+    const auto it = preplaced_.find(r);
+    if (it == preplaced_.end()) continue;
+    if (planned.outputs.size() != 1 || it->second.concat_output != planned.outputs[0])
+      return fail(ErrorCode::kInternal, g_.describe(planned) + ": reads a part of a buffer made for another Concat");
+    in_place[k] = 1;
+    if (std::none_of(moves.begin(), moves.end(), [&](const Move& m) { return m.root == r; })) moves.push_back({r, it->second.offset});
+  }
   bool cpu_only = concat_in_place_ && host_ >= 0 && planned.outputs.size() == 1 && planned.outputs[0] >= 0;
   for (const Backend* b : backends_)
     if (!b->device().is_host()) cpu_only = false;
@@ -216,6 +303,11 @@ Status Planner::plan_concat(const Node& planned, const std::vector<int>& ins, co
     size_t offset = 0;  // bytes into a row (channels) or into the output (contiguous)
     for (size_t k = 0; k < ins.size(); ++k) {
       const int v = ins[k];
+      if (in_place[k]) {  // preplaced
+        offset += contiguous ? static_cast<size_t>(std::max<int64_t>(types[k].shape.numel(), 0)) * es
+                             : (types[k].shape.rank > 0 ? static_cast<size_t>(types[k].shape[types[k].shape.rank - 1]) * es : 0);
+        continue;
+      }
       const size_t part = static_cast<size_t>(std::max<int64_t>(types[k].shape.numel(), 0)) * es;
       const size_t row = types[k].shape.rank > 0 ? static_cast<size_t>(types[k].shape[types[k].shape.rank - 1]) * es : 0;  // bytes
       const size_t here = offset;
@@ -272,11 +364,12 @@ Status Planner::plan_concat(const Node& planned, const std::vector<int>& ins, co
     }
   }
   const int o = planned.outputs[0];
-  if (!moves.empty() && moves.size() == ins.size()) {
+  const size_t in_place_count = static_cast<size_t>(std::count(in_place.begin(), in_place.end(), 1));
+  if (!moves.empty() && in_place_count == ins.size()) {
     // Every input is in place: no step. The output lives from its first producer on.
     define_outputs(planned, logical_out, nhwc);
     states_[static_cast<size_t>(o)].home = host_;
-    for (const Move& m : moves) reroot(m.root, o, m.offset);
+    for (const Move& m : moves) reroot(m.root, o, m.offset), preplaced_.erase(m.root);
     return ok();
   }
   Node copy = planned;
@@ -291,7 +384,7 @@ Status Planner::plan_concat(const Node& planned, const std::vector<int>& ins, co
   SD_ASSIGN_OR_RETURN(auto placed, create_kernel(ctx));
   define_outputs(planned, logical_out, nhwc);
   SD_TRY(add_step(std::move(placed), ins, types, planned.outputs, out_types, g_.describe(planned)));
-  for (const Move& m : moves) reroot(m.root, o, m.offset);
+  for (const Move& m : moves) reroot(m.root, o, m.offset), preplaced_.erase(m.root);
   return ok();
 }
 

@@ -160,6 +160,11 @@ class Planner {
   Status dense_copies(std::vector<int>& ins);
   // Whether input `k` of `n` can be read strided by the kernel it gets (see try_split_views).
   static bool reads_strided(const Node& n, size_t k);
+  // A float Split's input whose producer can write it into the Concat that reads every part of
+  // it (C2f's cv1 and Concat): its kernel made again to write rows as wide as the Concat's, its
+  // parts' readers planned with that stride, and the Concat planned later moves it in place.
+  // Returns that stride (elements a pixel), or 0 where it cannot.
+  int64_t preplace_in_concat(const Node& split, int root, const std::vector<ValueType>& out_types);
   // Moves the buffer of root `r` (and every value inside it) into `out`'s, `offset` bytes in.
   void reroot(int r, int out, size_t offset);
 
@@ -198,6 +203,11 @@ class Planner {
     std::vector<const HostTensor*> consts;
   };
   std::map<int, ProducerRecord> strided_producers_;  // output value -> its step
+  struct Preplaced {
+    int concat_output = -1;  // the Concat that moves it in place
+    size_t offset = 0;       // bytes into that Concat's rows
+  };
+  std::map<int, Preplaced> preplaced_;  // root -> where it must go (preplace_in_concat)
 };
 
 }  // namespace sd::native::exec

@@ -1,0 +1,164 @@
+// Our 1x1 convolution (cpu/pointwise_conv.h) against a 1x1 convolution computed in double, on
+// random data: pixel counts around its blocks of 48 and its 6-row micro-kernel (1, 5, 47, 48,
+// 49, 301), channels not a multiple of anything (3, 33), output channels in each panel width
+// (16, 32, 48, 64, 80 as 48 + 32, 112, 256), with and without bias, each post op, a residual sum,
+// 1 to 3 threads; and strided source, sum and destination giving the dense run's bits.
+//
+// Tolerance: a float32 dot product's rounding error is about k * 2^-24 of sum |x * w| at worst;
+// here 1e-6 of it (k up to 192: a few 1e-7 expected), while a wrong weight, tap or panel gives
+// errors of order 0.1 to 1 of it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/cpu_isa.h"
+#include "engine/native/cpu/pointwise_conv.h"
+
+namespace sd {
+namespace {
+
+using native::ops::PointwiseConv;
+using native::ops::PointwiseGeometry;
+using native::ops::WinoPost;
+using native::ops::WinoPostKind;
+
+struct Case {
+  const char* name;
+  PointwiseGeometry g;
+  bool bias;
+  std::vector<WinoPost> posts;
+};
+
+struct Data {
+  std::vector<float> x, w, b, sum, want;
+  std::vector<double> scale;  // sum |x * w| (+ |bias|, + |sum|) per output
+};
+
+Data make_case(const Case& k, std::mt19937& rng) {
+  const PointwiseGeometry& g = k.g;
+  std::uniform_real_distribution<float> u(-1, 1);
+  Data d;
+  d.x.resize(static_cast<size_t>(g.pixels * g.c));
+  d.w.resize(static_cast<size_t>(g.oc * g.c));
+  d.b.resize(static_cast<size_t>(g.oc));
+  d.sum.resize(static_cast<size_t>(g.pixels * g.oc));
+  for (auto* v : {&d.x, &d.w, &d.b, &d.sum})
+    for (float& f : *v) f = u(rng);
+  d.want.resize(d.sum.size());
+  d.scale.resize(d.sum.size());
+  for (int64_t p = 0; p < g.pixels; ++p)
+    for (int64_t o = 0; o < g.oc; ++o) {
+      double acc = k.bias ? d.b[static_cast<size_t>(o)] : 0.0, mag = std::fabs(acc);
+      for (int64_t c = 0; c < g.c; ++c) {
+        const double prod = double{d.x[static_cast<size_t>(p * g.c + c)]} * d.w[static_cast<size_t>(o * g.c + c)];
+        acc += prod, mag += std::fabs(prod);
+      }
+      const size_t at = static_cast<size_t>(p * g.oc + o);
+      for (const WinoPost& q : k.posts) {
+        switch (q.kind) {
+          case WinoPostKind::kRelu: acc = std::max(acc, 0.0); break;
+          case WinoPostKind::kLeakyRelu: acc = acc >= 0 ? acc : acc * q.alpha; break;
+          case WinoPostKind::kSilu: acc = acc / (1 + std::exp(-acc)); break;
+          case WinoPostKind::kSigmoid: acc = 1 / (1 + std::exp(-acc)); break;
+          case WinoPostKind::kHardSwish: acc = acc * std::clamp(acc / 6 + 0.5, 0.0, 1.0); break;
+          case WinoPostKind::kClip: acc = std::clamp(acc, double{q.alpha}, double{q.beta}); break;
+          case WinoPostKind::kSum: acc += d.sum[at], mag += std::fabs(d.sum[at]); break;
+        }
+      }
+      d.want[at] = static_cast<float>(acc);
+      d.scale[at] = std::max(mag, 1e-30);
+    }
+  return d;
+}
+
+bool have_avx512() { return cpu::detected_isa() >= cpu::Isa::kAvx512; }
+
+TEST(PointwiseConv, MatchesThe1x1ConvolutionInDouble) {
+  if (!have_avx512()) GTEST_SKIP() << "the 1x1 kernel needs AVX-512 F/BW/DQ/VL; this processor has " << cpu::isa_name(cpu::detected_isa());
+  const Case cases[] = {
+      {"32->32, 301 pixels, SiLU", {301, 32, 32}, true, {{WinoPostKind::kSilu}}},
+      {"3->16, 1 pixel, no bias", {1, 3, 16}, false, {}},
+      {"33->48, 49 pixels, sigmoid", {49, 33, 48}, true, {{WinoPostKind::kSigmoid}}},
+      {"64->80 (48 + 32), 47 pixels, SiLU then sum", {47, 64, 80}, true, {{WinoPostKind::kSilu}, {WinoPostKind::kSum}}},
+      {"192->64, 48 pixels, sum then ReLU", {48, 192, 64}, true, {{WinoPostKind::kSum}, {WinoPostKind::kRelu}}},
+      {"16->112, 5 pixels, LeakyRelu", {5, 16, 112}, true, {{WinoPostKind::kLeakyRelu, 0.1f}}},
+      {"128->256, 97 pixels, HardSwish", {97, 128, 256}, false, {{WinoPostKind::kHardSwish}}},
+      {"80->16, 100 pixels, Clip", {100, 80, 16}, true, {{WinoPostKind::kClip, -0.5f, 0.5f}}},
+  };
+  std::mt19937 rng(41);
+  for (const Case& k : cases) {
+    const Data d = make_case(k, rng);
+    const PointwiseConv conv(k.g, d.w.data(), k.bias ? d.b.data() : nullptr, k.posts);
+    for (int threads : {1, 2, 3}) {
+      std::vector<float> y(d.want.size(), std::numeric_limits<float>::quiet_NaN());
+      conv.run(d.x.data(), y.data(), d.sum.data(), threads);
+      double worst = 0;
+      size_t worst_at = 0;
+      for (size_t i = 0; i < y.size(); ++i) {
+        const double err = std::fabs(double{y[i]} - d.want[i]) / d.scale[i];
+        if (!(err <= worst)) worst = err, worst_at = i;  // NaN (an output never written) counts as worst
+      }
+      EXPECT_LT(worst, 1e-6) << k.name << ", " << threads << " threads: output " << worst_at << " is " << y[worst_at] << ", want "
+                             << d.want[worst_at];
+    }
+  }
+}
+
+TEST(PointwiseConv, StridedSourceSumAndDestinationGiveTheDenseResult) {
+  if (!have_avx512()) GTEST_SKIP() << "the 1x1 kernel needs AVX-512 F/BW/DQ/VL; this processor has " << cpu::isa_name(cpu::detected_isa());
+  const Case cases[] = {
+      {"64->80, 61 pixels, SiLU then sum", {61, 64, 80}, true, {{WinoPostKind::kSilu}, {WinoPostKind::kSum}}},
+      {"32->32, 150 pixels, SiLU (C2f's cv1 into its Concat)", {150, 32, 32}, true, {{WinoPostKind::kSilu}}},
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::mt19937 rng(7);
+  for (const Case& k : cases) {
+    const PointwiseGeometry& g = k.g;
+    const Data d = make_case(k, rng);
+    const PointwiseConv conv(g, d.w.data(), k.bias ? d.b.data() : nullptr, k.posts);
+    // Each a column `at` floats into pixels of `stride` floats.
+    const int64_t xs = g.c + 24, xat = 8, ss = g.oc + 16, sat = 16, ys = g.oc + 40, yat = 24;
+    std::vector<float> x(static_cast<size_t>(g.pixels * xs), nan), sum(static_cast<size_t>(g.pixels * ss), nan);
+    for (int64_t p = 0; p < g.pixels; ++p) {
+      std::copy_n(d.x.begin() + p * g.c, g.c, x.begin() + p * xs + xat);
+      std::copy_n(d.sum.begin() + p * g.oc, g.oc, sum.begin() + p * ss + sat);
+    }
+    for (int threads : {1, 2}) {
+      std::vector<float> dense(static_cast<size_t>(g.pixels * g.oc)), y(static_cast<size_t>(g.pixels * ys), -7.f);
+      conv.run(d.x.data(), dense.data(), d.sum.data(), threads);
+      conv.run(x.data() + xat, y.data() + yat, sum.data() + sat, threads, {xs, ys, ss});
+      int64_t differ = 0, outside = 0;
+      for (int64_t p = 0; p < g.pixels; ++p)
+        for (int64_t i = 0; i < ys; ++i) {
+          const float v = y[static_cast<size_t>(p * ys + i)];
+          if (i < yat || i >= yat + g.oc)
+            outside += v != -7.f;
+          else
+            differ += std::memcmp(&v, &dense[static_cast<size_t>(p * g.oc + i - yat)], sizeof v) != 0;
+        }
+      EXPECT_EQ(differ, 0) << k.name << ", " << threads << " threads: outputs unlike the dense run's";
+      EXPECT_EQ(outside, 0) << k.name << ", " << threads << " threads: floats written outside the destination's columns";
+    }
+  }
+}
+
+TEST(PointwiseConv, TakesOnly1x1Stride1ShapesOnAvx512) {
+  using cpu::Isa;
+  EXPECT_TRUE(PointwiseConv::applies(32, 32, 1, 1, 1, 1, 1, 0, 0, 0, 0, Isa::kAvx512));
+  EXPECT_TRUE(PointwiseConv::applies(3, 16, 1, 1, 1, 1, 1, 0, 0, 0, 0, Isa::kAvx512Vnni));
+  EXPECT_FALSE(PointwiseConv::applies(32, 32, 1, 1, 1, 1, 1, 0, 0, 0, 0, Isa::kAvx2)) << "AVX2 only";
+  EXPECT_FALSE(PointwiseConv::applies(32, 40, 1, 1, 1, 1, 1, 0, 0, 0, 0, Isa::kAvx512)) << "output channels not a multiple of 16";
+  EXPECT_FALSE(PointwiseConv::applies(32, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, Isa::kAvx512)) << "3x3";
+  EXPECT_FALSE(PointwiseConv::applies(32, 32, 1, 1, 2, 2, 1, 0, 0, 0, 0, Isa::kAvx512)) << "stride 2";
+  EXPECT_FALSE(PointwiseConv::applies(32, 32, 1, 1, 1, 1, 2, 0, 0, 0, 0, Isa::kAvx512)) << "grouped";
+  EXPECT_FALSE(PointwiseConv::applies(32, 32, 1, 1, 1, 1, 1, 1, 1, 1, 1, Isa::kAvx512)) << "padded";
+}
+
+}  // namespace
+}  // namespace sd
