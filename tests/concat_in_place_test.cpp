@@ -201,11 +201,11 @@ TEST(NativeEngineConcatInPlace, WinogradOutputsAreTheCopyingPlansBitForBit) {
     expect_identical(in_place, copying);
     EXPECT_EQ(copying.concat_steps, 3);
     // y: both written by their Winograd layers; cat: the Split's input (a, a 1x1 convolution
-    // with SiLU, our 1x1 kernel where the processor has AVX-512, else oneDNN's and a step)
+    // with SiLU, our 1x1 kernel where the processor has AVX2, else oneDNN's and a step)
     // written into cat's rows, the parts read there (no Split step; the bottleneck reads p1
     // there as its source and residual sum), the bottleneck's sum written in place: no step; pan
     // copies c2, the upsampling writes in place.
-    const int pointwise_copy = cpu::active_isa() >= cpu::Isa::kAvx512 ? 0 : 1;
+    const int pointwise_copy = cpu::active_isa() >= cpu::Isa::kAvx2 ? 0 : 1;
     EXPECT_EQ(in_place.concat_steps, 1 + pointwise_copy);
     EXPECT_EQ(copying.split_steps, 1);
     EXPECT_EQ(in_place.split_steps, 0);
@@ -255,7 +255,7 @@ TEST(NativeEngineConcatInPlace, SplitPartsReadDenseWhereTheReaderCannotReadThemS
 
 // The Split's input written into the Concat's rows after another input (its parts not first) by
 // our 1x1 kernel, with or without an activation in its epilogue: the copying plan's results, and
-// no Split or Concat step. Where oneDNN's convolution runs it (forced, or no AVX-512 for ours) the
+// no Split or Concat step. Where oneDNN's convolution runs it (forced, or no AVX2 for ours) the
 // parts stay in the convolution's own buffer and the Concat copies them.
 std::string parts_after_another_model(bool activation) {
   OnnxBuilder b;
@@ -279,7 +279,7 @@ TEST(NativeEngineConcatInPlace, SplitInputWrittenIntoTheConcatAfterAnotherInput)
   std::mt19937 rng(4);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
-  const bool ours = cpu::active_isa() >= cpu::Isa::kAvx512;
+  const bool ours = cpu::active_isa() >= cpu::Isa::kAvx2;
   for (const Conv3x3Choice choice : {Conv3x3Choice::kWinograd, Conv3x3Choice::kOneDnn})
     for (const bool activation : {true, false}) {
       LoadOptions lo;

@@ -1,8 +1,10 @@
-// Our 1x1 convolution (cpu/pointwise_conv.h) against a 1x1 convolution computed in double, on
-// random data: pixel counts around its blocks of 48 and its 6-row micro-kernel (1, 5, 47, 48,
-// 49, 301), channels not a multiple of anything (3, 33), output channels in each panel width
-// (16, 32, 48, 64, 80 as 48 + 32, 112, 256), with and without bias, each post op, a residual sum,
-// 1 to 3 threads; and strided source, sum and destination giving the dense run's bits.
+// Our 1x1 convolution (cpu/pointwise_conv.h), each variant this processor runs (AVX2, AVX-512),
+// against a 1x1 convolution computed in double, on random data: pixel counts around its blocks
+// of 48 and its 6-row micro-kernel (1, 5, 47, 48, 49, 301), channels not a multiple of anything
+// (3, 33), output channels in each panel width (AVX-512: 16, 32, 48, 64, 80 as 48 + 32, 112, 256;
+// AVX2: 16 and a last 8, and 24 on AVX-512, which takes the AVX2 variant), with and without bias,
+// each post op, a residual sum, 1 to 3 threads; and strided source, sum and destination giving
+// the dense run's bits.
 //
 // Tolerance: a float32 dot product's rounding error is about k * 2^-24 of sum |x * w| at worst;
 // here 1e-6 of it (k up to 192: a few 1e-7 expected), while a wrong weight, tap or panel gives
@@ -77,11 +79,18 @@ Data make_case(const Case& k, std::mt19937& rng) {
   return d;
 }
 
-bool have_avx512() { return cpu::detected_isa() >= cpu::Isa::kAvx512; }
+// The ISA levels whose variant this processor runs.
+std::vector<cpu::Isa> runnable_isas() {
+  std::vector<cpu::Isa> isas;
+  for (const cpu::Isa isa : {cpu::Isa::kAvx2, cpu::Isa::kAvx512})
+    if (cpu::detected_isa() >= isa) isas.push_back(isa);
+  return isas;
+}
 
 TEST(PointwiseConv, MatchesThe1x1ConvolutionInDouble) {
-  if (!have_avx512()) GTEST_SKIP() << "the 1x1 kernel needs AVX-512 F/BW/DQ/VL; this processor has " << cpu::isa_name(cpu::detected_isa());
+  if (runnable_isas().empty()) GTEST_SKIP() << "the 1x1 kernel needs AVX2 + FMA; this processor has none";
   const Case cases[] = {
+      {"24->24 (AVX2's panels of 16 and 8), 53 pixels, SiLU", {53, 24, 24}, true, {{WinoPostKind::kSilu}}},
       {"32->32, 301 pixels, SiLU", {301, 32, 32}, true, {{WinoPostKind::kSilu}}},
       {"3->16, 1 pixel, no bias", {1, 3, 16}, false, {}},
       {"33->48, 49 pixels, sigmoid", {49, 33, 48}, true, {{WinoPostKind::kSigmoid}}},
@@ -92,9 +101,11 @@ TEST(PointwiseConv, MatchesThe1x1ConvolutionInDouble) {
       {"80->16, 100 pixels, Clip", {100, 80, 16}, true, {{WinoPostKind::kClip, -0.5f, 0.5f}}},
   };
   std::mt19937 rng(41);
-  for (const Case& k : cases) {
+  for (const Case& k : cases)
+    for (const cpu::Isa isa : runnable_isas()) {
     const Data d = make_case(k, rng);
-    const PointwiseConv conv(k.g, d.w.data(), k.bias ? d.b.data() : nullptr, k.posts);
+    const PointwiseConv conv(k.g, d.w.data(), k.bias ? d.b.data() : nullptr, k.posts, isa);
+    EXPECT_STREQ(conv.name(), isa >= cpu::Isa::kAvx512 && k.g.oc % 16 == 0 ? "streamdet:pointwise:avx512" : "streamdet:pointwise:avx2") << k.name;
     for (int threads : {1, 2, 3}) {
       std::vector<float> y(d.want.size(), std::numeric_limits<float>::quiet_NaN());
       conv.run(d.x.data(), y.data(), d.sum.data(), threads);
@@ -104,24 +115,25 @@ TEST(PointwiseConv, MatchesThe1x1ConvolutionInDouble) {
         const double err = std::fabs(double{y[i]} - d.want[i]) / d.scale[i];
         if (!(err <= worst)) worst = err, worst_at = i;  // NaN (an output never written) counts as worst
       }
-      EXPECT_LT(worst, 1e-6) << k.name << ", " << threads << " threads: output " << worst_at << " is " << y[worst_at] << ", want "
-                             << d.want[worst_at];
+      EXPECT_LT(worst, 1e-6) << k.name << ", " << conv.name() << ", " << threads << " threads: output " << worst_at << " is " << y[worst_at]
+                             << ", want " << d.want[worst_at];
     }
-  }
+    }
 }
 
 TEST(PointwiseConv, StridedSourceSumAndDestinationGiveTheDenseResult) {
-  if (!have_avx512()) GTEST_SKIP() << "the 1x1 kernel needs AVX-512 F/BW/DQ/VL; this processor has " << cpu::isa_name(cpu::detected_isa());
+  if (runnable_isas().empty()) GTEST_SKIP() << "the 1x1 kernel needs AVX2 + FMA; this processor has none";
   const Case cases[] = {
       {"64->80, 61 pixels, SiLU then sum", {61, 64, 80}, true, {{WinoPostKind::kSilu}, {WinoPostKind::kSum}}},
       {"32->32, 150 pixels, SiLU (C2f's cv1 into its Concat)", {150, 32, 32}, true, {{WinoPostKind::kSilu}}},
   };
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::mt19937 rng(7);
+  for (const cpu::Isa isa : runnable_isas())
   for (const Case& k : cases) {
     const PointwiseGeometry& g = k.g;
     const Data d = make_case(k, rng);
-    const PointwiseConv conv(g, d.w.data(), k.bias ? d.b.data() : nullptr, k.posts);
+    const PointwiseConv conv(g, d.w.data(), k.bias ? d.b.data() : nullptr, k.posts, isa);
     // Each a column `at` floats into pixels of `stride` floats.
     const int64_t xs = g.c + 24, xat = 8, ss = g.oc + 16, sat = 16, ys = g.oc + 40, yat = 24;
     std::vector<float> x(static_cast<size_t>(g.pixels * xs), nan), sum(static_cast<size_t>(g.pixels * ss), nan);
@@ -142,18 +154,19 @@ TEST(PointwiseConv, StridedSourceSumAndDestinationGiveTheDenseResult) {
           else
             differ += std::memcmp(&v, &dense[static_cast<size_t>(p * g.oc + i - yat)], sizeof v) != 0;
         }
-      EXPECT_EQ(differ, 0) << k.name << ", " << threads << " threads: outputs unlike the dense run's";
-      EXPECT_EQ(outside, 0) << k.name << ", " << threads << " threads: floats written outside the destination's columns";
+      EXPECT_EQ(differ, 0) << k.name << ", " << conv.name() << ", " << threads << " threads: outputs unlike the dense run's";
+      EXPECT_EQ(outside, 0) << k.name << ", " << conv.name() << ", " << threads << " threads: floats written outside the destination's columns";
     }
   }
 }
 
-TEST(PointwiseConv, TakesOnly1x1Stride1ShapesOnAvx512) {
+TEST(PointwiseConv, TakesOnly1x1Stride1ShapesFromAvx2Up) {
   using cpu::Isa;
   EXPECT_TRUE(PointwiseConv::applies(32, 32, 1, 1, 1, 1, 1, 0, 0, 0, 0, Isa::kAvx512));
   EXPECT_TRUE(PointwiseConv::applies(3, 16, 1, 1, 1, 1, 1, 0, 0, 0, 0, Isa::kAvx512Vnni));
-  EXPECT_FALSE(PointwiseConv::applies(32, 32, 1, 1, 1, 1, 1, 0, 0, 0, 0, Isa::kAvx2)) << "AVX2 only";
-  EXPECT_FALSE(PointwiseConv::applies(32, 40, 1, 1, 1, 1, 1, 0, 0, 0, 0, Isa::kAvx512)) << "output channels not a multiple of 16";
+  EXPECT_TRUE(PointwiseConv::applies(32, 24, 1, 1, 1, 1, 1, 0, 0, 0, 0, Isa::kAvx2));
+  EXPECT_FALSE(PointwiseConv::applies(32, 32, 1, 1, 1, 1, 1, 0, 0, 0, 0, Isa::kBaseline)) << "no AVX2";
+  EXPECT_FALSE(PointwiseConv::applies(32, 20, 1, 1, 1, 1, 1, 0, 0, 0, 0, Isa::kAvx512)) << "output channels not a multiple of 8";
   EXPECT_FALSE(PointwiseConv::applies(32, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, Isa::kAvx512)) << "3x3";
   EXPECT_FALSE(PointwiseConv::applies(32, 32, 1, 1, 2, 2, 1, 0, 0, 0, 0, Isa::kAvx512)) << "stride 2";
   EXPECT_FALSE(PointwiseConv::applies(32, 32, 1, 1, 1, 1, 2, 0, 0, 0, 0, Isa::kAvx512)) << "grouped";

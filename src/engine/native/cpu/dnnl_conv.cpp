@@ -402,7 +402,7 @@ class ConvKernel : public Kernel {
     wino_ = false;
   }
 
-  // Our 1x1 kernel takes this node: its shapes, float32 channels-last on both sides, AVX-512.
+  // Our 1x1 kernel takes this node: its shapes, float32 channels-last on both sides, AVX2 + FMA.
   bool own_pointwise_applies() const {
     return src_nhwc_ && dst_nhwc_ && !bf16_ && !src_bf16_ &&
            ops::PointwiseConv::applies(g_.c, g_.oc, g_.kh, g_.kw, g_.sh, g_.sw, g_.group, g_.pt, g_.pl, g_.pb, g_.pr);
@@ -434,7 +434,7 @@ class ConvKernel : public Kernel {
   // `own` runs the node; oneDNN's primitive, weights and scratchpads are dropped.
   void take_own_pointwise(std::unique_ptr<ops::PointwiseConv> own) {
     own_pw_ = std::move(own);
-    impl_ = ops::PointwiseConv::name();
+    impl_ = own_pw_->name();
     conv_ = {};
     pd_ = {};
     weights_.reset();

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "engine/native/cpu/epilogue_avx2.h"
 #include "engine/native/cpu/sigmoid_avx2.h"
 #include "engine/native/cpu/winograd_conv.h"
 #include "engine/native/parallel.h"
@@ -97,31 +98,8 @@ void multiply(const RunArgs& a, const Tiling& d, int64_t tpad, int64_t count, co
   }
 }
 
-// Bias and the post ops on 8 output channels; `at` is the element offset in sum (dense).
-inline V8 epilogue(const RunArgs& a, V8 x, int64_t at) {
-  for (int64_t i = 0; i < a.post_count; ++i) {
-    const WinoPost& p = a.posts[i];
-    switch (p.kind) {
-      case WinoPostKind::kRelu: x = _mm256_max_ps(x, _mm256_setzero_ps()); break;
-      case WinoPostKind::kLeakyRelu: {
-        const V8 neg = _mm256_mul_ps(x, _mm256_set1_ps(p.alpha));
-        x = _mm256_blendv_ps(x, neg, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
-        break;
-      }
-      // The AVX2 activation kernels' table-based exp and reciprocal (sigmoid_avx2.h).
-      case WinoPostKind::kSilu: x = avx2_math::silu(x); break;
-      case WinoPostKind::kSigmoid: x = avx2_math::sigmoid(x); break;
-      case WinoPostKind::kHardSwish: {
-        const V8 g = _mm256_fmadd_ps(x, _mm256_set1_ps(1.f / 6.f), _mm256_set1_ps(0.5f));
-        x = _mm256_mul_ps(x, _mm256_min_ps(_mm256_max_ps(g, _mm256_setzero_ps()), _mm256_set1_ps(1.f)));
-        break;
-      }
-      case WinoPostKind::kClip: x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(p.alpha)), _mm256_set1_ps(p.beta)); break;
-      case WinoPostKind::kSum: x = _mm256_add_ps(x, _mm256_loadu_ps(a.sum + at)); break;
-    }
-  }
-  return x;
-}
+// Bias and the post ops on 8 output channels; `at` is the element offset in sum.
+inline V8 epilogue(const RunArgs& a, V8 x, int64_t at) { return avx2_epilogue::apply(a.posts, a.post_count, x, a.sum, at); }
 
 // M[kP][tpad][oc] of tiles [t0, t0 + count) back to kM x kM outputs, with bias and epilogue, into dst.
 template <int kM>
