@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "engine/native/cpu/transpose_kernel.h"
 #include "engine/native/layout_attrs.h"
 #include "engine/native/op_util.h"
 #include "engine/native/numeric.h"
@@ -179,40 +180,7 @@ class DropoutKernel : public Kernel {
 };
 
 // ---- Transpose: a strided gather; the last output dim is the inner loop.
-// dst[j * dst_ld + i] = src[i * src_ld + j] for i < rows, j < cols (32-bit elements): 8x8
-// blocks transposed in registers by three rounds of shuffles (eight 32-byte loads and stores
-// instead of 64 single-element ones), the ragged edges element by element.
-using u32x8 = uint32_t __attribute__((vector_size(32)));
-inline void transpose_block(const uint32_t* src, int64_t src_ld, uint32_t* dst, int64_t dst_ld, int64_t rows, int64_t cols) {
-  int64_t i = 0;
-  for (; i + 8 <= rows; i += 8) {
-    int64_t j = 0;
-    for (; j + 8 <= cols; j += 8) {
-      u32x8 r[8], t[8], u[8], o[8];
-      for (int k = 0; k < 8; ++k) std::memcpy(&r[k], src + (i + k) * src_ld + j, sizeof(u32x8));
-      for (int k = 0; k < 8; k += 2) {  // pairs of rows interleaved
-        t[k] = __builtin_shufflevector(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
-        t[k + 1] = __builtin_shufflevector(r[k], r[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
-      }
-      for (int k = 0; k < 8; k += 4) {  // quads: columns c and c + 4 of four rows
-        u[k] = __builtin_shufflevector(t[k], t[k + 2], 0, 1, 8, 9, 4, 5, 12, 13);
-        u[k + 1] = __builtin_shufflevector(t[k], t[k + 2], 2, 3, 10, 11, 6, 7, 14, 15);
-        u[k + 2] = __builtin_shufflevector(t[k + 1], t[k + 3], 0, 1, 8, 9, 4, 5, 12, 13);
-        u[k + 3] = __builtin_shufflevector(t[k + 1], t[k + 3], 2, 3, 10, 11, 6, 7, 14, 15);
-      }
-      for (int k = 0; k < 4; ++k) {  // whole columns k and k + 4
-        o[k] = __builtin_shufflevector(u[k], u[k + 4], 0, 1, 2, 3, 8, 9, 10, 11);
-        o[k + 4] = __builtin_shufflevector(u[k], u[k + 4], 4, 5, 6, 7, 12, 13, 14, 15);
-      }
-      for (int k = 0; k < 8; ++k) std::memcpy(dst + (j + k) * dst_ld + i, &o[k], sizeof(u32x8));
-    }
-    for (; j < cols; ++j)
-      for (int64_t k = 0; k < 8; ++k) dst[j * dst_ld + i + k] = src[(i + k) * src_ld + j];
-  }
-  for (; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) dst[j * dst_ld + i] = src[i * src_ld + j];
-}
-
+// 2-D blocks of 32-bit elements: transpose_kernel.h (one variant per instruction set).
 class TransposeKernel : public Kernel {
  public:
   Status init(const OpContext& ctx) {
@@ -278,6 +246,7 @@ class TransposeKernel : public Kernel {
   }
   // 32-bit elements only (the callers check the element size).
   void tiled(const uint32_t* x, uint32_t* y, int64_t a, int64_t b, int64_t c, int threads) {
+    const transpose::BlockFn block = transpose::block_kernel(cpu::active_isa());
     constexpr int64_t kTile = 32;
     const int64_t tb = (b + kTile - 1) / kTile, tc = (c + kTile - 1) / kTile;
     parallel_for(a * tb * tc, threads, 8, [&](int64_t s, int64_t e) {
@@ -287,7 +256,7 @@ class TransposeKernel : public Kernel {
         const int64_t ld = row_stride_ != 0 ? row_stride_ : b;  // from one output row to the next
         uint32_t* dst = y + ai * ld * c;
         const int64_t bend = std::min(b, bi + kTile), cend = std::min(c, ci + kTile);
-        transpose_block(src + bi * c + ci, c, dst + ci * ld + bi, ld, bend - bi, cend - ci);
+        block(src + bi * c + ci, c, dst + ci * ld + bi, ld, bend - bi, cend - ci);
       }
     });
   }
@@ -296,6 +265,7 @@ class TransposeKernel : public Kernel {
   // dim form 2-D tiles, every other dim is an outer loop. The element-wise walk read every element
   // with a stride of 16 or 64 (0.6 ns an element); a tile reuses each line it loads.
   bool tiled_moving_inner(const uint32_t* x, uint32_t* y, int threads) {
+    const transpose::BlockFn block = transpose::block_kernel(cpu::active_isa());
     const int r = out_.rank;
     if (r < 3 || src_stride_[static_cast<size_t>(r - 1)] == 1) return false;
     int j = -1;
@@ -320,7 +290,7 @@ class TransposeKernel : public Kernel {
         }
         const int64_t j0 = (t / ti) % tj * kTile, i0 = t % ti * kTile;
         const int64_t jend = std::min(nj, j0 + kTile), iend = std::min(ni, i0 + kTile);
-        transpose_block(x + src + i0 * is + j0, is, y + dst + j0 * dsj + i0, dsj, iend - i0, jend - j0);
+        block(x + src + i0 * is + j0, is, y + dst + j0 * dsj + i0, dsj, iend - i0, jend - j0);
       }
     });
     return true;
