@@ -97,8 +97,9 @@ void conv(OnnxBuilder& b, const std::string& x, const std::string& w, const std:
   OnnxBuilder::attr_ints(c, "strides", {stride, stride});
 }
 
-// `second_reader`: the Sigmoid's output is a graph output as well (read twice).
-std::string head_model(bool second_reader) {
+// `second_reader`: the Sigmoid's output is a graph output as well (read twice). `shape_reader`:
+// the first scale's Reshape target comes from a Shape of its Concat, as exported YOLOv8 heads do.
+std::string head_model(bool second_reader, bool shape_reader = false) {
   OnnxBuilder b;
   b.input("x", {1, 3, 16, 16});
   conv(b, "x", "w0", "p3", {8, 3, 3, 3}, 2);   // [1,8,8,8]
@@ -108,7 +109,16 @@ std::string head_model(bool second_reader) {
     conv(b, p, "wb_" + p, "box_" + p, {4, 8, 1, 1}, 1);
     conv(b, p, "wc_" + p, "cls_" + p, {3, 8, 1, 1}, 1);
     OnnxBuilder::attr_int(b.node("Concat", {"box_" + p, "cls_" + p}, {"cat_" + p}), "axis", 1);
-    b.initializer_i64("shape_" + p, {3}, {1, 7, -1});
+    if (shape_reader && p == "p3") {  // [batch, 7, -1] with the batch read from the Concat's shape
+      b.node("Shape", {"cat_" + p}, {"dims_" + p});
+      b.initializer_i64("zero", {1}, {0});
+      b.initializer_i64("one", {1}, {1});
+      b.node("Slice", {"dims_" + p, "zero", "one"}, {"batch_" + p});
+      b.initializer_i64("rest", {2}, {7, -1});
+      OnnxBuilder::attr_int(b.node("Concat", {"batch_" + p, "rest"}, {"shape_" + p}), "axis", 0);
+    } else {
+      b.initializer_i64("shape_" + p, {3}, {1, 7, -1});
+    }
     b.node("Reshape", {"cat_" + p, "shape_" + p}, {"flat_" + p});
     flat.push_back("flat_" + p);
   }
@@ -132,15 +142,19 @@ std::string head_model(bool second_reader) {
 }
 
 TEST(NativeEngineConcatInPlace, HeadTailIsTheCopyingPlansBitForBit) {
-  const std::string model = head_model(false);
   const HostTensor x = image(16, -1.f, 1.f);
-  const Ran copying = run(model, x, false), in_place = run(model, x, true);
-  expect_identical(in_place, copying);
-  EXPECT_EQ(copying.concat_steps, 5);
-  // xywh and y: contiguous parts at batch 1, written by Add, Sub, Mul and Sigmoid; all: each
-  // scale's layout conversion writes its channel planes into all's rows. Left: the two per scale
-  // Concats (of convolutions).
-  EXPECT_EQ(in_place.concat_steps, 2);
+  // A Shape reads no data: with the Reshape target taken from one (the exported YOLOv8 head's
+  // way), the plan is the same (it copied that scale into all's rows before).
+  for (const bool shape_reader : {false, true}) {
+    const std::string model = head_model(false, shape_reader);
+    const Ran copying = run(model, x, false), in_place = run(model, x, true);
+    expect_identical(in_place, copying);
+    EXPECT_EQ(copying.concat_steps, 5) << shape_reader;
+    // xywh and y: contiguous parts at batch 1, written by Add, Sub, Mul and Sigmoid; all: each
+    // scale's layout conversion writes its channel planes into all's rows. Left: the two per scale
+    // Concats (of convolutions with 4 and 3 output channels: oneDNN's).
+    EXPECT_EQ(in_place.concat_steps, 2) << shape_reader;
+  }
 }
 
 TEST(NativeEngineConcatInPlace, ContiguousPartReadTwiceStaysInPlace) {

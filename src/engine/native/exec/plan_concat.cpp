@@ -26,6 +26,10 @@ namespace sd::native::exec {
 void Planner::count_readers() {
   readers_.assign(g_.values.size(), 0);
   for (const Node& n : g_.nodes) {
+    // Shape and Size read no data: plan_node folds them from the planned shapes (YOLOv8's head
+    // takes the Reshape targets from a Shape of the scale-0 Concat, which then had two readers
+    // and was copied into the head's rows instead of converted there).
+    if (n.op_type == "Shape" || n.op_type == "Size") continue;
     for (int in : n.inputs)
       if (in >= 0) ++readers_[static_cast<size_t>(in)];
     // --precision bf16 (the loader marked convolutions): its plans are left as they were.
