@@ -311,6 +311,21 @@ TEST(NativeEngineConcatInPlace, SplitInputWrittenIntoTheConcatAfterAnotherInput)
     }
 }
 
+// --precision bf16 plans place Concats and read Splits in place too (they were left copying):
+// the float32 tensors between our kernels as in float32, the bf16 ones where their producers and
+// readers take them. The copying plan's results bit for bit, with fewer Concat and Split steps.
+TEST(NativeEngineConcatInPlace, Bf16PlansAreTheCopyingPlansBitForBit) {
+  if (cpu::active_isa() < cpu::Isa::kAvx512Bf16) GTEST_SKIP() << "--precision bf16 needs avx512_bf16; this processor has " << cpu::isa_name(cpu::active_isa());
+  const HostTensor x = image(16, -1.f, 1.f);
+  LoadOptions lo;
+  lo.precision = Precision::kBf16;
+  lo.conv3x3 = Conv3x3Choice::kWinograd;
+  const std::string model = c2f_model(false);
+  const Ran copying = run(model, x, false, lo), in_place = run(model, x, true, lo);
+  expect_identical(in_place, copying);
+  EXPECT_LT(in_place.concat_steps + in_place.split_steps, copying.concat_steps + copying.split_steps);
+}
+
 // With the implementations timed at load (no forced choice), the plans may pick different ones
 // for the bottleneck (our F(4x4) or F(6x6), or oneDNN's where the part is dense): the same
 // results to float rounding.

@@ -32,8 +32,6 @@ void Planner::count_readers() {
     if (n.op_type == "Shape" || n.op_type == "Size") continue;
     for (int in : n.inputs)
       if (in >= 0) ++readers_[static_cast<size_t>(in)];
-    // --precision bf16 (the loader marked convolutions): its plans are left as they were.
-    if (n.attrs.get_int(kBf16Compute, 0) != 0) concat_in_place_ = false;
   }
   for (int o : g_.outputs)
     if (o >= 0) ++readers_[static_cast<size_t>(o)];
