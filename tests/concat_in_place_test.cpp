@@ -317,13 +317,19 @@ TEST(NativeEngineConcatInPlace, SplitInputWrittenIntoTheConcatAfterAnotherInput)
 TEST(NativeEngineConcatInPlace, Bf16PlansAreTheCopyingPlansBitForBit) {
   if (cpu::active_isa() < cpu::Isa::kAvx512Bf16) GTEST_SKIP() << "--precision bf16 needs avx512_bf16; this processor has " << cpu::isa_name(cpu::active_isa());
   const HostTensor x = image(16, -1.f, 1.f);
-  LoadOptions lo;
-  lo.precision = Precision::kBf16;
-  lo.conv3x3 = Conv3x3Choice::kWinograd;
-  const std::string model = c2f_model(false);
-  const Ran copying = run(model, x, false, lo), in_place = run(model, x, true, lo);
-  expect_identical(in_place, copying);
-  EXPECT_LT(in_place.concat_steps + in_place.split_steps, copying.concat_steps + copying.split_steps);
+  // Every choice forced (no timing, whose answers the process remembers from other tests): our
+  // Winograd on the 3x3 layers, oneDNN's bf16 convolution (candidate 0) on the others.
+  for (const bool bf16_tensors : {true, false}) {
+    LoadOptions lo;
+    lo.precision = Precision::kBf16;
+    lo.conv3x3 = Conv3x3Choice::kWinograd;
+    lo.conv_candidate = 0;
+    lo.bf16_tensors = bf16_tensors;
+    const std::string model = c2f_model(false);
+    const Ran copying = run(model, x, false, lo), in_place = run(model, x, true, lo);
+    expect_identical(in_place, copying);
+    EXPECT_LT(in_place.concat_steps + in_place.split_steps, copying.concat_steps + copying.split_steps) << bf16_tensors;
+  }
 }
 
 // With the implementations timed at load (no forced choice), the plans may pick different ones
