@@ -4,7 +4,7 @@
 // (3, 33), output channels in each panel width (AVX-512: 16, 32, 48, 64, 80 as 48 + 32, 112, 256;
 // AVX2: 16 and a last 8, and 24 on AVX-512, which takes the AVX2 variant), with and without bias,
 // each post op, a residual sum, 1 to 3 threads; and strided source, sum and destination giving
-// the dense run's bits.
+// the dense run's bits; the bf16 variant against the 1x1 convolution of bf16-rounded values.
 //
 // Tolerance: a float32 dot product's rounding error is about k * 2^-24 of sum |x * w| at worst;
 // here 1e-6 of it (k up to 192: a few 1e-7 expected), while a wrong weight, tap or panel gives
@@ -42,16 +42,9 @@ struct Data {
   std::vector<double> scale;  // sum |x * w| (+ |bias|, + |sum|) per output
 };
 
-Data make_case(const Case& k, std::mt19937& rng) {
+// want and scale from d's x, w, b and sum.
+void compute_reference(const Case& k, Data& d) {
   const PointwiseGeometry& g = k.g;
-  std::uniform_real_distribution<float> u(-1, 1);
-  Data d;
-  d.x.resize(static_cast<size_t>(g.pixels * g.c));
-  d.w.resize(static_cast<size_t>(g.oc * g.c));
-  d.b.resize(static_cast<size_t>(g.oc));
-  d.sum.resize(static_cast<size_t>(g.pixels * g.oc));
-  for (auto* v : {&d.x, &d.w, &d.b, &d.sum})
-    for (float& f : *v) f = u(rng);
   d.want.resize(d.sum.size());
   d.scale.resize(d.sum.size());
   for (int64_t p = 0; p < g.pixels; ++p)
@@ -76,6 +69,19 @@ Data make_case(const Case& k, std::mt19937& rng) {
       d.want[at] = static_cast<float>(acc);
       d.scale[at] = std::max(mag, 1e-30);
     }
+}
+
+Data make_case(const Case& k, std::mt19937& rng) {
+  const PointwiseGeometry& g = k.g;
+  std::uniform_real_distribution<float> u(-1, 1);
+  Data d;
+  d.x.resize(static_cast<size_t>(g.pixels * g.c));
+  d.w.resize(static_cast<size_t>(g.oc * g.c));
+  d.b.resize(static_cast<size_t>(g.oc));
+  d.sum.resize(static_cast<size_t>(g.pixels * g.oc));
+  for (auto* v : {&d.x, &d.w, &d.b, &d.sum})
+    for (float& f : *v) f = u(rng);
+  compute_reference(k, d);
   return d;
 }
 
@@ -156,6 +162,64 @@ TEST(PointwiseConv, StridedSourceSumAndDestinationGiveTheDenseResult) {
         }
       EXPECT_EQ(differ, 0) << k.name << ", " << conv.name() << ", " << threads << " threads: outputs unlike the dense run's";
       EXPECT_EQ(outside, 0) << k.name << ", " << conv.name() << ", " << threads << " threads: floats written outside the destination's columns";
+    }
+  }
+}
+
+// float32 to bf16, rounded to nearest even (finite values here), and back.
+uint16_t to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+float from_bf16(uint16_t h) {
+  const uint32_t u = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// The bf16 variant (--precision bf16): its products are those of the bf16-rounded source and
+// weights, exact in float32, summed in float32: against the double-precision 1x1 convolution of
+// those rounded values, 1e-6 of sum |x * w| as the float32 variant; the bf16 result is that
+// float32 result rounded to bf16.
+TEST(PointwiseConv, Bf16VariantMatchesThe1x1ConvolutionOfTheRoundedValues) {
+  if (cpu::detected_isa() < cpu::Isa::kAvx512Bf16)
+    GTEST_SKIP() << "the bf16 variant needs AVX512_BF16; this processor has " << cpu::isa_name(cpu::detected_isa());
+  const Case cases[] = {
+      {"32->32, 301 pixels, SiLU", {301, 32, 32}, true, {{WinoPostKind::kSilu}}},
+      {"64->80 (48 + 32), 47 pixels, SiLU then sum", {47, 64, 80}, true, {{WinoPostKind::kSilu}, {WinoPostKind::kSum}}},
+      {"192->64, 49 pixels, no bias", {49, 192, 64}, false, {}},
+  };
+  std::mt19937 rng(43);
+  for (const Case& k : cases) {
+    const PointwiseGeometry& g = k.g;
+    Data d = make_case(k, rng);
+    std::vector<uint16_t> xb(d.x.size());
+    for (size_t i = 0; i < d.x.size(); ++i) xb[i] = to_bf16(d.x[i]), d.x[i] = from_bf16(xb[i]);
+    for (float& w : d.w) w = from_bf16(to_bf16(w));
+    compute_reference(k, d);  // of the rounded values
+    const std::vector<float>& w_rounded = d.w;
+    const std::vector<float>& b = d.b;
+    const std::vector<float>& sum = d.sum;
+    const Data& ref = d;
+    const PointwiseConv conv(g, w_rounded.data(), k.bias ? b.data() : nullptr, k.posts, cpu::detected_isa(), /*bf16=*/true);
+    ASSERT_TRUE(conv.bf16()) << k.name;
+    EXPECT_STREQ(conv.name(), "streamdet:pointwise:avx512_bf16");
+    for (int threads : {1, 2}) {
+      std::vector<float> y(ref.want.size(), std::numeric_limits<float>::quiet_NaN());
+      std::vector<uint16_t> yb(ref.want.size(), 0xffff);
+      conv.run_bf16(xb.data(), y.data(), nullptr, sum.data(), threads);
+      conv.run_bf16(xb.data(), nullptr, yb.data(), sum.data(), threads);
+      double worst = 0;
+      int64_t unlike = 0;
+      for (size_t i = 0; i < y.size(); ++i) {
+        const double err = std::fabs(double{y[i]} - ref.want[i]) / ref.scale[i];
+        if (!(err <= worst)) worst = err;
+        unlike += yb[i] != to_bf16(y[i]);
+      }
+      EXPECT_LT(worst, 1e-6) << k.name << ", " << threads << " threads";
+      EXPECT_EQ(unlike, 0) << k.name << ", " << threads << " threads: the bf16 result is not the float32 one rounded";
     }
   }
 }

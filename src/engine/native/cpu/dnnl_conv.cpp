@@ -76,7 +76,8 @@ class ConvKernel : public Kernel {
     // the timings above ran the float32 kernels as they are.
     if (ctx.node.attrs.get_int(kBf16Output, 0) != 0 && !float32_only_) {
       float_result_at_ = (scratch_bytes() + 63) / 64 * 64;
-      float_result_bytes_ = own_wino_ && own_wino_->writes_bf16() ? 0 : static_cast<size_t>(g_.n * g_.oc * g_.oh * g_.ow) * sizeof(float);
+      const bool own_writes_bf16 = (own_wino_ && own_wino_->writes_bf16()) || (own_pw_ && own_pw_->bf16());
+      float_result_bytes_ = own_writes_bf16 ? 0 : static_cast<size_t>(g_.n * g_.oc * g_.oh * g_.ow) * sizeof(float);
       dst_bf16_ = true;
     }
     return ok();
@@ -241,6 +242,17 @@ class ConvKernel : public Kernel {
     stream_ = dnnl::stream(eng);
     if (timed) take_own_winograd_if_faster(ctx);
     if (own_pointwise_applies() && choice == Conv3x3Choice::kMeasured) take_own_pointwise_if_faster(ctx);
+    // bf16 compute (a bf16 source tensor, or a float32 one converted as oneDNN's bf16 convolution
+    // converts it): our 1x1 kernel's bf16 variant, forced as above or timed against oneDNN's.
+    if (own_pointwise_bf16_applies() && choice != Conv3x3Choice::kOneDnn) {
+      auto own = make_own_pointwise(ctx, /*bf16=*/true);
+      if (!own->bf16())
+        ;  // (not reached: own_pointwise_bf16_applies checked what the variant needs)
+      else if (choice == Conv3x3Choice::kMeasured)
+        take_own_pointwise_if_faster(ctx, std::move(own));
+      else
+        take_own_pointwise(std::move(own));
+    }
     if (bf16_ && !own_wino_ && !src_bf16_) take_float32_if_chosen(ctx);
     return ok();
   }
@@ -295,6 +307,19 @@ class ConvKernel : public Kernel {
                    if (post) apply_post_ops(y, sum, rows - y, rows - y + count);
                    if (finish) finish(rows - y, rows - y + count);
                  });
+      return ok();
+    }
+    if (own_pw_ && own_pw_->bf16()) {  // the result kept bf16 written as such
+      const uint16_t* src = in[0].as<uint16_t>();
+      if (!src_bf16_) {  // a float32 source: converted into the front of the scratch (as for oneDNN's)
+        src_.set_data_handle(in[0].data);
+        bf16_src_.set_data_handle(ctx.scratch);
+        to_scratchpad_.bind(ctx.scratch);
+        to_blocked_.execute(stream_, to_args_);
+        src = reinterpret_cast<const uint16_t*>(ctx.scratch);
+      }
+      own_pw_->run_bf16(src, bf16_out ? nullptr : out[0].as<float>(), bf16_out, sum_input(in), ctx.threads);
+      if (!bf16_out) finish_all(out[0], ctx.threads, finish);
       return ok();
     }
     if (own_pw_) {
@@ -408,10 +433,19 @@ class ConvKernel : public Kernel {
            ops::PointwiseConv::applies(g_.c, g_.oc, g_.kh, g_.kw, g_.sh, g_.sw, g_.group, g_.pt, g_.pl, g_.pb, g_.pr);
   }
 
-  std::unique_ptr<ops::PointwiseConv> make_own_pointwise(const OpContext& ctx) const {
+  // ... and its bf16 variant under --precision bf16 (on a bf16 source tensor, keep_bf16_tensors,
+  // or on the float32 source converted as oneDNN's bf16 convolution reads it).
+  bool own_pointwise_bf16_applies() const {
+    return bf16_ && (src_bf16_ || to_blocked_) && src_nhwc_ && dst_nhwc_ && src_stride_ == 0 && dst_stride_ == 0 && sum_stride_ == 0 &&
+           cpu::active_isa() >= cpu::Isa::kAvx512Bf16 && g_.c % 2 == 0 && g_.oc % 16 == 0 &&
+           ops::PointwiseConv::applies(g_.c, g_.oc, g_.kh, g_.kw, g_.sh, g_.sw, g_.group, g_.pt, g_.pl, g_.pb, g_.pr);
+  }
+
+  std::unique_ptr<ops::PointwiseConv> make_own_pointwise(const OpContext& ctx, bool bf16 = false) const {
     return std::make_unique<ops::PointwiseConv>(ops::PointwiseGeometry{g_.n * g_.oh * g_.ow, g_.c, g_.oc},
                                                 static_cast<const float*>(ctx.constants[1]->data()),
-                                                has_bias_ ? static_cast<const float*>(ctx.constants[2]->data()) : nullptr, wino_posts());
+                                                has_bias_ ? static_cast<const float*>(ctx.constants[2]->data()) : nullptr, wino_posts(),
+                                                cpu::active_isa(), bf16);
   }
 
   // Ours against oneDNN's primitive as built (with our pass for SiLU and sigmoid), timed on this
@@ -419,18 +453,20 @@ class ConvKernel : public Kernel {
   // incumbent: oneDNN's replaces it only when 5% faster in every round. Where the two tie (the
   // multiply-adds bound both), ours is worth more in the model than alone: it can write into a
   // Concat's rows (exec/plan_concat.cpp), and a tie left to the noise flipped from load to load.
-  void take_own_pointwise_if_faster(const OpContext& ctx) {
+  // `own` given: that one (the bf16 variant: on a bf16 source the made-up float data is read as
+  // bf16 pairs, which times the same). Each candidate runs as run() runs it (a float32 source's
+  // conversion to bf16 included).
+  void take_own_pointwise_if_faster(const OpContext& ctx, std::unique_ptr<ops::PointwiseConv> own = nullptr) {
     const int threads = static_cast<int>(std::max<int64_t>(1, ctx.node.attrs.get_int(kPlanThreads, 1)));
-    auto own = make_own_pointwise(ctx);
+    if (!own) own = make_own_pointwise(ctx);
     constexpr TimingRule kOursUnlessClearlySlower{0.8, 0.95, true, 0.0};
-    const size_t best = remembered_choice("pointwise," + shape_key(threads), [&] {
+    const size_t best = remembered_choice(std::string("pointwise,") + own->name() + "," + shape_key(threads) + (src_bf16_ ? ",bf16 source" : ""), [&] {
       return time_on_made_up_data(
           ctx, threads, 2, scratch_bytes(),
           [&](size_t i, std::span<const TensorRef> in, const TensorRef& out, const ExecContext& ec) {
-            if (i == 0)
-              own->run(in[0].as<float>(), out.as<float>(), sum_input(in), threads);
-            else
-              (void)run(in, std::span<const TensorRef>(&out, 1), ec);
+            if (i == 0) own_pw_ = std::move(own);  // run() runs ours while own_pw_ holds it
+            (void)run(in, std::span<const TensorRef>(&out, 1), ec);
+            if (i == 0) own = std::move(own_pw_);
           },
           kOursUnlessClearlySlower);
     });
@@ -441,11 +477,14 @@ class ConvKernel : public Kernel {
   void take_own_pointwise(std::unique_ptr<ops::PointwiseConv> own) {
     own_pw_ = std::move(own);
     impl_ = own_pw_->name();
+    const bool converts = own_pw_->bf16() && !src_bf16_;  // keeps oneDNN's float32 -> bf16 reorder of the source
+    if (own_pw_->bf16()) impl_ += src_bf16_ ? " (bf16) on bf16" : " (bf16)";
     conv_ = {};
     pd_ = {};
     weights_.reset();
-    args_.clear(), to_args_.clear(), from_args_.clear();
-    scratchpad_ = {}, to_scratchpad_ = {}, from_scratchpad_ = {};
+    args_.clear(), from_args_.clear();
+    scratchpad_ = {}, from_scratchpad_ = {};
+    if (!converts) to_args_.clear(), to_scratchpad_ = {}, to_blocked_ = {}, bf16_src_ = {};
     own_post_ = false;
   }
 
@@ -566,6 +605,7 @@ class ConvKernel : public Kernel {
     }
     if (pick == 0 || (!f32 && !make_f32())) return;
     float32_ = std::move(f32);  // it runs the node; this one's oneDNN primitive and weights go
+    own_pw_.reset();
     conv_ = {};
     pd_ = {};
     weights_.reset();

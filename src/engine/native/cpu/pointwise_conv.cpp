@@ -3,8 +3,20 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 namespace sd::native::ops {
+namespace {
+
+// float32 to bf16, rounded to nearest even as vcvtneps2bf16 does (NaN kept a quiet NaN).
+uint16_t float_to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
+  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+}  // namespace
 
 bool PointwiseConv::applies(int64_t c, int64_t oc, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w, int64_t group, int64_t pt,
                             int64_t pl, int64_t pb, int64_t pr, cpu::Isa isa) {
@@ -18,20 +30,55 @@ bool PointwiseConv::applies(int64_t c, int64_t oc, int64_t kh, int64_t kw, int64
 }
 
 PointwiseConv::PointwiseConv(const PointwiseGeometry& g, const float* weights, const float* bias, std::vector<WinoPost> posts,
-                             cpu::Isa isa)
-    : g_(g), avx512_(isa >= cpu::Isa::kAvx512 && g.oc % 16 == 0), posts_(std::move(posts)) {
+                             cpu::Isa isa, bool bf16)
+    : g_(g),
+      avx512_(isa >= cpu::Isa::kAvx512 && g.oc % 16 == 0),
+      bf16_(avx512_ && bf16 && isa >= cpu::Isa::kAvx512Bf16 && g.c % 2 == 0),
+      posts_(std::move(posts)) {
   const int64_t C = g.c, OC = g.oc;
-  packed_.assign(static_cast<size_t>(C * OC), 0.f);
+  if (bf16_)
+    packed_bf16_.assign(static_cast<size_t>(C * OC), 0);
+  else
+    packed_.assign(static_cast<size_t>(C * OC), 0.f);
 #if defined(__x86_64__)
   for (int64_t o0 = 0, nr = 0; o0 < OC; o0 += nr) {
     nr = wino::panel_width(avx512_, OC, o0);
-    float* panel = packed_.data() + o0 * C;
     for (int64_t c = 0; c < C; ++c)
-      for (int64_t l = 0; l < nr; ++l) panel[c * nr + l] = weights[(o0 + l) * C + c];
+      for (int64_t l = 0; l < nr; ++l) {
+        const float w = weights[(o0 + l) * C + c];
+        if (bf16_)  // channel pairs side by side, as vdpbf16ps takes them
+          packed_bf16_[static_cast<size_t>(o0 * C + (c / 2 * nr + l) * 2 + c % 2)] = float_to_bf16(w);
+        else
+          packed_[static_cast<size_t>(o0 * C + c * nr + l)] = w;
+      }
   }
 #endif
   bias_.assign(static_cast<size_t>(OC), 0.f);
   if (bias) std::copy(bias, bias + OC, bias_.begin());
+}
+
+void PointwiseConv::run_bf16(const uint16_t* src, float* dst, uint16_t* dst_bf16, const float* sum, int threads, WinoStrides strides) const {
+#if defined(__x86_64__)
+  pointwise::RunArgs args{g_,
+                          nullptr,
+                          bias_.data(),
+                          posts_.data(),
+                          static_cast<int64_t>(posts_.size()),
+                          nullptr,
+                          dst,
+                          sum,
+                          std::max(1, threads),
+                          strides.src > 0 ? strides.src : g_.c,
+                          strides.dst > 0 ? strides.dst : g_.oc,
+                          strides.sum > 0 ? strides.sum : g_.oc};
+  args.packed_bf16 = packed_bf16_.data();
+  args.src_bf16 = src;
+  args.dst_bf16 = dst_bf16;
+  pointwise::run_avx512bf16(args);
+#else
+  (void)src, (void)dst, (void)dst_bf16, (void)sum, (void)threads, (void)strides;
+  std::abort();
+#endif
 }
 
 void PointwiseConv::run(const float* src, float* dst, const float* sum, int threads, WinoStrides strides) const {

@@ -40,16 +40,27 @@ class PointwiseConv {
 
   // weights: [oc, c] (OIHW with 1x1); bias: [oc] or null. Packs the weights for the variant
   // `isa` allows (AVX-512 from kAvx512 up where oc is a multiple of 16, else AVX2; tests pass each
-  // runnable level to compare the variants on one processor).
+  // runnable level to compare the variants on one processor). bf16 = true asks for the bf16
+  // variant (--precision bf16 on a bf16 source tensor: pairs of channels multiplied by vdpbf16ps
+  // into float32 sums, the epilogue in float32), taken from kAvx512Bf16 up where c is even and oc
+  // a multiple of 16 (bf16() says whether it was).
   PointwiseConv(const PointwiseGeometry& g, const float* weights, const float* bias, std::vector<WinoPost> posts,
-                cpu::Isa isa = cpu::active_isa());
+                cpu::Isa isa = cpu::active_isa(), bool bf16 = false);
+
+  // The bf16 variant's run: src [pixels, c] in bf16; the result into dst (float32) or, where
+  // dst_bf16 is given, rounded to bf16 (as oneDNN's reorder rounds) into dst_bf16. Strides in
+  // elements, as run()'s.
+  void run_bf16(const uint16_t* src, float* dst, uint16_t* dst_bf16, const float* sum, int threads, WinoStrides strides = {}) const;
+  bool bf16() const { return bf16_; }
 
   // src: [pixels, c]; dst: [pixels, oc]; sum: [pixels, oc] where the epilogue has a kSum.
   // strides: floats from one pixel to the next of each (0: dense). Needs the ISA of the variant.
   void run(const float* src, float* dst, const float* sum, int threads, WinoStrides strides = {}) const;
 
   // "streamdet:pointwise:avx512" or "streamdet:pointwise:avx2" (the plan's implementation name).
-  const char* name() const { return avx512_ ? "streamdet:pointwise:avx512" : "streamdet:pointwise:avx2"; }
+  const char* name() const {
+    return bf16_ ? "streamdet:pointwise:avx512_bf16" : avx512_ ? "streamdet:pointwise:avx512" : "streamdet:pointwise:avx2";
+  }
 
   // Pixels a block: a multiple of the micro-kernel's 6 rows.
   static constexpr int64_t kBlockPixels = 48;
@@ -57,7 +68,9 @@ class PointwiseConv {
  private:
   PointwiseGeometry g_;
   bool avx512_ = false;        // which kernel run() calls (and how packed_ is laid out)
+  bool bf16_ = false;          // the bf16 variant (avx512_ too): packed_bf16_, run_bf16()
   std::vector<float> packed_;  // [panels][c][panel width]
+  std::vector<uint16_t> packed_bf16_;  // [panels][c / 2][panel width][2]
   std::vector<float> bias_;    // [oc]
   std::vector<WinoPost> posts_;
 };
@@ -74,12 +87,16 @@ struct RunArgs {
   float* dst;
   const float* sum;
   int threads;
-  int64_t src_stride, dst_stride, sum_stride;  // floats a pixel
+  int64_t src_stride, dst_stride, sum_stride;  // elements a pixel
+  const uint16_t* packed_bf16 = nullptr;  // the bf16 variant's: its weights, source, and result where
+  const uint16_t* src_bf16 = nullptr;     // kept bf16 (else dst)
+  uint16_t* dst_bf16 = nullptr;
 };
 
 #if defined(__x86_64__)
 void run_avx512(const RunArgs& a);
 void run_avx2(const RunArgs& a);
+void run_avx512bf16(const RunArgs& a);
 #endif
 
 }  // namespace pointwise
