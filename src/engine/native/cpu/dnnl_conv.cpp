@@ -244,11 +244,10 @@ class ConvKernel : public Kernel {
     if (own_pointwise_applies() && choice == Conv3x3Choice::kMeasured) take_own_pointwise_if_faster(ctx);
     // bf16 compute (a bf16 source tensor, or a float32 one converted as oneDNN's bf16 convolution
     // converts it): our 1x1 kernel's bf16 variant, forced as above or timed against oneDNN's.
+    // (own_pointwise_bf16_applies checked everything the variant needs: it is the one made.)
     if (own_pointwise_bf16_applies() && choice != Conv3x3Choice::kOneDnn) {
       auto own = make_own_pointwise(ctx, /*bf16=*/true);
-      if (!own->bf16())
-        ;  // (not reached: own_pointwise_bf16_applies checked what the variant needs)
-      else if (choice == Conv3x3Choice::kMeasured)
+      if (choice == Conv3x3Choice::kMeasured)
         take_own_pointwise_if_faster(ctx, std::move(own));
       else
         take_own_pointwise(std::move(own));
