@@ -9,6 +9,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstring>
 
 namespace sd::native::ops {
 
@@ -29,5 +30,12 @@ static inline __m256i round_to_bf16_avx512(__m512 x) {
 }
 
 static inline void store_bf16_avx512(uint16_t* p, __m512 x) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), round_to_bf16_avx512(x)); }
+
+// Two bf16 values (a channel pair) as one 32-bit lane, for vdpbf16ps's broadcast operand.
+static inline int32_t bf16_pair_at(const uint16_t* p) {
+  int32_t x;
+  std::memcpy(&x, p, sizeof x);
+  return x;
+}
 
 }  // namespace sd::native::ops

@@ -5,18 +5,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "engine/native/cpu/bf16_convert.h"
+
 namespace sd::native::ops {
-namespace {
-
-// float32 to bf16, rounded to nearest even as vcvtneps2bf16 does (NaN kept a quiet NaN).
-uint16_t float_to_bf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
-  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
-}  // namespace
 
 bool PointwiseConv::applies(int64_t c, int64_t oc, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w, int64_t group, int64_t pt,
                             int64_t pl, int64_t pb, int64_t pr, cpu::Isa isa) {
@@ -47,7 +38,7 @@ PointwiseConv::PointwiseConv(const PointwiseGeometry& g, const float* weights, c
       for (int64_t l = 0; l < nr; ++l) {
         const float w = weights[(o0 + l) * C + c];
         if (bf16_)  // channel pairs side by side, as vdpbf16ps takes them
-          packed_bf16_[static_cast<size_t>(o0 * C + (c / 2 * nr + l) * 2 + c % 2)] = float_to_bf16(w);
+          packed_bf16_[static_cast<size_t>(o0 * C + (c / 2 * nr + l) * 2 + c % 2)] = float_to_bf16_rne(w);
         else
           packed_[static_cast<size_t>(o0 * C + c * nr + l)] = w;
       }
@@ -57,48 +48,45 @@ PointwiseConv::PointwiseConv(const PointwiseGeometry& g, const float* weights, c
   if (bias) std::copy(bias, bias + OC, bias_.begin());
 }
 
+#if defined(__x86_64__)
+pointwise::RunArgs PointwiseConv::args(float* dst, const float* sum, int threads, WinoStrides strides) const {
+  pointwise::RunArgs a{g_,
+                       packed_.data(),
+                       bias_.data(),
+                       posts_.data(),
+                       static_cast<int64_t>(posts_.size()),
+                       nullptr,
+                       dst,
+                       sum,
+                       std::max(1, threads),
+                       strides.src > 0 ? strides.src : g_.c,
+                       strides.dst > 0 ? strides.dst : g_.oc,
+                       strides.sum > 0 ? strides.sum : g_.oc};
+  a.packed_bf16 = packed_bf16_.data();
+  return a;
+}
+#endif
+
 void PointwiseConv::run_bf16(const uint16_t* src, float* dst, uint16_t* dst_bf16, const float* sum, int threads, WinoStrides strides) const {
 #if defined(__x86_64__)
-  pointwise::RunArgs args{g_,
-                          nullptr,
-                          bias_.data(),
-                          posts_.data(),
-                          static_cast<int64_t>(posts_.size()),
-                          nullptr,
-                          dst,
-                          sum,
-                          std::max(1, threads),
-                          strides.src > 0 ? strides.src : g_.c,
-                          strides.dst > 0 ? strides.dst : g_.oc,
-                          strides.sum > 0 ? strides.sum : g_.oc};
-  args.packed_bf16 = packed_bf16_.data();
-  args.src_bf16 = src;
-  args.dst_bf16 = dst_bf16;
-  pointwise::run_avx512bf16(args);
+  pointwise::RunArgs a = args(dst, sum, threads, strides);
+  a.src_bf16 = src;
+  a.dst_bf16 = dst_bf16;
+  pointwise::run_avx512bf16(a);
 #else
   (void)src, (void)dst, (void)dst_bf16, (void)sum, (void)threads, (void)strides;
-  std::abort();
+  std::abort();  // applies() is false here: never constructed to run
 #endif
 }
 
 void PointwiseConv::run(const float* src, float* dst, const float* sum, int threads, WinoStrides strides) const {
 #if defined(__x86_64__)
-  const pointwise::RunArgs args{g_,
-                                packed_.data(),
-                                bias_.data(),
-                                posts_.data(),
-                                static_cast<int64_t>(posts_.size()),
-                                src,
-                                dst,
-                                sum,
-                                std::max(1, threads),
-                                strides.src > 0 ? strides.src : g_.c,
-                                strides.dst > 0 ? strides.dst : g_.oc,
-                                strides.sum > 0 ? strides.sum : g_.oc};
+  pointwise::RunArgs a = args(dst, sum, threads, strides);
+  a.src = src;
   if (avx512_)
-    pointwise::run_avx512(args);
+    pointwise::run_avx512(a);
   else
-    pointwise::run_avx2(args);
+    pointwise::run_avx2(a);
 #else
   (void)src, (void)dst, (void)sum, (void)threads, (void)strides;
   std::abort();  // applies() is false here: never constructed to run

@@ -32,6 +32,27 @@ struct PointwiseGeometry {
   int64_t pixels, c, oc;  // n * h * w pixels of c channels in, oc out
 };
 
+namespace pointwise {
+
+// One run's inputs for the ISA-specific kernels.
+struct RunArgs {
+  PointwiseGeometry g;
+  const float* packed;
+  const float* bias;
+  const WinoPost* posts;
+  int64_t post_count;
+  const float* src;
+  float* dst;
+  const float* sum;
+  int threads;
+  int64_t src_stride, dst_stride, sum_stride;  // elements a pixel
+  const uint16_t* packed_bf16 = nullptr;  // the bf16 variant's: its weights, source, and result where
+  const uint16_t* src_bf16 = nullptr;     // kept bf16 (else dst)
+  uint16_t* dst_bf16 = nullptr;
+};
+
+}  // namespace pointwise
+
 class PointwiseConv {
  public:
   // Whether the kernel takes this convolution on a processor running `isa` (AVX2 and up).
@@ -66,6 +87,11 @@ class PointwiseConv {
   static constexpr int64_t kBlockPixels = 48;
 
  private:
+#if defined(__x86_64__)
+  // The arguments every run shares (the source and a bf16 result are set by the caller).
+  pointwise::RunArgs args(float* dst, const float* sum, int threads, WinoStrides strides) const;
+#endif
+
   PointwiseGeometry g_;
   bool avx512_ = false;        // which kernel run() calls (and how packed_ is laid out)
   bool bf16_ = false;          // the bf16 variant (avx512_ too): packed_bf16_, run_bf16()
@@ -76,22 +102,6 @@ class PointwiseConv {
 };
 
 namespace pointwise {
-
-struct RunArgs {
-  PointwiseGeometry g;
-  const float* packed;
-  const float* bias;
-  const WinoPost* posts;
-  int64_t post_count;
-  const float* src;
-  float* dst;
-  const float* sum;
-  int threads;
-  int64_t src_stride, dst_stride, sum_stride;  // elements a pixel
-  const uint16_t* packed_bf16 = nullptr;  // the bf16 variant's: its weights, source, and result where
-  const uint16_t* src_bf16 = nullptr;     // kept bf16 (else dst)
-  uint16_t* dst_bf16 = nullptr;
-};
 
 #if defined(__x86_64__)
 void run_avx512(const RunArgs& a);

@@ -14,82 +14,25 @@
 namespace sd::native::ops::pointwise {
 namespace {
 
-// dst[p0 + r][o0 + 16 q] for r < R, q < NV: src rows p0.. (a.src_stride apart) x the panel
-// b[c][16 * NV], plus the bias, then the epilogue.
-template <int NV, int R>
-inline void micro_kernel(const RunArgs& a, int64_t p0, int64_t o0, const float* b, bool silu_only) {
-  constexpr int kNr = 16 * NV;
-  const int64_t k = a.g.c;
-  __m512 acc[R][NV];
-#pragma GCC unroll 4
-  for (int q = 0; q < NV; ++q) {
-    const __m512 bias = _mm512_loadu_ps(a.bias + o0 + q * 16);
-#pragma GCC unroll 6
-    for (int r = 0; r < R; ++r) acc[r][q] = bias;
+// This file's vectors for the shared micro-kernel (pointwise_conv_float.inc).
+struct Ops {
+  using V = __m512;
+  static constexpr int64_t kLanes = 16;
+  static V loadu(const float* p) { return _mm512_loadu_ps(p); }
+  static V broadcast(const float* p) { return _mm512_set1_ps(*p); }
+  static V fmadd(V x, V y, V z) { return _mm512_fmadd_ps(x, y, z); }
+  static void storeu(float* p, V x) { _mm512_storeu_ps(p, x); }
+  static V silu(V x) { return avx512_math::silu(x); }
+  static V epilogue(const WinoPost* posts, int64_t count, V x, const float* sum, int64_t at) {
+    return avx512_epilogue::apply(posts, count, x, sum, at);
   }
-  const float* ar[R];
-#pragma GCC unroll 6
-  for (int r = 0; r < R; ++r) ar[r] = a.src + (p0 + r) * a.src_stride;
-  for (int64_t i = 0; i < k; ++i) {
-    __m512 bv[NV];
-#pragma GCC unroll 4
-    for (int q = 0; q < NV; ++q) bv[q] = _mm512_loadu_ps(b + i * kNr + q * 16);
-#pragma GCC unroll 6
-    for (int r = 0; r < R; ++r) {
-      const __m512 av = _mm512_set1_ps(ar[r][i]);
-#pragma GCC unroll 4
-      for (int q = 0; q < NV; ++q) acc[r][q] = _mm512_fmadd_ps(av, bv[q], acc[r][q]);
-    }
-  }
-#pragma GCC unroll 6
-  for (int r = 0; r < R; ++r) {
-    float* y = a.dst + (p0 + r) * a.dst_stride + o0;
-#pragma GCC unroll 4
-    for (int q = 0; q < NV; ++q) {
-      const __m512 x = silu_only ? avx512_math::silu(acc[r][q])
-                                 : avx512_epilogue::apply(a.posts, a.post_count, acc[r][q], a.sum, (p0 + r) * a.sum_stride + o0 + q * 16);
-      _mm512_storeu_ps(y + q * 16, x);
-    }
-  }
-}
+};
 
-template <int NV>
-inline void micro_rows(int64_t rows, const RunArgs& a, int64_t p0, int64_t o0, const float* b, bool silu_only) {
-  switch (rows) {
-    case 6: micro_kernel<NV, 6>(a, p0, o0, b, silu_only); break;
-    case 5: micro_kernel<NV, 5>(a, p0, o0, b, silu_only); break;
-    case 4: micro_kernel<NV, 4>(a, p0, o0, b, silu_only); break;
-    case 3: micro_kernel<NV, 3>(a, p0, o0, b, silu_only); break;
-    case 2: micro_kernel<NV, 2>(a, p0, o0, b, silu_only); break;
-    default: micro_kernel<NV, 1>(a, p0, o0, b, silu_only); break;
-  }
-}
+#include "engine/native/cpu/pointwise_conv_float.inc"
+#include "engine/native/cpu/pointwise_conv_blocks.inc"
 
 }  // namespace
 
-void run_avx512(const RunArgs& a) {
-  const int64_t P = a.g.pixels, C = a.g.c, OC = a.g.oc, block = PointwiseConv::kBlockPixels;
-  // SiLU alone, YOLOv8's every 1x1 but the head's last: without the epilogue's loop and switch.
-  const bool silu_only = a.post_count == 1 && a.posts[0].kind == WinoPostKind::kSilu;
-  const int64_t blocks = (P + block - 1) / block;
-  parallel_for(blocks, a.threads, 1, [&](int64_t b0, int64_t b1) {
-    for (int64_t blk = b0; blk < b1; ++blk) {
-      const int64_t s = blk * block, e = std::min(P, s + block);
-      for (int64_t o0 = 0, nr = 0; o0 < OC; o0 += nr) {
-        nr = wino::panel_width(true, OC, o0);
-        const float* panel = a.packed + o0 * C;
-        for (int64_t p = s; p < e; p += 6) {
-          const int64_t rows = std::min<int64_t>(6, e - p);
-          switch (nr) {
-            case 64: micro_rows<4>(rows, a, p, o0, panel, silu_only); break;
-            case 48: micro_rows<3>(rows, a, p, o0, panel, silu_only); break;
-            case 32: micro_rows<2>(rows, a, p, o0, panel, silu_only); break;
-            default: micro_rows<1>(rows, a, p, o0, panel, silu_only); break;
-          }
-        }
-      }
-    }
-  });
-}
+void run_avx512(const RunArgs& a) { run_blocks<16>(a, a.packed); }
 
 }  // namespace sd::native::ops::pointwise

@@ -19,13 +19,6 @@
 namespace sd::native::ops::pointwise {
 namespace {
 
-// Two bf16 values (a channel pair) as one 32-bit lane, for a broadcast.
-inline int32_t pair_at(const uint16_t* p) {
-  int32_t x;
-  std::memcpy(&x, p, sizeof x);
-  return x;
-}
-
 template <int NV, int R>
 inline void micro_kernel(const RunArgs& a, int64_t p0, int64_t o0, const uint16_t* b, bool silu_only) {
   constexpr int kNr = 16 * NV;
@@ -46,7 +39,7 @@ inline void micro_kernel(const RunArgs& a, int64_t p0, int64_t o0, const uint16_
     for (int q = 0; q < NV; ++q) bv[q] = (__m512bh)_mm512_loadu_si512(b + i * kNr + q * 32);
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
-      const __m512bh av = (__m512bh)_mm512_set1_epi32(pair_at(ar[r] + i));
+      const __m512bh av = (__m512bh)_mm512_set1_epi32(bf16_pair_at(ar[r] + i));
 #pragma GCC unroll 4
       for (int q = 0; q < NV; ++q) acc[r][q] = _mm512_dpbf16_ps(acc[r][q], av, bv[q]);
     }
@@ -65,42 +58,10 @@ inline void micro_kernel(const RunArgs& a, int64_t p0, int64_t o0, const uint16_
   }
 }
 
-template <int NV>
-inline void micro_rows(int64_t rows, const RunArgs& a, int64_t p0, int64_t o0, const uint16_t* b, bool silu_only) {
-  switch (rows) {
-    case 6: micro_kernel<NV, 6>(a, p0, o0, b, silu_only); break;
-    case 5: micro_kernel<NV, 5>(a, p0, o0, b, silu_only); break;
-    case 4: micro_kernel<NV, 4>(a, p0, o0, b, silu_only); break;
-    case 3: micro_kernel<NV, 3>(a, p0, o0, b, silu_only); break;
-    case 2: micro_kernel<NV, 2>(a, p0, o0, b, silu_only); break;
-    default: micro_kernel<NV, 1>(a, p0, o0, b, silu_only); break;
-  }
-}
+#include "engine/native/cpu/pointwise_conv_blocks.inc"
 
 }  // namespace
 
-void run_avx512bf16(const RunArgs& a) {
-  const int64_t P = a.g.pixels, C = a.g.c, OC = a.g.oc, block = PointwiseConv::kBlockPixels;
-  const bool silu_only = a.post_count == 1 && a.posts[0].kind == WinoPostKind::kSilu;
-  const int64_t blocks = (P + block - 1) / block;
-  parallel_for(blocks, a.threads, 1, [&](int64_t b0, int64_t b1) {
-    for (int64_t blk = b0; blk < b1; ++blk) {
-      const int64_t s = blk * block, e = std::min(P, s + block);
-      for (int64_t o0 = 0, nr = 0; o0 < OC; o0 += nr) {
-        nr = wino::panel_width(true, OC, o0);
-        const uint16_t* panel = a.packed_bf16 + o0 * C;
-        for (int64_t p = s; p < e; p += 6) {
-          const int64_t rows = std::min<int64_t>(6, e - p);
-          switch (nr) {
-            case 64: micro_rows<4>(rows, a, p, o0, panel, silu_only); break;
-            case 48: micro_rows<3>(rows, a, p, o0, panel, silu_only); break;
-            case 32: micro_rows<2>(rows, a, p, o0, panel, silu_only); break;
-            default: micro_rows<1>(rows, a, p, o0, panel, silu_only); break;
-          }
-        }
-      }
-    }
-  });
-}
+void run_avx512bf16(const RunArgs& a) { run_blocks<16>(a, a.packed_bf16); }
 
 }  // namespace sd::native::ops::pointwise

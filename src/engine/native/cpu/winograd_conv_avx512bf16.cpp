@@ -29,13 +29,6 @@ namespace {
 
 #include "engine/native/cpu/winograd_avx512_common.inc"
 
-// Two bf16 values (a channel pair) as one 32-bit lane, for a broadcast.
-inline int32_t pair_at(const uint16_t* p) {
-  int32_t x;
-  std::memcpy(&x, p, sizeof x);
-  return x;
-}
-
 // c[R][16 * NV] = a[R][k] x b[k][16 * NV] in bf16 with float32 sums: a's rows lda apart (bf16,
 // channels in order), b packed [k / 2][16 * NV][2] (each output channel's pair of consecutive
 // channels side by side), c's rows ldc apart (float32). k even. NV = 4 is the main kernel; 1 to 3
@@ -57,7 +50,7 @@ inline void micro_kernel(const uint16_t* a, int64_t lda, const uint16_t* b, int6
     for (int q = 0; q < NV; ++q) bv[q] = (__m512bh)_mm512_loadu_si512(b + i * kNr + q * 32);
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
-      const __m512bh av = (__m512bh)_mm512_set1_epi32(pair_at(ar[r] + i));
+      const __m512bh av = (__m512bh)_mm512_set1_epi32(bf16_pair_at(ar[r] + i));
 #pragma GCC unroll 4
       for (int q = 0; q < NV; ++q) acc[r][q] = _mm512_dpbf16_ps(acc[r][q], av, bv[q]);
     }
