@@ -204,6 +204,51 @@ TEST(Int8Dataflow, QuantizedSumBesideItsFloatsIsASecondAddTables) {
   }
 }
 
+// YOLOv8's C2f with two bottlenecks: the second residual Add sums the first one's floats (an
+// Add of two dequantized tensors, read as bytes elsewhere too) and a third dequantized tensor,
+// and only the Concat's QuantizeLinear reads the result. One Int8AddTables of three inputs,
+// (ta + tb) + tc, writes those bytes; float sum and bytes bit for bit the graph as written.
+TEST(Int8Dataflow, SumOfASumAndAThirdTableIsOneAddTablesOfThree) {
+  OnnxBuilder b(13);
+  for (const char* in : {"a", "b", "c"}) b.input(in, {1, 8, 5, 7}, onnx::TensorProto::UINT8);
+  b.initializer("sa", {}, {0.02f});
+  init_raw<uint8_t>(b, "za", {}, onnx::TensorProto::UINT8, {100});
+  b.initializer("sb", {}, {0.035f});
+  init_raw<uint8_t>(b, "zb", {}, onnx::TensorProto::UINT8, {20});
+  b.initializer("sc", {}, {0.017f});
+  init_raw<uint8_t>(b, "zc", {}, onnx::TensorProto::UINT8, {140});
+  b.initializer("so", {}, {0.05f});
+  init_raw<uint8_t>(b, "zo", {}, onnx::TensorProto::UINT8, {60});
+  b.node("DequantizeLinear", {"a", "sa", "za"}, {"da"});
+  b.node("DequantizeLinear", {"b", "sb", "zb"}, {"db"});
+  b.node("DequantizeLinear", {"c", "sc", "zc"}, {"dc"});
+  b.node("Add", {"da", "db"}, {"s"});
+  b.node("QuantizeLinear", {"s", "so", "zo"}, {"qs"});  // the first sum's bytes, read elsewhere
+  b.node("Add", {"dc", "s"}, {"t"});                    // the third table on either side
+  b.node("QuantizeLinear", {"t", "so", "zo"}, {"q"});
+  b.node("Add", {"s", "dc"}, {"f"});  // the same sum read as float
+  b.output("q", onnx::TensorProto::UINT8);
+  b.output("qs", onnx::TensorProto::UINT8);
+  b.output("f");
+  const std::string bytes = b.bytes();
+  HostTensor a(DType::kUInt8, Shape{1, 8, 5, 7}), bb(DType::kUInt8, Shape{1, 8, 5, 7}), c(DType::kUInt8, Shape{1, 8, 5, 7});
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    a.as<uint8_t>()[i] = static_cast<uint8_t>(i * 37 % 256);
+    bb.as<uint8_t>()[i] = static_cast<uint8_t>(i * 53 % 256);
+    c.as<uint8_t>()[i] = static_cast<uint8_t>(i * 91 % 256);
+  }
+  const Ran fused = run(bytes, {a, bb, c}, true), plain = run(bytes, {a, bb, c}, false);
+  EXPECT_EQ(count(fused.ops, "Add"), 0);
+  EXPECT_EQ(count(fused.ops, "QuantizeLinear"), 0);
+  EXPECT_EQ(count(fused.ops, "Int8AddTables"), 3);  // qs, and q and f of three inputs
+  ASSERT_EQ(fused.y.size(), 3u);
+  ASSERT_EQ(plain.y.size(), 3u);
+  for (int k = 0; k < 3; ++k) {
+    ASSERT_EQ(fused.y[k].shape(), plain.y[k].shape());
+    EXPECT_EQ(std::memcmp(fused.y[k].data(), plain.y[k].data(), plain.y[k].bytes()), 0) << "output " << k;
+  }
+}
+
 // The layout conversion in front of an int8 stem: uint8 NCHW -> NHWC with few channels (the
 // Transpose kernel's few-rows path), against the element by element reference.
 TEST(Int8Dataflow, ByteTransposeToChannelsLastMatchesTheNaiveReference) {
@@ -282,9 +327,12 @@ TEST(Int8Dataflow, AddTablesVariantsMatchThePlainLoops) {
     ta[static_cast<size_t>(i)] = i % 5 == 0 ? 0.125f * static_cast<float>(i % 40 - 20) : u(rng);  // exact halves of 0.25
     tb[static_cast<size_t>(i)] = i % 7 == 0 ? 0.f : u(rng);
   }
-  std::vector<uint8_t> a(301), b(301);
+  std::vector<float> tc(256);
+  for (int i = 0; i < 256; ++i) tc[static_cast<size_t>(i)] = i % 3 == 0 ? 0.5f : u(rng);
+  std::vector<uint8_t> a(301), b(301), c(301);
   for (auto& v : a) v = static_cast<uint8_t>(rng());
   for (auto& v : b) v = static_cast<uint8_t>(rng());
+  for (auto& v : c) v = static_cast<uint8_t>(rng());
   for (int64_t n : {0, 1, 15, 16, 17, 64, 301}) {
     std::vector<float> fw(static_cast<size_t>(n)), fg(static_cast<size_t>(n) + 1, -1.f);
     ops::byte_table::add_float_baseline(a.data(), b.data(), n, ta.data(), tb.data(), fw.data());
@@ -297,6 +345,22 @@ TEST(Int8Dataflow, AddTablesVariantsMatchThePlainLoops) {
       ops::byte_table::add_bytes_avx512(a.data(), b.data(), n, ta.data(), tb.data(), q, g.data());
       EXPECT_TRUE(std::equal(w.begin(), w.end(), g.begin())) << "n=" << n << " lo=" << q.lo;
       EXPECT_EQ(g[static_cast<size_t>(n)], 0xCD) << "wrote past n=" << n;
+    }
+    // Three tables: (ta[a] + tb[b]) + tc[c], as float and as bytes.
+    std::vector<float> f3w(static_cast<size_t>(n)), f3g(static_cast<size_t>(n) + 1, -1.f);
+    ops::byte_table::add3_float_baseline(a.data(), b.data(), c.data(), n, ta.data(), tb.data(), tc.data(), f3w.data());
+    ops::byte_table::add3_float_avx512(a.data(), b.data(), c.data(), n, ta.data(), tb.data(), tc.data(), f3g.data());
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(f3w[static_cast<size_t>(i)], f3g[static_cast<size_t>(i)]) << "three, n=" << n << " i=" << i;
+      ASSERT_EQ(f3w[static_cast<size_t>(i)], (ta[a[static_cast<size_t>(i)]] + tb[b[static_cast<size_t>(i)]]) + tc[c[static_cast<size_t>(i)]]);
+    }
+    EXPECT_EQ(f3g[static_cast<size_t>(n)], -1.f) << "three: wrote past n=" << n;
+    for (const ops::byte_table::AddTables q : {ops::byte_table::AddTables{0.25f, 3.f, 0.f, 255.f}, ops::byte_table::AddTables{0.05f, -4.f, -128.f, 127.f}}) {
+      std::vector<uint8_t> w(static_cast<size_t>(n)), g(static_cast<size_t>(n) + 1, 0xCD);
+      ops::byte_table::add3_bytes_baseline(a.data(), b.data(), c.data(), n, ta.data(), tb.data(), tc.data(), q, w.data());
+      ops::byte_table::add3_bytes_avx512(a.data(), b.data(), c.data(), n, ta.data(), tb.data(), tc.data(), q, g.data());
+      EXPECT_TRUE(std::equal(w.begin(), w.end(), g.begin())) << "three, n=" << n << " lo=" << q.lo;
+      EXPECT_EQ(g[static_cast<size_t>(n)], 0xCD) << "three: wrote past n=" << n;
     }
   }
 #else

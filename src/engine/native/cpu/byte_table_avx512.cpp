@@ -59,15 +59,42 @@ void add_float_avx512(const uint8_t* a, const uint8_t* b, int64_t n, const float
   }
 }
 
+namespace {
+// As the scalar loop: divide, round half to even, add the zero point, clamp (the sums of finite
+// table entries are never NaN), convert; the int32s narrowed to their low bytes.
+inline void store_quantized16(__m512 x, const AddTables& q, __mmask16 m, uint8_t* y) {
+  __m512 r = _mm512_add_ps(_mm512_roundscale_ps(_mm512_div_ps(x, _mm512_set1_ps(q.s)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+                           _mm512_set1_ps(q.zf));
+  r = _mm512_min_ps(_mm512_max_ps(r, _mm512_set1_ps(q.lo)), _mm512_set1_ps(q.hi));
+  _mm_mask_storeu_epi8(y, m, _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(r)));
+}
+// sum16 plus 16 entries of tc by the bytes at c, added after (the order of the graph's two Adds).
+inline __m512 sum16_3(const uint8_t* a, const uint8_t* b, const uint8_t* c, __mmask16 m, const float* ta, const float* tb, const float* tc) {
+  const __m512i ic = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, c));
+  return _mm512_add_ps(sum16(a, b, m, ta, tb), _mm512_i32gather_ps(ic, tc, 4));
+}
+}  // namespace
+
 void add_bytes_avx512(const uint8_t* a, const uint8_t* b, int64_t n, const float* ta, const float* tb, const AddTables& q, uint8_t* y) {
-  const __m512 s = _mm512_set1_ps(q.s), zf = _mm512_set1_ps(q.zf), lo = _mm512_set1_ps(q.lo), hi = _mm512_set1_ps(q.hi);
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 m = n - i >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (n - i)) - 1);
-    // As the scalar loop: divide, round half to even, add the zero point, clamp (the sums of two
-    // finite table entries are never NaN), convert; the int32s narrowed to their low bytes.
-    __m512 r = _mm512_add_ps(_mm512_roundscale_ps(_mm512_div_ps(sum16(a + i, b + i, m, ta, tb), s), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zf);
-    r = _mm512_min_ps(_mm512_max_ps(r, lo), hi);
-    _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(r)));
+    store_quantized16(sum16(a + i, b + i, m, ta, tb), q, m, y + i);
+  }
+}
+
+void add3_float_avx512(const uint8_t* a, const uint8_t* b, const uint8_t* c, int64_t n, const float* ta, const float* tb,
+                       const float* tc, float* y) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, m, sum16_3(a + i, b + i, c + i, m, ta, tb, tc));
+  }
+}
+
+void add3_bytes_avx512(const uint8_t* a, const uint8_t* b, const uint8_t* c, int64_t n, const float* ta, const float* tb,
+                       const float* tc, const AddTables& q, uint8_t* y) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (n - i)) - 1);
+    store_quantized16(sum16_3(a + i, b + i, c + i, m, ta, tb, tc), q, m, y + i);
   }
 }
 

@@ -71,6 +71,24 @@ void add_pairs_baseline(const uint8_t* a, const uint8_t* b, int64_t n, const uin
 #if defined(__x86_64__)
 void add_pairs_avx512(const uint8_t* a, const uint8_t* b, int64_t n, const uint8_t* pairs, uint8_t* y);
 #endif
+// Three tables: y = (ta[a] + tb[b]) + tc[c] in that order (an Add of an Int8AddTables' floats and
+// a third table's, passes/int8_dataflow.cpp), as float32 or quantized as add_bytes does.
+using Add3FloatFn = void (*)(const uint8_t* a, const uint8_t* b, const uint8_t* c, int64_t n, const float* ta, const float* tb,
+                             const float* tc, float* y);
+using Add3BytesFn = void (*)(const uint8_t* a, const uint8_t* b, const uint8_t* c, int64_t n, const float* ta, const float* tb,
+                             const float* tc, const AddTables& q, uint8_t* y);
+void add3_float_baseline(const uint8_t* a, const uint8_t* b, const uint8_t* c, int64_t n, const float* ta, const float* tb,
+                         const float* tc, float* y);
+void add3_bytes_baseline(const uint8_t* a, const uint8_t* b, const uint8_t* c, int64_t n, const float* ta, const float* tb,
+                         const float* tc, const AddTables& q, uint8_t* y);
+#if defined(__x86_64__)
+void add3_float_avx512(const uint8_t* a, const uint8_t* b, const uint8_t* c, int64_t n, const float* ta, const float* tb,
+                       const float* tc, float* y);
+void add3_bytes_avx512(const uint8_t* a, const uint8_t* b, const uint8_t* c, int64_t n, const float* ta, const float* tb,
+                       const float* tc, const AddTables& q, uint8_t* y);
+#endif
+Add3FloatFn add3_float_kernel(cpu::Isa isa);
+Add3BytesFn add3_bytes_kernel(cpu::Isa isa);
 AddPairsFn add_pairs_kernel(cpu::Isa isa);
 AddFloatFn add_float_kernel(cpu::Isa isa);
 AddBytesFn add_bytes_kernel(cpu::Isa isa);

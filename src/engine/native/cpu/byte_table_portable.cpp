@@ -34,17 +34,35 @@ void add_float_baseline(const uint8_t* a, const uint8_t* b, int64_t n, const flo
   for (int64_t i = 0; i < n; ++i) y[i] = ta[a[i]] + tb[b[i]];
 }
 
-void add_bytes_baseline(const uint8_t* a, const uint8_t* b, int64_t n, const float* ta, const float* tb, const AddTables& q, uint8_t* y) {
-  const bool sgn = q.lo < 0.f;
-  for (int64_t i = 0; i < n; ++i) {
-    float r = __builtin_rintf((ta[a[i]] + tb[b[i]]) / q.s) + q.zf;
-    r = r == r ? r : 0.f;
-    r = r < q.lo ? q.lo : r;
-    r = r > q.hi ? q.hi : r;
-    const auto v = static_cast<int32_t>(r);
-    y[i] = sgn ? static_cast<uint8_t>(static_cast<int8_t>(v)) : static_cast<uint8_t>(v);
-  }
+namespace {
+// x quantized as QuantizeLinear does (rint(x / s) + zf, clamped; NaN to 0), as a byte.
+inline uint8_t quantize_byte(float x, const AddTables& q) {
+  float r = __builtin_rintf(x / q.s) + q.zf;
+  r = r == r ? r : 0.f;
+  r = r < q.lo ? q.lo : r;
+  r = r > q.hi ? q.hi : r;
+  const auto v = static_cast<int32_t>(r);
+  return q.lo < 0.f ? static_cast<uint8_t>(static_cast<int8_t>(v)) : static_cast<uint8_t>(v);
 }
+}  // namespace
+
+void add_bytes_baseline(const uint8_t* a, const uint8_t* b, int64_t n, const float* ta, const float* tb, const AddTables& q, uint8_t* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = quantize_byte(ta[a[i]] + tb[b[i]], q);
+}
+
+void add3_float_baseline(const uint8_t* a, const uint8_t* b, const uint8_t* c, int64_t n, const float* ta, const float* tb,
+                         const float* tc, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = (ta[a[i]] + tb[b[i]]) + tc[c[i]];
+}
+
+void add3_bytes_baseline(const uint8_t* a, const uint8_t* b, const uint8_t* c, int64_t n, const float* ta, const float* tb,
+                         const float* tc, const AddTables& q, uint8_t* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = quantize_byte((ta[a[i]] + tb[b[i]]) + tc[c[i]], q);
+}
+
+Add3FloatFn add3_float_kernel(cpu::Isa isa) { return pick(isa, SD_AVX512_VARIANT(add3_float_avx512), add3_float_baseline); }
+
+Add3BytesFn add3_bytes_kernel(cpu::Isa isa) { return pick(isa, SD_AVX512_VARIANT(add3_bytes_avx512), add3_bytes_baseline); }
 
 void fill_pair_table(const float* ta, const float* tb, const AddTables& q, uint8_t* pairs) {
   uint8_t all_b[256];

@@ -143,6 +143,16 @@ class Int8AddTablesKernel : public Kernel {
     SD_TRY(check_bytes(ctx, 1));
     SD_ASSIGN_OR_RETURN(ta_, table_attr(ctx, "table_a"));
     SD_ASSIGN_OR_RETURN(tb_, table_attr(ctx, "table_b"));
+    // A third input (passes/int8_dataflow.cpp: an Add of an Int8AddTables' floats and a third
+    // table's): (ta[a] + tb[b]) + tc[c], every input of the output's shape.
+    three_ = ctx.inputs.size() > 2;
+    if (three_) {
+      SD_TRY(check_bytes(ctx, 2));
+      SD_ASSIGN_OR_RETURN(tc_, table_attr(ctx, "table_c"));
+      if (ctx.inputs[2].shape != ctx.outputs[0].shape) return fail(ErrorCode::kUnsupported, ctx.describe() + ": a third input that broadcasts");
+      add3_float_ = byte_table::add3_float_kernel(cpu::active_isa());
+      add3_bytes_ = byte_table::add3_bytes_kernel(cpu::active_isa());
+    }
     SD_ASSIGN_OR_RETURN(out_, out_type(ctx));
     s_ = ctx.node.attrs.get_float("out_scale", 1.f);
     zf_ = static_cast<float>(ctx.node.attrs.get_int("out_zero_point", 0));
@@ -153,7 +163,8 @@ class Int8AddTablesKernel : public Kernel {
     add_float_ = byte_table::add_float_kernel(cpu::active_isa());
     out_shape_ = ctx.outputs[0].shape;
     flat_ = ctx.inputs[0].shape == out_shape_ && ctx.inputs[1].shape == out_shape_;
-    if (flat_ && out_ != DType::kFloat32) {  // one lookup per element instead of two, a divide and a rounding
+    if (three_ && !flat_) return fail(ErrorCode::kUnsupported, ctx.describe() + ": three inputs that broadcast");
+    if (flat_ && out_ != DType::kFloat32 && !three_) {  // one lookup per element instead of two, a divide and a rounding
       pairs_.resize(byte_table::kPairTableBytes);
       byte_table::fill_pair_table(ta_.data(), tb_.data(), q_, pairs_.data());
       add_pairs_ = byte_table::add_pairs_kernel(cpu::active_isa());
@@ -164,8 +175,8 @@ class Int8AddTablesKernel : public Kernel {
     if (stride_ != 0 && !flat_) return fail(ErrorCode::kInternal, ctx.describe() + ": a strided destination needs inputs of the output's shape");
     // Strided sources (kSrcPixelStrides: a Split's part read in its input, exec/plan_concat.cpp).
     auto sources = ctx.node.attrs.get_ints(kSrcPixelStrides);
-    sources.resize(2, 0);
-    for (size_t i = 0; i < 2; ++i) {
+    sources.resize(3, 0);
+    for (size_t i = 0; i < 3; ++i) {
       src_stride_[i] = sources[i] == c_ ? 0 : sources[i];
       if (src_stride_[i] == 0) continue;
       if (!flat_) return fail(ErrorCode::kUnsupported, ctx.describe() + ": a strided source needs inputs of the output's shape");
@@ -173,11 +184,30 @@ class Int8AddTablesKernel : public Kernel {
     }
     return ok();
   }
-  std::string implementation() const override { return pairs_.empty() ? "streamdet:add_tables" : "streamdet:add_pair_table"; }
+  std::string implementation() const override {
+    return three_ ? "streamdet:add_three_tables" : pairs_.empty() ? "streamdet:add_tables" : "streamdet:add_pair_table";
+  }
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     const auto* a = static_cast<const uint8_t*>(in[0].data);
     const auto* b = static_cast<const uint8_t*>(in[1].data);
     const int64_t n = out[0].numel();
+    if (three_) {  // flat (init checked), rows of c_ elements each read and written at its stride
+      const auto* c = static_cast<const uint8_t*>(in[2].data);
+      const int64_t ys = stride_ != 0 ? stride_ : c_, as = src_stride_[0] != 0 ? src_stride_[0] : c_,
+                    bs = src_stride_[1] != 0 ? src_stride_[1] : c_, cs = src_stride_[2] != 0 ? src_stride_[2] : c_;
+      const bool rows = ys != c_ || as != c_ || bs != c_ || cs != c_;
+      const int64_t len = rows ? c_ : n;  // dense: the whole tensor as one row
+      parallel_for(n / len, ctx.threads, std::max<int64_t>(1, 16384 / len), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+          const uint8_t *ra = a + r * as, *rb = b + r * bs, *rc = c + r * cs;
+          if (out_ == DType::kFloat32)
+            add3_float_(ra, rb, rc, len, ta_.data(), tb_.data(), tc_.data(), static_cast<float*>(out[0].data) + r * ys);
+          else
+            add3_bytes_(ra, rb, rc, len, ta_.data(), tb_.data(), tc_.data(), q_, static_cast<uint8_t*>(out[0].data) + r * ys);
+        }
+      });
+      return ok();
+    }
     if (stride_ != 0 || src_stride_[0] != 0 || src_stride_[1] != 0) {  // rows of c_ elements (kDstPixelStride, kSrcPixelStrides)
       const int64_t ys = stride_ != 0 ? stride_ : c_, as = src_stride_[0] != 0 ? src_stride_[0] : c_,
                     bs = src_stride_[1] != 0 ? src_stride_[1] : c_;
@@ -224,13 +254,16 @@ class Int8AddTablesKernel : public Kernel {
   }
 
  private:
-  std::array<float, 256> ta_{}, tb_{};
+  std::array<float, 256> ta_{}, tb_{}, tc_{};
+  bool three_ = false;  // a third input and table_c
+  byte_table::Add3FloatFn add3_float_ = byte_table::add3_float_baseline;
+  byte_table::Add3BytesFn add3_bytes_ = byte_table::add3_bytes_baseline;
   DType out_ = DType::kFloat32;
   float s_ = 1.f, zf_ = 0.f, lo_ = 0.f, hi_ = 255.f;
   Shape out_shape_;
   bool flat_ = true;
   int64_t c_ = 1, stride_ = 0;  // a strided destination: row length and stride (0: dense)
-  std::array<int64_t, 2> src_stride_{};  // strided sources a and b (0: dense)
+  std::array<int64_t, 3> src_stride_{};  // strided sources a, b and c (0: dense)
   std::array<int64_t, Shape::kMaxRank> sa_{}, sb_{};
   byte_table::AddTables q_;
   byte_table::AddFloatFn add_float_ = byte_table::add_float_baseline;

@@ -91,7 +91,7 @@ void Planner::record_row_producer(int out, int source, const Node& planned, cons
 
 bool Planner::reads_strided(const Node& n, size_t k) {
   if (n.op_type == "Int8Table") return k == 0;
-  if (n.op_type == "Int8AddTables") return k <= 1;
+  if (n.op_type == "Int8AddTables") return k <= 2;
   if (n.op_type == "Concat") return true;
   return (n.op_type == "Conv" || n.op_type == "FusedConv") && (k == 0 || k == 3);
 }

@@ -11,7 +11,8 @@
 //    by the same table after (the table before stays only for its other readers).
 //  - Add of two Int8Tables' floats is Int8AddTables (both tables read, added, in one pass), and
 //    with its QuantizeLinear writes bytes (in its place where that is its only reader, else as
-//    a second Int8AddTables of the same inputs).
+//    a second Int8AddTables of the same inputs); Add of an Int8AddTables' floats and a third
+//    table's is an Int8AddTables of three inputs, (ta + tb) + tc.
 // The float ops they replace compute the same floats in the same order, so the results are
 // those of the graph as written (qdq_fusion_test.cpp checks it).
 #include <algorithm>
@@ -208,7 +209,29 @@ bool rewrite_at(Graph& g, size_t i, const Index& ix) {
   if (is_op(n, "Add") && n.inputs.size() == 2) {
     const Node* a = ix.producer(g, n.inputs[0]);
     const Node* b = ix.producer(g, n.inputs[1]);
-    if (!a || !b || !is_float_table(*a) || !is_float_table(*b)) return false;
+    if (!a || !b) return false;
+    // An Int8AddTables' floats (two tables) and a third table's: one Int8AddTables of three,
+    // (ta + tb) + tc in the graph's order (a float Add is commutative, so either side). YOLOv8's
+    // C2f with two bottlenecks: the second one's residual Add, whose sum only the Concat reads.
+    const bool a_sum = a->op_type == "Int8AddTables" && a->inputs.size() == 2 && a->attrs.get_int("out_dtype", 1) == 1;
+    const bool b_sum = b->op_type == "Int8AddTables" && b->inputs.size() == 2 && b->attrs.get_int("out_dtype", 1) == 1;
+    if ((a_sum && is_float_table(*b)) || (b_sum && is_float_table(*a))) {
+      const Node& sum = a_sum ? *a : *b;
+      const Node& table = a_sum ? *b : *a;
+      Node s;
+      s.name = n.name;
+      s.op_type = "Int8AddTables";
+      s.domain = "streamdet";
+      s.inputs = {sum.inputs[0], sum.inputs[1], table.inputs[0]};
+      s.outputs = n.outputs;
+      s.attrs.set("table_a", floats_attr(sum.attrs.get_floats("table_a")));
+      s.attrs.set("table_b", floats_attr(sum.attrs.get_floats("table_b")));
+      s.attrs.set("table_c", floats_attr(table.attrs.get_floats("table")));
+      s.attrs.set("out_dtype", int_attr(1));
+      n = std::move(s);
+      return true;
+    }
+    if (!is_float_table(*a) || !is_float_table(*b)) return false;
     Node s;
     s.name = n.name;
     s.op_type = "Int8AddTables";
