@@ -191,20 +191,22 @@ class Int8AddTablesKernel : public Kernel {
     const auto* a = static_cast<const uint8_t*>(in[0].data);
     const auto* b = static_cast<const uint8_t*>(in[1].data);
     const int64_t n = out[0].numel();
-    if (three_) {  // flat (init checked), rows of c_ elements each read and written at its stride
+    if (three_) {  // flat (init checked): [s, e) of rows of c_ elements, each read and written at its stride
       const auto* c = static_cast<const uint8_t*>(in[2].data);
       const int64_t ys = stride_ != 0 ? stride_ : c_, as = src_stride_[0] != 0 ? src_stride_[0] : c_,
                     bs = src_stride_[1] != 0 ? src_stride_[1] : c_, cs = src_stride_[2] != 0 ? src_stride_[2] : c_;
-      const bool rows = ys != c_ || as != c_ || bs != c_ || cs != c_;
-      const int64_t len = rows ? c_ : n;  // dense: the whole tensor as one row
-      parallel_for(n / len, ctx.threads, std::max<int64_t>(1, 16384 / len), [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) {
-          const uint8_t *ra = a + r * as, *rb = b + r * bs, *rc = c + r * cs;
-          if (out_ == DType::kFloat32)
-            add3_float_(ra, rb, rc, len, ta_.data(), tb_.data(), tc_.data(), static_cast<float*>(out[0].data) + r * ys);
-          else
-            add3_bytes_(ra, rb, rc, len, ta_.data(), tb_.data(), tc_.data(), q_, static_cast<uint8_t*>(out[0].data) + r * ys);
-        }
+      auto add3 = [&](int64_t ra, int64_t rb, int64_t rc, int64_t ry, int64_t len) {
+        if (out_ == DType::kFloat32)
+          add3_float_(a + ra, b + rb, c + rc, len, ta_.data(), tb_.data(), tc_.data(), static_cast<float*>(out[0].data) + ry);
+        else
+          add3_bytes_(a + ra, b + rb, c + rc, len, ta_.data(), tb_.data(), tc_.data(), q_, static_cast<uint8_t*>(out[0].data) + ry);
+      };
+      if (ys == c_ && as == c_ && bs == c_ && cs == c_) {  // dense: any stretch of elements
+        parallel_for(n, ctx.threads, 16384, [&](int64_t s, int64_t e) { add3(s, s, s, s, e - s); });
+        return ok();
+      }
+      parallel_for(n / c_, ctx.threads, std::max<int64_t>(1, 16384 / c_), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) add3(r * as, r * bs, r * cs, r * ys, c_);
       });
       return ok();
     }
