@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -266,6 +267,87 @@ TEST(Bf16Tensors, OutputsAreTheBytesOfTheFloat32TensorsPlan) {
       EXPECT_EQ(std::memcmp(got[k].data(), want[k].data(), static_cast<size_t>(got[k].numel()) * sizeof(float)), 0)
           << "output " << k << ", channels_last " << channels_last << ", 3x3 choice " << static_cast<int>(conv3x3);
     }
+  }
+}
+
+// A C2f block with two bottlenecks, as YOLOv8's backbone has them: cv1 (1x1) split in two, each
+// bottleneck two 3x3 stride-1 layers and a residual sum, the Concat of the parts and the
+// bottlenecks' results read by cv2 (1x1); then a neck: cv2's result downsampled (3x3 stride 2),
+// upsampled (nearest Resize) and concatenated with it for a last 1x1. Under --precision bf16
+// every tensor in it is read by bf16 convolutions only (our Winograd reads the parts and the
+// residuals as bf16; the Split and the Resize copy bf16), so all of it is kept bf16: cv1 writes
+// bf16 straight into the Concat's rows, the Split is views of them, the second bottleneck writes
+// into the rows too, the Resize into the neck's, and neither a conversion nor a dense copy is
+// left. Against the plan with every tensor float32 (whose convolutions round their inputs to
+// bf16 as read): the same bytes.
+void build_c2f(OnnxBuilder& b) {
+  b.input("img", {1, 3, 40, 36});
+  conv(b, "img", "s0", 3, 16, 3, 2);
+  silu(b, "s0", "s");
+  conv(b, "s", "a0", 16, 32, 1, 1);
+  silu(b, "a0", "a");
+  b.initializer_i64("split", {2}, {16, 16});
+  OnnxBuilder::attr_int(b.node("Split", {"a", "split"}, {"p0", "p1"}), "axis", 1);
+  std::string x = "p1";
+  for (const std::string m : {"m0", "m1"}) {
+    conv(b, x, m + "c1", 16, 16, 3, 1);
+    silu(b, m + "c1", m + "h");
+    conv(b, m + "h", m + "c2", 16, 16, 3, 1);
+    silu(b, m + "c2", m + "y");
+    b.node("Add", {x, m + "y"}, {m + "r"});  // fused into the convolution as its residual sum
+    x = m + "r";
+  }
+  OnnxBuilder::attr_int(b.node("Concat", {"p0", "p1", "m0r", "m1r"}, {"cat"}), "axis", 1);
+  conv(b, "cat", "y0", 64, 32, 1, 1);
+  silu(b, "y0", "y");
+  // A PAN-like neck: y downsampled, upsampled (nearest) and concatenated with y for a 1x1.
+  conv(b, "y", "d", 32, 16, 3, 2);
+  b.initializer("up_scales", {4}, {1.f, 1.f, 2.f, 2.f});
+  b.node("Resize", {"d", "", "up_scales"}, {"up"});
+  OnnxBuilder::attr_int(b.node("Concat", {"up", "y"}, {"neck"}), "axis", 1);
+  conv(b, "neck", "z", 48, 16, 1, 1);
+  b.output("z");
+}
+
+void print_plan(Loaded& l, const Shape& input) {
+  auto summary = l.session->plan_summary({input});
+  if (!summary) return;
+  for (const auto& s : summary->steps) std::printf("  %s | %s\n", s.label.c_str(), s.implementation.c_str());
+}
+
+TEST(Bf16Tensors, C2fBlockKeptBf16InPlaceIsTheFloat32TensorsPlansBytes) {
+  if (!cpu_has_bf16()) GTEST_SKIP() << "this CPU has no bf16 instructions (avx512_bf16 or AMX): --precision bf16 is refused here";
+  OnnxBuilder b;
+  build_c2f(b);
+  const Shape shape{1, 3, 40, 36};
+  HostTensor x(DType::kFloat32, shape);
+  std::mt19937 rng(8);
+  std::uniform_real_distribution<float> u(-2.f, 2.f);
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
+  for (const Conv3x3Choice conv3x3 : {Conv3x3Choice::kMeasured, Conv3x3Choice::kWinograd, Conv3x3Choice::kWinograd6x6}) {
+    Loaded kept = load(b.bytes(), true, true, conv3x3), reference = load(b.bytes(), false, true, conv3x3);
+    ASSERT_TRUE(kept.session && reference.session);
+    const std::string what = "3x3 choice " + std::to_string(static_cast<int>(conv3x3));
+    // The stem, cv1, the four 3x3 layers, cv2 and the downsampling write bf16; the 1x1 layers and
+    // the downsampling read it as oneDNN's or our bf16 kernels (our Winograd reads it too).
+    EXPECT_EQ(steps_named(kept, shape, "bf16 result"), 8) << what;
+    EXPECT_EQ(steps_named(kept, shape, "(bf16) on bf16"), 4) << what;
+    EXPECT_EQ(steps_named(kept, shape, "Bf16Concat"), 0) << what;
+    EXPECT_EQ(steps_named(kept, shape, "dense copy"), 0) << what;
+    EXPECT_EQ(steps_named(kept, shape, "Split"), 0) << what;
+    // The C2f Concat copies the first bottleneck's result only (the second reads it too), the
+    // neck's cv2's (the downsampling reads it too).
+    EXPECT_EQ(steps_named(kept, shape, "Concat node"), 2) << what;
+    EXPECT_EQ(steps_named(reference, shape, "bf16 result"), 0) << what;
+    std::vector<HostTensor> got, want;
+    const TensorRef in = x.ref();
+    ASSERT_TRUE(kept.session->run({&in, 1}, got));
+    ASSERT_TRUE(reference.session->run({&in, 1}, want));
+    if (HasFailure()) print_plan(kept, shape);
+    ASSERT_EQ(got.size(), 1u);
+    ASSERT_EQ(want.size(), 1u);
+    ASSERT_EQ(got[0].shape(), want[0].shape());
+    EXPECT_EQ(std::memcmp(got[0].data(), want[0].data(), static_cast<size_t>(got[0].numel()) * sizeof(float)), 0) << what;
   }
 }
 

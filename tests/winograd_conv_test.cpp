@@ -44,6 +44,7 @@ namespace sd {
 namespace {
 
 using native::ops::WinoGemm;
+using native::ops::WinoIo;
 using native::ops::WinogradConv;
 using native::ops::WinogradGeometry;
 using native::ops::WinoPost;
@@ -325,6 +326,86 @@ TEST(WinogradConv, StridedSourceSumAndDestinationGiveTheDenseResult) {
             }
           EXPECT_EQ(differ, 0) << what << ", " << threads << " threads: outputs unlike the dense run's";
           EXPECT_EQ(outside, 0) << what << ", " << threads << " threads: floats written outside the destination's columns";
+        }
+      }
+  }
+}
+
+// bf16 bits of x rounded to nearest even (as vcvtneps2bf16; no NaN here), and their value.
+uint16_t bf16_bits(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+float bf16_float(uint16_t b) {
+  const uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// --precision bf16's tensors kept bf16 (precision.h): the source and the residual operand read as
+// bf16 and the result written as bf16, each strided inside wider pixels, give the bits of the
+// dense float32 run that rounds its inputs to bf16 as it reads them (round_inputs_to_bf16; the
+// float32-tensor plan), and that run is the plain run on the rounded values. Every AVX-512
+// variant (float32 and bf16 GEMM), both tiles.
+TEST(WinogradConv, Bf16TensorsStridedGiveTheBitsOfTheRunRoundingItsInputs) {
+  if (cpu::detected_isa() < cpu::Isa::kAvx512) GTEST_SKIP() << "bf16 tensors are for the AVX-512 variants; this processor has no AVX-512";
+  const WinoCase cases[] = {
+      {"two images 64->80 10x7, SiLU then sum", {2, 64, 10, 7, 80}, true, {{WinoPostKind::kSilu}, {WinoPostKind::kSum}}},
+      {"16->32 13x11, sum then SiLU", {1, 16, 13, 11, 32}, true, {{WinoPostKind::kSum}, {WinoPostKind::kSilu}}},
+      {"32->48 9x17, SiLU", {1, 32, 9, 17, 48}, true, {{WinoPostKind::kSilu}}},
+  };
+  std::mt19937 rng(9);
+  for (const WinoGemm gemm : {WinoGemm::kFloat32, WinoGemm::kBf16}) {
+    if (gemm == WinoGemm::kBf16 && cpu::detected_isa() < cpu::Isa::kAvx512Bf16) continue;
+    for (const WinoTile tile : {WinoTile::k4x4, WinoTile::k6x6})
+      for (const WinoCase& k : cases) {
+        const WinogradGeometry& g = k.g;
+        const CaseData c = make_case(k, rng);
+        WinogradConv conv(g, c.w.data(), k.bias ? c.b.data() : nullptr, k.posts, cpu::Isa::kAvx512, gemm, tile);
+        ASSERT_TRUE(conv.bf16_io());
+        const int64_t pixels = g.n * g.h * g.w;
+        // bf16 copies, each a column `at` elements into pixels of `stride`; the rounded values.
+        const int64_t xs = g.c + 32, xat = 16, ss = g.oc + 16, sat = 16, ys = g.oc + 48, yat = 32;
+        std::vector<uint16_t> x(static_cast<size_t>(pixels * xs), 0x7fc0), sum(static_cast<size_t>(pixels * ss), 0x7fc0);
+        std::vector<uint16_t> y(static_cast<size_t>(pixels * ys), 0x1234);
+        std::vector<float> xr(c.x.size()), sr(c.sum.size());
+        for (int64_t p = 0; p < pixels; ++p) {
+          for (int64_t i = 0; i < g.c; ++i) {
+            const uint16_t b = bf16_bits(c.x[static_cast<size_t>(p * g.c + i)]);
+            x[static_cast<size_t>(p * xs + xat + i)] = b;
+            xr[static_cast<size_t>(p * g.c + i)] = bf16_float(b);
+          }
+          for (int64_t i = 0; i < g.oc; ++i) {
+            const uint16_t b = bf16_bits(c.sum[static_cast<size_t>(p * g.oc + i)]);
+            sum[static_cast<size_t>(p * ss + sat + i)] = b;
+            sr[static_cast<size_t>(p * g.oc + i)] = bf16_float(b);
+          }
+        }
+        const std::string what = k.name + std::string(", ") + conv.name();
+        for (int threads : {1, 2}) {
+          std::vector<uint16_t> plain(static_cast<size_t>(pixels * g.oc)), rounding(plain.size());
+          conv.round_inputs_to_bf16(false);
+          conv.run(xr.data(), nullptr, sr.data(), threads, {}, plain.data());
+          conv.round_inputs_to_bf16(true);
+          conv.run(c.x.data(), nullptr, c.sum.data(), threads, {}, rounding.data());
+          EXPECT_EQ(plain, rounding) << what << ", " << threads << " threads: rounding the inputs is not running on the rounded values";
+          WinoIo io;
+          io.src_bf16 = x.data() + xat, io.sum_bf16 = sum.data() + sat, io.dst_bf16 = y.data() + yat;
+          conv.round_inputs_to_bf16(false);
+          conv.run(io, threads, {xs, ys, ss});
+          int64_t differ = 0, outside = 0;
+          for (int64_t p = 0; p < pixels; ++p)
+            for (int64_t i = 0; i < ys; ++i) {
+              const uint16_t v = y[static_cast<size_t>(p * ys + i)];
+              if (i < yat || i >= yat + g.oc)
+                outside += v != 0x1234;
+              else
+                differ += v != plain[static_cast<size_t>(p * g.oc + i - yat)];
+            }
+          EXPECT_EQ(differ, 0) << what << ", " << threads << " threads: bf16 tensors unlike the float32 run on their values";
+          EXPECT_EQ(outside, 0) << what << ", " << threads << " threads: written outside the destination's columns";
         }
       }
   }

@@ -21,6 +21,12 @@ enum class Conv3x3Choice {
 // value is the enum's.
 inline constexpr const char* kConv3x3Choice = "_conv3x3";
 
+// Set by the planner on a convolution whose kernel it makes again (a Concat's rows to write into,
+// exec/plan_concat.cpp) where the node was timed to our Winograd under --precision bf16: which
+// GEMM the timing took (0: float32, 1: bf16), so that the kernel made again is the same. Absent:
+// bf16 under --precision bf16.
+inline constexpr const char* kWinoGemmChoice = "_wino_gemm";
+
 // Marks every Conv / FusedConv of `g` with `choice` (nothing for kMeasured); returns how many.
 int mark_conv3x3_choice(Graph& g, Conv3x3Choice choice);
 

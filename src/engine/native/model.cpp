@@ -81,7 +81,7 @@ Result<std::shared_ptr<const NativeModel>> build(const onnx::ModelProto& proto, 
   if (options.precision == Precision::kBf16) {
     mark_bf16_convolutions(g);
     // A convolution forced to float32 (candidate 1) cannot read bf16.
-    if (options.bf16_tensors && (options.conv_candidate == kTimedCandidate || options.conv_candidate == 0)) keep_bf16_tensors(g);
+    if (options.bf16_tensors && (options.conv_candidate == kTimedCandidate || options.conv_candidate == 0)) keep_bf16_tensors(g, options.conv3x3 != Conv3x3Choice::kOneDnn);
   }
   mark_conv3x3_choice(g, options.conv3x3);
   mark_conv_candidate(g, options.conv_candidate);

@@ -41,14 +41,22 @@ Result<Precision> resolve_precision(const std::string& text, bool cpu_has_bf16, 
 int mark_bf16_convolutions(Graph& g);
 
 // After mark_bf16_convolutions: the tensors every reader of which takes bf16 are kept bf16. A
-// reader takes bf16 as the source of a marked convolution that oneDNN runs in bf16 whatever the
-// timing at load picks (1x1 or strided, 16 input channels or more, one group, no fused residual
-// sum: neither our Winograd nor the stem kernel takes it; it gets kBf16Source), or as an input
-// of a Concat kept bf16. Kept: a Concat's output (it becomes a Bf16Concat, cpu/concat_bf16.cpp,
-// converting its float32 inputs while copying) and a Conv / FusedConv's result (kBf16Output).
+// reader takes bf16:
+//  - as the source of a marked convolution that oneDNN runs in bf16 whatever the timing at load
+//    picks (1x1 or strided, 16 input channels or more, one group, no fused residual sum);
+//  - where `winograd_reads_bf16` (our kernels not excluded by a forced choice), as the source or
+//    the fused residual operand of a marked 3x3 stride-1 convolution that our AVX-512 Winograd
+//    takes (pad 1, one group, channels and output channels multiples of 16: dnnl_conv.cpp runs it
+//    there, rounding float32 inputs to bf16 as read, so bf16 tensors change no bits);
+//  - as an input of a Concat kept bf16, or of a Split or a nearest Resize whose every output is
+//    kept bf16 (they copy bf16 as they copy float32).
+// Either kind of convolution reader gets kBf16Source. Kept: a Concat's output (a Bf16Concat,
+// cpu/concat_bf16.cpp, converting its float32 inputs while copying; a plain Concat of bf16 where
+// every input is bf16, which the planner can place in its readers' rows) and a Conv / FusedConv's
+// result (kBf16Output); a Split or nearest Resize of a bf16 tensor has bf16 outputs.
 // The convolutions' results are bit for bit those of converting the float32 tensors in each
 // convolution (the same rounding, cpu/bf16_convert.h), without the conversions (YOLOv8n: ~1 ms
 // of a ~10 ms run, docs/benchmarks.md). Returns how many tensors.
-int keep_bf16_tensors(Graph& g);
+int keep_bf16_tensors(Graph& g, bool winograd_reads_bf16 = true);
 
 }  // namespace sd::native

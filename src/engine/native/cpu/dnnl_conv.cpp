@@ -80,6 +80,12 @@ class ConvKernel : public Kernel {
       float_result_bytes_ = own_writes_bf16 ? 0 : static_cast<size_t>(g_.n * g_.oc * g_.oh * g_.ow) * sizeof(float);
       dst_bf16_ = true;
     }
+    // A bf16 residual operand read by a kernel other than our Winograd (a plan that is not
+    // channels-last): widened to float32 after everything else in scratch, before each run.
+    if (sum_bf16_ && !own_wino_) {
+      float_sum_at_ = (scratch_bytes() + 63) / 64 * 64;
+      float_sum_bytes_ = static_cast<size_t>(g_.n * g_.oc * g_.oh * g_.ow) * sizeof(float);
+    }
     return ok();
   }
 
@@ -90,7 +96,12 @@ class ConvKernel : public Kernel {
     if (ctx.inputs[0].dtype != DType::kFloat32 && !src_bf16_)
       return fail(ErrorCode::kUnsupported, ctx.describe() + ": only float32 is supported");
     if (ctx.inputs[1].dtype != DType::kFloat32) return fail(ErrorCode::kUnsupported, ctx.describe() + ": only float32 weights are supported");
-    SD_TRY(ops::same_dtype(ctx, {2, 3}, 1));  // bias, fused sum
+    SD_TRY(ops::same_dtype(ctx, {2}, 1));  // bias
+    // A fused sum's operand: float32, or bf16 under --precision bf16 (keep_bf16_tensors: a residual
+    // read by our Winograd; any other kernel reads it converted to float32 in scratch).
+    sum_bf16_ = ops::has_input(ctx, 3) && ctx.inputs[3].dtype == DType::kBFloat16 && !float32_only_;
+    if (ops::has_input(ctx, 3) && ctx.inputs[3].dtype != DType::kFloat32 && !sum_bf16_)
+      return fail(ErrorCode::kUnsupported, ctx.describe() + ": the residual operand must be float32");
     SD_ASSIGN_OR_RETURN(g_, conv_geometry(ctx));
     if (!ctx.constants[1]) return fail(ErrorCode::kUnsupported, ctx.describe() + ": weights must be constant");
     if (ops::has_input(ctx, 2) && !ctx.constants[2]) return fail(ErrorCode::kUnsupported, ctx.describe() + ": bias must be constant");
@@ -125,6 +136,24 @@ class ConvKernel : public Kernel {
     if (src_stride_ == g_.c) src_stride_ = 0;
     sum_stride_ = a.get_int(kSumPixelStride, 0);
     if (sum_stride_ == g_.oc) sum_stride_ = 0;
+    // --precision bf16 on a 3x3 stride-1 layer our AVX-512 Winograd takes: ours, reading and writing
+    // bf16 tensors where keep_bf16_tensors kept them (strided too), its float32 inputs rounded to
+    // bf16 as read (the same bytes either way).
+    if (bf16_winograd_node(choice)) {
+      if ((src_stride_ != 0 && src_stride_ < g_.c) || (dst_stride_ != 0 && dst_stride_ < g_.oc) || (sum_stride_ != 0 && sum_stride_ < g_.oc))
+        return fail(ErrorCode::kUnsupported, ctx.describe() + ": a pixel stride narrower than the channels");
+      take_bf16_winograd(ctx, choice);
+      return ok();
+    }
+    // The bf16 1x1 kernel on a bf16 source read or written strided (a Split's part, a Concat's rows):
+    // oneDNN's cannot, so ours, forced.
+    if (bf16_ && src_bf16_ && (src_stride_ != 0 || dst_stride_ != 0 || sum_stride_ != 0) && choice != Conv3x3Choice::kOneDnn &&
+        own_pointwise_bf16_applies(/*strided=*/true)) {
+      if ((src_stride_ != 0 && src_stride_ < g_.c) || (dst_stride_ != 0 && dst_stride_ < g_.oc) || (sum_stride_ != 0 && sum_stride_ < g_.oc))
+        return fail(ErrorCode::kUnsupported, ctx.describe() + ": a pixel stride narrower than the channels");
+      take_own_pointwise(make_own_pointwise(ctx, /*bf16=*/true));
+      return ok();
+    }
     // Our 1x1 kernel: forced (kPointwise, or our kernels wherever they apply: kWinograd, kWinograd6x6)
     // or timed against oneDNN's below. It reads and writes strided tensors too (the planner names it).
     if (own_pointwise_applies() && (choice == Conv3x3Choice::kPointwise || choice == Conv3x3Choice::kWinograd ||
@@ -156,8 +185,10 @@ class ConvKernel : public Kernel {
     if (dst_stride_ != 0 && (!own_fits || !forced_own || bf16_ || dst_stride_ < g_.oc))
       return fail(ErrorCode::kUnsupported, ctx.describe() + ": a strided destination only for our float32 Winograd kernel");
     if (own_fits && forced_own) {
-      take_own_winograd(make_own_winograd(ctx, bf16_ ? ops::WinoGemm::kBf16 : ops::WinoGemm::kFloat32,
-                                          choice == Conv3x3Choice::kWinograd6x6 ? ops::WinoTile::k6x6 : ops::WinoTile::k4x4));
+      auto own = make_own_winograd(ctx, bf16_ ? ops::WinoGemm::kBf16 : ops::WinoGemm::kFloat32,
+                                   choice == Conv3x3Choice::kWinograd6x6 ? ops::WinoTile::k6x6 : ops::WinoTile::k4x4);
+      own->round_inputs_to_bf16(bf16_);
+      take_own_winograd(std::move(own));
       return ok();
     }
     const bool timed = own_fits && choice == Conv3x3Choice::kMeasured && cpu::active_isa() >= cpu::Isa::kAvx2;
@@ -262,7 +293,8 @@ class ConvKernel : public Kernel {
   // above, then the float32 result (unless our Winograd writes bf16 itself).
   size_t scratch_bytes() const override {
     const size_t kernel = float32_ ? float32_->scratch_bytes() : std::max({scratchpad_.end(), to_scratchpad_.end(), from_scratchpad_.end()});
-    return dst_bf16_ ? float_result_at_ + float_result_bytes_ : kernel;
+    const size_t with_result = dst_bf16_ ? float_result_at_ + float_result_bytes_ : kernel;
+    return float_sum_bytes_ != 0 ? float_sum_at_ + float_sum_bytes_ : with_result;
   }
 
   std::string implementation() const override {
@@ -270,6 +302,21 @@ class ConvKernel : public Kernel {
   }
 
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
+    std::vector<TensorRef> widened;
+    if (sum_bf16_ && !own_wino_) {  // a bf16 residual operand for a kernel that reads float32 (see init)
+      widened.assign(in.begin(), in.end());
+      float* s = reinterpret_cast<float*>(ctx.scratch + float_sum_at_);
+      const uint16_t* b = in[3].as<uint16_t>();
+      parallel_for(in[3].numel(), ctx.threads, 16384, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+          const uint32_t u = static_cast<uint32_t>(b[i]) << 16;
+          std::memcpy(s + i, &u, sizeof u);
+        }
+      });
+      widened[3].dtype = DType::kFloat32;
+      widened[3].data = s;
+      in = widened;
+    }
     if (!dst_bf16_) return run_float(in, out, ctx, {}, nullptr);
     TensorRef result = out[0];
     result.dtype = DType::kFloat32;
@@ -317,7 +364,8 @@ class ConvKernel : public Kernel {
         to_blocked_.execute(stream_, to_args_);
         src = reinterpret_cast<const uint16_t*>(ctx.scratch);
       }
-      own_pw_->run_bf16(src, bf16_out ? nullptr : out[0].as<float>(), bf16_out, sum_input(in), ctx.threads);
+      own_pw_->run_bf16(src, bf16_out ? nullptr : out[0].as<float>(), bf16_out, sum_input(in), ctx.threads,
+                        {src_stride_, dst_stride_, sum_stride_});
       if (!bf16_out) finish_all(out[0], ctx.threads, finish);
       return ok();
     }
@@ -327,12 +375,21 @@ class ConvKernel : public Kernel {
       return ok();
     }
     if (own_wino_) {
-      if (bf16_out && own_wino_->writes_bf16()) {
-        own_wino_->run(in[0].as<float>(), nullptr, sum_input(in), ctx.threads, {}, bf16_out);
-        return ok();
-      }
-      own_wino_->run(in[0].as<float>(), out[0].as<float>(), sum_input(in), ctx.threads, {src_stride_, dst_stride_, sum_stride_});
-      finish_all(out[0], ctx.threads, finish);
+      ops::WinoIo io;
+      if (src_bf16_)
+        io.src_bf16 = in[0].as<uint16_t>();
+      else
+        io.src = in[0].as<float>();
+      if (sum_bf16_)
+        io.sum_bf16 = in[3].as<uint16_t>();
+      else
+        io.sum = sum_input(in);
+      if (bf16_out && own_wino_->writes_bf16())
+        io.dst_bf16 = bf16_out;
+      else
+        io.dst = out[0].as<float>();
+      own_wino_->run(io, ctx.threads, {src_stride_, dst_stride_, sum_stride_});
+      if (!io.dst_bf16) finish_all(out[0], ctx.threads, finish);
       return ok();
     }
     if (wino_) {
@@ -409,6 +466,9 @@ class ConvKernel : public Kernel {
         if (b6->bf16()) own.push_back(std::move(b6));
       }
     }
+    // Under --precision bf16 each rounds its float32 inputs to bf16 (as a bf16 tensor holds them).
+    if (bf16_)
+      for (auto& o : own) o->round_inputs_to_bf16(true);
     const int best = own.size() == 1 && !against_onednn ? 0 : fastest_own(ctx, own, threads, against_onednn);
     if (best < 0) return;
     take_own_winograd(std::move(own[static_cast<size_t>(best)]));
@@ -426,6 +486,32 @@ class ConvKernel : public Kernel {
     wino_ = false;
   }
 
+  // --precision bf16 (the node marked bf16, group 1) on a 3x3 stride-1 layer our AVX-512 Winograd
+  // takes (channels and output channels multiples of 16, channels-last), unless oneDNN is forced:
+  // keep_bf16_tensors (precision.h) lets such a layer read its source and residual operand as bf16
+  // tensors, and only ours reads a bf16 residual or a strided bf16 tensor. oneDNN 2.6's bf16
+  // convolution on these layers is a direct one, slower than ours on every YOLOv8n layer here
+  // (docs/benchmarks.md), so it is no candidate.
+  bool bf16_winograd_node(Conv3x3Choice choice) const {
+    return bf16_ && !float32_only_ && g_.group == 1 && choice != Conv3x3Choice::kOneDnn && own_winograd_applies() && g_.c % 16 == 0 &&
+           g_.oc % 16 == 0 && cpu::active_isa() >= cpu::Isa::kAvx512;
+  }
+
+  // Our Winograd on such a layer: forced (the tile as the choice says, the GEMM as kWinoGemmChoice
+  // says, bf16 where absent), or the fastest of its F(4x4)/F(6x6) and float32/bf16 GEMM variants,
+  // each rounding its float32 inputs to bf16.
+  void take_bf16_winograd(const OpContext& ctx, Conv3x3Choice choice) {
+    if (choice == Conv3x3Choice::kWinograd || choice == Conv3x3Choice::kWinograd6x6) {
+      const bool bf16_gemm = ctx.node.attrs.get_int(kWinoGemmChoice, 1) != 0;
+      auto own = make_own_winograd(ctx, bf16_gemm ? ops::WinoGemm::kBf16 : ops::WinoGemm::kFloat32,
+                                   choice == Conv3x3Choice::kWinograd6x6 ? ops::WinoTile::k6x6 : ops::WinoTile::k4x4);
+      own->round_inputs_to_bf16(true);
+      take_own_winograd(std::move(own));
+      return;
+    }
+    take_own_winograd_if_faster(ctx, /*against_onednn=*/false);
+  }
+
   // Our 1x1 kernel takes this node: its shapes, float32 channels-last on both sides, AVX2 + FMA.
   bool own_pointwise_applies() const {
     return src_nhwc_ && dst_nhwc_ && !bf16_ && !src_bf16_ &&
@@ -433,9 +519,11 @@ class ConvKernel : public Kernel {
   }
 
   // ... and its bf16 variant under --precision bf16 (on a bf16 source tensor, keep_bf16_tensors,
-  // or on the float32 source converted as oneDNN's bf16 convolution reads it).
-  bool own_pointwise_bf16_applies() const {
-    return bf16_ && (src_bf16_ || to_blocked_) && src_nhwc_ && dst_nhwc_ && src_stride_ == 0 && dst_stride_ == 0 && sum_stride_ == 0 &&
+  // or on the float32 source converted as oneDNN's bf16 convolution reads it). strided: on a bf16
+  // source with any pixel strides (they are checked by the caller), else dense only.
+  bool own_pointwise_bf16_applies(bool strided = false) const {
+    return bf16_ && (strided ? src_bf16_ && !sum_bf16_ : (src_bf16_ || to_blocked_) && src_stride_ == 0 && dst_stride_ == 0 && sum_stride_ == 0) &&
+           src_nhwc_ && dst_nhwc_ &&
            cpu::active_isa() >= cpu::Isa::kAvx512Bf16 && g_.c % 2 == 0 && g_.oc % 16 == 0 &&
            ops::PointwiseConv::applies(g_.c, g_.oc, g_.kh, g_.kw, g_.sh, g_.sw, g_.group, g_.pt, g_.pl, g_.pb, g_.pr);
   }
@@ -755,6 +843,8 @@ class ConvKernel : public Kernel {
   bool src_bf16_ = false;  // ... or on its bf16 source itself (a bf16 tensor: no copy)
   bool dst_bf16_ = false;  // writes bf16: the float32 result at float_result_at_ in scratch, then converted
   size_t float_result_at_ = 0, float_result_bytes_ = 0;  // none where our Winograd writes bf16 itself
+  bool sum_bf16_ = false;  // the residual operand is a bf16 tensor (our Winograd reads it; others from float_sum_at_)
+  size_t float_sum_at_ = 0, float_sum_bytes_ = 0;
   memory bf16_src_;
   size_t bf16_src_bytes_ = 0;
   bool own_unblock_ = false;  // Winograd result unblocked by unblock_rows, not by from_blocked_

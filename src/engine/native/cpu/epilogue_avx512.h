@@ -13,8 +13,9 @@
 
 namespace sd::native::ops::avx512_epilogue {
 
-// posts[0, count) on x; `sum` + `at` is the residual operand's 16 floats (a kSum's).
-inline __m512 apply(const WinoPost* posts, int64_t count, __m512 x, const float* sum, int64_t at) {
+// posts[0, count) on x; load_sum() gives the residual operand's 16 floats (a kSum's).
+template <class LoadSum>
+inline __m512 apply_with(const WinoPost* posts, int64_t count, __m512 x, LoadSum load_sum) {
   for (int64_t i = 0; i < count; ++i) {
     const WinoPost& p = posts[i];
     switch (p.kind) {
@@ -32,10 +33,15 @@ inline __m512 apply(const WinoPost* posts, int64_t count, __m512 x, const float*
         break;
       }
       case WinoPostKind::kClip: x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(p.alpha)), _mm512_set1_ps(p.beta)); break;
-      case WinoPostKind::kSum: x = _mm512_add_ps(x, _mm512_loadu_ps(sum + at)); break;
+      case WinoPostKind::kSum: x = _mm512_add_ps(x, load_sum()); break;
     }
   }
   return x;
+}
+
+// The same with the residual operand at `sum` + `at` in float32.
+inline __m512 apply(const WinoPost* posts, int64_t count, __m512 x, const float* sum, int64_t at) {
+  return apply_with(posts, count, x, [&] { return _mm512_loadu_ps(sum + at); });
 }
 
 }  // namespace sd::native::ops::avx512_epilogue

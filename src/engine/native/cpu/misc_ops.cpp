@@ -76,10 +76,12 @@ Result<ResizePlan> resize_plan(const OpContext& ctx) {
 class ResizeKernel : public Kernel {
  public:
   Status init(const OpContext& ctx) {
-    // Bytes too for nearest (an int8 tensor kept int8 through the upsampling, passes/int8_dataflow.cpp).
+    // Bytes too for nearest (an int8 tensor kept int8 through the upsampling, passes/int8_dataflow.cpp),
+    // and bf16 (a tensor kept bf16 under --precision bf16, precision.h).
     bytes_ = ctx.inputs[0].dtype == DType::kUInt8 || ctx.inputs[0].dtype == DType::kInt8;
-    if (ctx.inputs[0].dtype != DType::kFloat32 && !(bytes_ && ctx.node.attrs.get_string("mode", "nearest") == "nearest"))
-      return fail(ErrorCode::kUnsupported, ctx.describe() + ": only float32 is supported (int8 / uint8 with mode nearest)");
+    halves_ = ctx.inputs[0].dtype == DType::kBFloat16;
+    if (ctx.inputs[0].dtype != DType::kFloat32 && !((bytes_ || halves_) && ctx.node.attrs.get_string("mode", "nearest") == "nearest"))
+      return fail(ErrorCode::kUnsupported, ctx.describe() + ": only float32 is supported (int8 / uint8 / bf16 with mode nearest)");
     SD_ASSIGN_OR_RETURN(p_, resize_plan(ctx));
     from_sizes_ = p_.from_sizes;
     in_ = ctx.inputs[0].shape;
@@ -173,6 +175,10 @@ class ResizeKernel : public Kernel {
       if (p_.out.numel() != 0) nearest(static_cast<const uint8_t*>(in[0].data), static_cast<uint8_t*>(out[0].data), ctx.threads);
       return ok();
     }
+    if (halves_) {
+      if (p_.out.numel() != 0) nearest(static_cast<const uint16_t*>(in[0].data), static_cast<uint16_t*>(out[0].data), ctx.threads);
+      return ok();
+    }
     const float* x = in[0].as<float>();
     float* y = out[0].as<float>();
     const Shape& o = p_.out;
@@ -232,6 +238,7 @@ class ResizeKernel : public Kernel {
   ResizePlan p_;
   Shape in_;
   bool linear_ = false, from_sizes_ = false, copy_rows_ = false, bytes_ = false;
+  bool halves_ = false;  // bf16 (nearest only)
   std::vector<std::vector<int64_t>> idx0_, idx1_;
   std::vector<std::vector<float>> weight_;
   std::array<int64_t, Shape::kMaxRank> st_{};

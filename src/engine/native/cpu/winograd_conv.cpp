@@ -88,7 +88,14 @@ WinogradConv::WinogradConv(const WinogradGeometry& g, const float* weights, cons
 
 void WinogradConv::run(const float* src, float* dst, const float* sum, int threads, WinoStrides strides,
                        uint16_t* dst_bf16) const {
+  WinoIo io;
+  io.src = src, io.dst = dst, io.sum = sum, io.dst_bf16 = avx512_ ? dst_bf16 : nullptr;  // AVX2: float32 into dst
+  run(io, threads, strides);
+}
+
+void WinogradConv::run(const WinoIo& io, int threads, WinoStrides strides) const {
 #if defined(__x86_64__)
+  if (!avx512_ && (io.src_bf16 || io.sum_bf16 || io.dst_bf16)) std::abort();  // callers check bf16_io()
   const wino::RunArgs args{g_,
                            packed_.empty() ? nullptr : packed_.data(),
                            packed_bf16_.empty() ? nullptr : packed_bf16_.data(),
@@ -97,14 +104,17 @@ void WinogradConv::run(const float* src, float* dst, const float* sum, int threa
                            static_cast<int64_t>(posts_.size()),
                            block_tiles_,
                            tile_ == WinoTile::k6x6 ? 6 : 4,
-                           src,
-                           dst,
-                           sum,
+                           io.src,
+                           io.dst,
+                           io.sum,
                            std::max(1, threads),
                            strides.dst > 0 ? strides.dst : g_.oc,
-                           avx512_ ? dst_bf16 : nullptr,
+                           io.dst_bf16,
                            strides.src > 0 ? strides.src : g_.c,
-                           strides.sum > 0 ? strides.sum : g_.oc};
+                           strides.sum > 0 ? strides.sum : g_.oc,
+                           io.src_bf16,
+                           io.sum_bf16,
+                           round_inputs_};
   if (bf16_)
     wino::run_avx512bf16(args);
   else if (avx512_)
@@ -112,7 +122,7 @@ void WinogradConv::run(const float* src, float* dst, const float* sum, int threa
   else
     wino::run_avx2(args);
 #else
-  (void)src, (void)dst, (void)sum, (void)threads, (void)strides, (void)dst_bf16;
+  (void)io, (void)threads, (void)strides;
   std::abort();  // callers check cpu::detected_isa() >= kAvx2 first, which never holds here
 #endif
 }

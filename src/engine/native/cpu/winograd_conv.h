@@ -70,6 +70,17 @@ struct WinoStrides {
   int64_t src = 0, dst = 0, sum = 0;
 };
 
+// run()'s tensors, each float32 or bf16 (one of the two pointers; the bf16 ones on the AVX-512
+// variants only). sum: the residual operand where the epilogue has a kSum.
+struct WinoIo {
+  const float* src = nullptr;
+  const uint16_t* src_bf16 = nullptr;
+  float* dst = nullptr;
+  uint16_t* dst_bf16 = nullptr;
+  const float* sum = nullptr;
+  const uint16_t* sum_bf16 = nullptr;
+};
+
 struct WinogradGeometry {
   int64_t n, c, h, w, oc;  // output is [n, h, w, oc]: stride 1, pad 1
 };
@@ -99,8 +110,19 @@ class WinogradConv {
   // (bf16_convert.h) into dst_bf16 instead of dst (--precision bf16, a result kept bf16; dense).
   void run(const float* src, float* dst, const float* sum, int threads, WinoStrides strides = {},
            uint16_t* dst_bf16 = nullptr) const;
-  // Whether run() can write bf16 (the AVX-512 variants).
+  // The same with any of the three tensors in bf16 (the AVX-512 variants only: bf16_io()):
+  // src_bf16 and sum_bf16 read as such, dst_bf16 written rounded as oneDNN's reorder rounds; each
+  // at its pixel stride in elements (--precision bf16: tensors kept bf16 between convolutions,
+  // precision.h, and a Split's parts or a Concat's rows among them).
+  void run(const WinoIo& io, int threads, WinoStrides strides = {}) const;
+  // Whether run() can read and write bf16 (the AVX-512 variants).
   bool writes_bf16() const { return avx512_; }
+  bool bf16_io() const { return avx512_; }
+  // --precision bf16: the float32 source and residual operand rounded to bf16 as they are read
+  // (as a bf16 convolution reads its source, and as a tensor kept bf16 holds them), so that a
+  // plan with bf16 tensors and one with float32 tensors give the same bytes. AVX-512 variants only.
+  void round_inputs_to_bf16(bool on) { round_inputs_ = on && avx512_; }
+  bool rounds_inputs_to_bf16() const { return round_inputs_; }
 
   // Tiles per block (a multiple of 6): the unit of work a thread takes.
   int64_t tiles_per_block() const { return block_tiles_; }
@@ -122,6 +144,7 @@ class WinogradConv {
   WinogradGeometry g_;
   bool avx512_ = false;        // which kernel run() calls (and how packed_ is laid out)
   bool bf16_ = false;          // the bf16 variant (avx512_ too): packed_bf16_ instead of packed_
+  bool round_inputs_ = false;  // round_inputs_to_bf16
   WinoTile tile_ = WinoTile::k4x4;
   std::vector<float> packed_;  // [36 or 64][panels][c][panel width]: U = G g G^T by position; panels of
                                // 16 output channels (the last 8) for AVX2, 64 (the last 16-48) for AVX-512
@@ -149,9 +172,12 @@ struct RunArgs {
   const float* sum;
   int threads;
   int64_t dst_stride;  // floats from one pixel of dst to the next (g.oc: dense)
-  uint16_t* dst_bf16 = nullptr;  // the result in bf16 instead of dst (the AVX-512 variants), dense
-  int64_t src_stride = 0;  // floats from one pixel of src to the next (g.c: dense)
+  uint16_t* dst_bf16 = nullptr;  // the result in bf16 instead of dst (the AVX-512 variants), at dst_stride
+  int64_t src_stride = 0;  // elements from one pixel of src to the next (g.c: dense)
   int64_t sum_stride = 0;  // ... of sum (g.oc: dense)
+  const uint16_t* src_bf16 = nullptr;  // the source in bf16 instead of src (the AVX-512 variants)
+  const uint16_t* sum_bf16 = nullptr;  // the residual operand in bf16 instead of sum (the same)
+  bool round_inputs = false;           // src and sum (float32) rounded to bf16 as read (the same)
 };
 
 #if defined(__x86_64__)

@@ -30,6 +30,11 @@ struct Ops {
   static V fnmadd(V x, V y, V z) { return _mm256_fnmadd_ps(x, y, z); }
   static V loadu(const float* p) { return _mm256_loadu_ps(p); }
   static void storeu(float* p, V x) { _mm256_storeu_ps(p, x); }
+  // No bf16 tensors on this variant (WinogradConv::bf16_io): declared for the shared template
+  // code, never called.
+  static constexpr bool kBf16Io = false;
+  static V load_bf16(const uint16_t* p);
+  static V load_rounded(const float* p);
 };
 
 #include "engine/native/cpu/winograd_transforms.inc"

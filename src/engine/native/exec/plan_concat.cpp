@@ -60,15 +60,22 @@ void Planner::record_conv_producer(const Node& planned, const std::vector<ValueT
   if (!concat_in_place_ || planned.outputs.size() != 1 || out_types.size() != 1 || steps_.empty()) return;
   const int v = planned.outputs[0];
   if (v < 0 || static_cast<size_t>(v) >= readers_.size() || readers_[static_cast<size_t>(v)] != 1) return;
+  const bool bf16 = out_types[0].dtype == DType::kBFloat16;
   if ((planned.op_type != "Conv" && planned.op_type != "FusedConv") || steps_.back().backend != host_ ||
-      planned.attrs.get_int(kDstNhwc, 0) == 0 || out_types[0].dtype != DType::kFloat32 || out_types[0].shape.rank != 4)
+      planned.attrs.get_int(kDstNhwc, 0) == 0 || (out_types[0].dtype != DType::kFloat32 && !bf16) || out_types[0].shape.rank != 4)
     return;
   // Our Winograd (its output transform stores each pixel where it is told) or our 1x1 kernel (its
-  // epilogue does), float32; the kernel the step has (timed when it was made) is named so that the
-  // kernel made again is the same.
+  // epilogue does); the kernel the step has (timed when it was made) is named so that the kernel
+  // made again is the same. Under --precision bf16: a bf16 result from a kernel that writes bf16
+  // itself (the AVX-512 Winograd variants, our bf16 1x1 kernel on a bf16 source), and the
+  // Winograd's GEMM named too (kWinoGemmChoice).
   const std::string impl = steps_.back().kernel->implementation();
   const bool wino = impl.rfind("streamdet:wino_", 0) == 0, pointwise = impl.rfind("streamdet:pointwise:", 0) == 0;
-  if ((!wino && !pointwise) || impl.find("bf16") != std::string::npos) return;
+  if (!wino && !pointwise) return;
+  const bool bf16_compute = planned.attrs.get_int(kBf16Compute, 0) != 0;
+  if (pointwise && impl.find("bf16") != std::string::npos && impl.find("on bf16") == std::string::npos) return;  // converts its source
+  if (bf16 && !(wino ? impl.find(":avx512") != std::string::npos : impl.find("avx512_bf16") != std::string::npos)) return;
+  if (!bf16_compute && impl.find("bf16") != std::string::npos) return;
   Node strided = planned;
   Attribute a;
   a.kind = Attribute::Kind::kInt;
@@ -76,6 +83,10 @@ void Planner::record_conv_producer(const Node& planned, const std::vector<ValueT
                              : impl.find("wino_6x3") != std::string::npos ? Conv3x3Choice::kWinograd6x6
                                                                            : Conv3x3Choice::kWinograd);
   strided.attrs.set(kConv3x3Choice, a);
+  if (wino && bf16_compute) {
+    a.i = impl.find("avx512_bf16") != std::string::npos ? 1 : 0;
+    strided.attrs.set(kWinoGemmChoice, a);
+  }
   filled_.push_back(std::make_unique<Node>(std::move(strided)));
   strided_producers_[v] = ProducerRecord{static_cast<int>(steps_.size()) - 1, -1, out_types[0].shape[1], kDstPixelStride,
                                          filled_.back().get(), lin, out_types, lconst};
@@ -135,14 +146,15 @@ bool Planner::try_split_views(const Node& n, const std::vector<int>& ins, const 
                               const std::vector<ValueType>& out_types, int64_t axis) {
   if (!concat_in_place_ || ins.empty() || ins[0] < 0 || types.empty() || types[0].shape.rank != 4 || axis != 3) return false;
   const bool bytes = dtype_size(types[0].dtype) == 1;
-  if (!bytes && types[0].dtype != DType::kFloat32) return false;
+  if (!bytes && types[0].dtype != DType::kFloat32 && types[0].dtype != DType::kBFloat16) return false;
   for (const Backend* b : backends_)
     if (!b->device().is_host()) return false;
   const ValueState& src = states_[static_cast<size_t>(ins[0])];
   if (src.constant || src.uploaded || src.input >= 0 || src.root < 0 || home_of(ins[0]) != host_) return false;
   // Bytes: every reader of every output an Int8Table or Int8AddTables (which read it strided).
-  // Float32: a Concat or a convolution reads some part strided, and any other reader a dense copy
-  // of its part (plan_node), never more bytes copied than the Split's. No graph output either way.
+  // Float32 or bf16: a Concat or a convolution reads some part strided, and any other reader a
+  // dense copy of its part (plan_node), never more bytes copied than the Split's. No graph output
+  // either way.
   bool any_strided = false;
   for (int o : n.outputs) {
     if (o < 0 || static_cast<size_t>(o) >= readers_.size()) return false;
@@ -212,7 +224,7 @@ int64_t Planner::preplace_in_concat(const Node& split, int root, const std::vect
     for (size_t j = 0; j < split.outputs.size(); ++j)
       if (split.outputs[j] == v) return out_types[j].shape.rank == 4 ? out_types[j].shape[1] : -1;
     const ValueState& s = states_[static_cast<size_t>(v)];
-    if (s.defined) return s.logical.shape.rank == 4 && !s.constant && s.logical.dtype == DType::kFloat32 ? s.logical.shape[1] : -1;
+    if (s.defined) return s.logical.shape.rank == 4 && !s.constant && s.logical.dtype == out_types[0].dtype ? s.logical.shape[1] : -1;
     for (const Node& p : g_.nodes)
       for (int o : p.outputs)
         if (o == v) {
@@ -242,7 +254,7 @@ int64_t Planner::preplace_in_concat(const Node& split, int root, const std::vect
   if (!kernel) return 0;
   steps_[static_cast<size_t>(rec.step)].kernel = std::move(*kernel);
   strided_producers_.erase(rec_it);
-  preplaced_[root] = Preplaced{cat->outputs[0], static_cast<size_t>(before) * sizeof(float)};
+  preplaced_[root] = Preplaced{cat->outputs[0], static_cast<size_t>(before) * dtype_size(out_types[0].dtype)};
   return width;
 }
 
