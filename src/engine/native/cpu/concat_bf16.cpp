@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "engine/native/cpu/bf16_convert.h"
+#include "engine/native/layout_attrs.h"
 #include "engine/native/op_util.h"
 #include "engine/native/parallel.h"
 
@@ -28,6 +29,14 @@ class Bf16ConcatKernel : public Kernel {
     for (int i = axis + 1; i < o.rank; ++i) inner *= o[i];
     for (const auto& in : ctx.inputs) block_.push_back(static_cast<size_t>(in.shape.rank ? in.shape[axis] * inner : 0));
     out_block_ = static_cast<size_t>(o[axis] * inner);
+    // bf16 inputs the planner had their producers write in place (kInPlaceInputs,
+    // exec/plan_concat.cpp): already there, skipped.
+    auto in_place = ctx.node.attrs.get_ints(kInPlaceInputs);
+    in_place.resize(ctx.inputs.size(), 0);
+    for (size_t i = 0; i < in_place.size(); ++i) {
+      if (in_place[i] != 0 && !is_bf16_[i]) return fail(ErrorCode::kInternal, ctx.describe() + ": a float32 input placed in its bf16 rows");
+      skip_.push_back(in_place[i] != 0);
+    }
     return ok();
   }
 
@@ -42,7 +51,7 @@ class Bf16ConcatKernel : public Kernel {
         const size_t n = block_[i];
         uint16_t* d = dst + static_cast<size_t>(b) * out_block_ + off;
         off += n;
-        if (n == 0) continue;
+        if (n == 0 || skip_[i]) continue;
         if (!is_bf16_[i]) {
           floats_to_bf16_rows(in[i].as<float>() + static_cast<size_t>(b) * n, n, d, out_block_, static_cast<size_t>(e - b), n);
           continue;
@@ -59,6 +68,7 @@ class Bf16ConcatKernel : public Kernel {
   size_t out_block_ = 0;
   std::vector<size_t> block_;  // elements of each input per outer index
   std::vector<bool> is_bf16_;  // the input is bf16 (copied), else float32 (converted)
+  std::vector<bool> skip_;     // the input is in place already
 };
 
 Result<std::vector<ValueType>> infer_bf16_concat(const OpContext& ctx) {
