@@ -357,6 +357,25 @@ TEST(Bf16Tensors, C2fBlockKeptBf16InPlaceIsTheFloat32TensorsPlansBytes) {
       EXPECT_EQ(std::memcmp(got[k].data(), want[k].data(), static_cast<size_t>(got[k].numel()) * sizeof(float)), 0) << what << ", output " << k;
     }
   }
+  // A plan that is not channels-last: the 3x3 layers are oneDNN's (it reads a bf16 source; the bf16
+  // residual operands are widened to float32 for it). Against the same plan with float32 tensors:
+  // close (not the same bytes: the residuals are rounded to bf16 here, not there).
+  Loaded plain = load(b.bytes(), true, false), reference = load(b.bytes(), false, false);
+  ASSERT_TRUE(plain.session && reference.session);
+  std::vector<HostTensor> got, want;
+  const TensorRef in = x.ref();
+  ASSERT_TRUE(plain.session->run({&in, 1}, got));
+  ASSERT_TRUE(reference.session->run({&in, 1}, want));
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t k = 0; k < got.size(); ++k) {
+    ASSERT_EQ(got[k].shape(), want[k].shape());
+    float scale = 0, diff = 0;
+    for (int64_t i = 0; i < got[k].numel(); ++i) {
+      scale = std::max(scale, std::fabs(want[k].as<float>()[i]));
+      diff = std::max(diff, std::fabs(got[k].as<float>()[i] - want[k].as<float>()[i]));
+    }
+    EXPECT_LE(diff, 0.02f * scale) << "output " << k << " of the plan that is not channels-last";
+  }
 }
 
 // Forced float32 convolutions (candidate 1) cannot read bf16: no Concat is kept bf16 then.
