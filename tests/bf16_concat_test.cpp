@@ -228,15 +228,21 @@ void build_model(OnnxBuilder& b) {
   b.output("vv");
 }
 
+// An input of `shape`, uniform in [-2, 2).
+HostTensor random_input(const Shape& shape, unsigned seed) {
+  HostTensor x(DType::kFloat32, shape);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-2.f, 2.f);
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
+  return x;
+}
+
 TEST(Bf16Tensors, OutputsAreTheBytesOfTheFloat32TensorsPlan) {
   if (!cpu_has_bf16()) GTEST_SKIP() << "this CPU has no bf16 instructions (avx512_bf16 or AMX): --precision bf16 is refused here";
   OnnxBuilder b;
   build_model(b);
   const Shape shape{1, 3, 36, 44};
-  HostTensor x(DType::kFloat32, shape);
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<float> u(-2.f, 2.f);
-  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
+  const HostTensor x = random_input(shape, 5);
   // Timed 3x3 kernels, then our Winograd forced (its AVX-512 epilogue writes bf16 itself).
   for (const auto [channels_last, conv3x3] : {std::pair{true, Conv3x3Choice::kMeasured}, std::pair{false, Conv3x3Choice::kMeasured},
                                               std::pair{true, Conv3x3Choice::kWinograd}}) {
@@ -326,10 +332,7 @@ TEST(Bf16Tensors, C2fBlockKeptBf16InPlaceIsTheFloat32TensorsPlansBytes) {
   OnnxBuilder b;
   build_c2f(b);
   const Shape shape{1, 3, 40, 36};
-  HostTensor x(DType::kFloat32, shape);
-  std::mt19937 rng(8);
-  std::uniform_real_distribution<float> u(-2.f, 2.f);
-  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
+  const HostTensor x = random_input(shape, 8);
   for (const Conv3x3Choice conv3x3 : {Conv3x3Choice::kMeasured, Conv3x3Choice::kWinograd, Conv3x3Choice::kWinograd6x6}) {
     Loaded kept = load(b.bytes(), true, true, conv3x3), reference = load(b.bytes(), false, true, conv3x3);
     ASSERT_TRUE(kept.session && reference.session);

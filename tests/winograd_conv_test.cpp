@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "core/cpu_isa.h"
+#include "engine/native/cpu/bf16_convert.h"
 #include "engine/native/cpu/winograd_conv.h"
 
 namespace sd {
@@ -331,19 +332,6 @@ TEST(WinogradConv, StridedSourceSumAndDestinationGiveTheDenseResult) {
   }
 }
 
-// bf16 bits of x rounded to nearest even (as vcvtneps2bf16; no NaN here), and their value.
-uint16_t bf16_bits(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-float bf16_float(uint16_t b) {
-  const uint32_t u = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-
 // --precision bf16's tensors kept bf16 (precision.h): the source and the residual operand read as
 // bf16 and the result written as bf16, each strided inside wider pixels, give the bits of the
 // dense float32 run that rounds its inputs to bf16 as it reads them (round_inputs_to_bf16; the
@@ -373,14 +361,14 @@ TEST(WinogradConv, Bf16TensorsStridedGiveTheBitsOfTheRunRoundingItsInputs) {
         std::vector<float> xr(c.x.size()), sr(c.sum.size());
         for (int64_t p = 0; p < pixels; ++p) {
           for (int64_t i = 0; i < g.c; ++i) {
-            const uint16_t b = bf16_bits(c.x[static_cast<size_t>(p * g.c + i)]);
+            const uint16_t b = native::ops::float_to_bf16_rne(c.x[static_cast<size_t>(p * g.c + i)]);
             x[static_cast<size_t>(p * xs + xat + i)] = b;
-            xr[static_cast<size_t>(p * g.c + i)] = bf16_float(b);
+            xr[static_cast<size_t>(p * g.c + i)] = native::ops::bf16_to_float(b);
           }
           for (int64_t i = 0; i < g.oc; ++i) {
-            const uint16_t b = bf16_bits(c.sum[static_cast<size_t>(p * g.oc + i)]);
+            const uint16_t b = native::ops::float_to_bf16_rne(c.sum[static_cast<size_t>(p * g.oc + i)]);
             sum[static_cast<size_t>(p * ss + sat + i)] = b;
-            sr[static_cast<size_t>(p * g.oc + i)] = bf16_float(b);
+            sr[static_cast<size_t>(p * g.oc + i)] = native::ops::bf16_to_float(b);
           }
         }
         const std::string what = k.name + std::string(", ") + conv.name();

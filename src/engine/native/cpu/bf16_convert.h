@@ -24,6 +24,14 @@ inline uint16_t float_to_bf16_rne(float f) {
   return static_cast<uint16_t>((u + 0x7fffu + lsb) >> 16);  // carries into the exponent round up to infinity
 }
 
+// bf16 to float32: exact (a bf16 value is a float32 with its low 16 bits zero).
+inline float bf16_to_float(uint16_t b) {
+  const uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
 // `rows` rows of `cols` floats, `src_stride` floats apart, into `rows` rows of bf16 `dst_stride`
 // elements apart: a Concat's inputs into their place in its output. The fastest variant this
 // processor runs (AVX512_BF16's vcvtne2ps2bf16, AVX-512F integer instructions, or the scalar reference).

@@ -308,10 +308,7 @@ class ConvKernel : public Kernel {
       float* s = reinterpret_cast<float*>(ctx.scratch + float_sum_at_);
       const uint16_t* b = in[3].as<uint16_t>();
       parallel_for(in[3].numel(), ctx.threads, 16384, [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) {
-          const uint32_t u = static_cast<uint32_t>(b[i]) << 16;
-          std::memcpy(s + i, &u, sizeof u);
-        }
+        for (int64_t i = i0; i < i1; ++i) s[i] = ops::bf16_to_float(b[i]);
       });
       widened[3].dtype = DType::kFloat32;
       widened[3].data = s;
