@@ -430,9 +430,10 @@ TEST(NativeEngineConcatInPlace, StridedByteTableRowsMatchThePlainLookup) {
   if (cpu::detected_isa() >= cpu::Isa::kAvx512) variants.emplace_back("avx512_bw", ops::byte_table::lookup_rows_avx512_bw);
   if (cpu::detected_isa() >= cpu::Isa::kAvx512 && ops::byte_table::has_vbmi())
     variants.emplace_back("avx512_vbmi", ops::byte_table::lookup_rows_avx512_vbmi);
+  if (cpu::detected_isa() >= cpu::Isa::kAvx2) variants.emplace_back("avx2", ops::byte_table::lookup_rows_avx2);
 #endif
   for (const auto& [name, fn] : variants)
-    for (int64_t c : {1, 16, 24, 63, 64, 80, 130, 200}) {
+    for (int64_t c : {1, 16, 24, 31, 32, 33, 63, 64, 80, 130, 200}) {
       const int64_t stride = c + 7, x_stride = c + 3, rows = 3;  // both strided
       std::vector<uint8_t> got(static_cast<size_t>(rows * stride), 0xAB);
       fn(x.data(), x_stride, got.data(), stride, rows, c, table.data());

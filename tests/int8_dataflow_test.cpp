@@ -271,7 +271,7 @@ TEST(Int8Dataflow, ByteTransposeToChannelsLastMatchesTheNaiveReference) {
 }
 
 // Each byte lookup variant this processor runs against the plain loop, lengths around the
-// 64-byte vectors (the masked tail).
+// 32- and 64-byte vectors (the tails).
 TEST(Int8Dataflow, ByteTableVariantsMatchThePlainLookup) {
   std::mt19937 rng(3);
   std::vector<uint8_t> table(256), x(300);
@@ -281,10 +281,11 @@ TEST(Int8Dataflow, ByteTableVariantsMatchThePlainLookup) {
 #if defined(__x86_64__)
   if (cpu::detected_isa() >= cpu::Isa::kAvx512) variants.emplace_back("avx512_bw", ops::byte_table::lookup_avx512_bw);
   if (cpu::detected_isa() >= cpu::Isa::kAvx512 && ops::byte_table::has_vbmi()) variants.emplace_back("avx512_vbmi", ops::byte_table::lookup_avx512_vbmi);
+  if (cpu::detected_isa() >= cpu::Isa::kAvx2) variants.emplace_back("avx2", ops::byte_table::lookup_avx2);
 #endif
   if (variants.empty()) GTEST_SKIP() << "only the plain lookup runs here";
   for (const auto& [name, fn] : variants)
-    for (int64_t n : {0, 1, 63, 64, 65, 130, 300}) {
+    for (int64_t n : {0, 1, 31, 32, 33, 63, 64, 65, 130, 300}) {
       std::vector<uint8_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n) + 1, 0xAB);
       ops::byte_table::lookup_baseline(x.data(), want.data(), n, table.data());
       fn(x.data(), got.data(), n, table.data());
@@ -293,23 +294,27 @@ TEST(Int8Dataflow, ByteTableVariantsMatchThePlainLookup) {
     }
 }
 
-// Int8Table to float, each variant against the plain loop, lengths around the 16-float vectors.
+// Int8Table to float, each variant against the plain loop, lengths around the 8- and 16-float vectors.
 TEST(Int8Dataflow, FloatTableVariantsMatchThePlainLookup) {
 #if defined(__x86_64__)
-  if (cpu::detected_isa() < cpu::Isa::kAvx512) GTEST_SKIP() << "only the plain lookup runs here";
+  std::vector<std::pair<std::string, ops::byte_table::LookupFloatFn>> variants;
+  if (cpu::detected_isa() >= cpu::Isa::kAvx512) variants.emplace_back("avx512", ops::byte_table::lookup_float_avx512);
+  if (cpu::detected_isa() >= cpu::Isa::kAvx2) variants.emplace_back("avx2", ops::byte_table::lookup_float_avx2);
+  if (variants.empty()) GTEST_SKIP() << "only the plain lookup runs here";
   std::mt19937 rng(8);
   std::uniform_real_distribution<float> u(-6.f, 6.f);
   std::vector<float> table(256);
   for (auto& v : table) v = u(rng);
   std::vector<uint8_t> x(301);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<uint8_t>(i < 256 ? i : rng());
-  for (int64_t n : {0, 1, 15, 16, 17, 256, 301}) {
-    std::vector<float> want(static_cast<size_t>(n)), got(static_cast<size_t>(n) + 1, -1.f);
-    ops::byte_table::lookup_float_baseline(x.data(), want.data(), n, table.data());
-    ops::byte_table::lookup_float_avx512(x.data(), got.data(), n, table.data());
-    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(want[static_cast<size_t>(i)], got[static_cast<size_t>(i)]) << "n=" << n << " i=" << i;
-    EXPECT_EQ(got[static_cast<size_t>(n)], -1.f) << "wrote past n=" << n;
-  }
+  for (const auto& [name, fn] : variants)
+    for (int64_t n : {0, 1, 7, 8, 9, 15, 16, 17, 256, 301}) {
+      std::vector<float> want(static_cast<size_t>(n)), got(static_cast<size_t>(n) + 1, -1.f);
+      ops::byte_table::lookup_float_baseline(x.data(), want.data(), n, table.data());
+      fn(x.data(), got.data(), n, table.data());
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(want[static_cast<size_t>(i)], got[static_cast<size_t>(i)]) << name << " n=" << n << " i=" << i;
+      EXPECT_EQ(got[static_cast<size_t>(n)], -1.f) << name << " wrote past n=" << n;
+    }
 #else
   GTEST_SKIP() << "only the plain lookup runs here";
 #endif
@@ -319,7 +324,21 @@ TEST(Int8Dataflow, FloatTableVariantsMatchThePlainLookup) {
 // quantized to uint8 and int8 (sums that fall on halves of a step included: round half to even).
 TEST(Int8Dataflow, AddTablesVariantsMatchThePlainLoops) {
 #if defined(__x86_64__)
-  if (cpu::detected_isa() < cpu::Isa::kAvx512) GTEST_SKIP() << "only the plain loops run here";
+  struct Variant {
+    std::string name;
+    ops::byte_table::AddFloatFn add_float;
+    ops::byte_table::AddBytesFn add_bytes;
+    ops::byte_table::Add3FloatFn add3_float;
+    ops::byte_table::Add3BytesFn add3_bytes;
+  };
+  std::vector<Variant> variants;
+  if (cpu::detected_isa() >= cpu::Isa::kAvx512)
+    variants.push_back({"avx512", ops::byte_table::add_float_avx512, ops::byte_table::add_bytes_avx512, ops::byte_table::add3_float_avx512,
+                        ops::byte_table::add3_bytes_avx512});
+  if (cpu::detected_isa() >= cpu::Isa::kAvx2)
+    variants.push_back({"avx2", ops::byte_table::add_float_avx2, ops::byte_table::add_bytes_avx2, ops::byte_table::add3_float_avx2,
+                        ops::byte_table::add3_bytes_avx2});
+  if (variants.empty()) GTEST_SKIP() << "only the plain loops run here";
   std::mt19937 rng(9);
   std::uniform_real_distribution<float> u(-6.f, 6.f);
   std::vector<float> ta(256), tb(256);
@@ -333,34 +352,35 @@ TEST(Int8Dataflow, AddTablesVariantsMatchThePlainLoops) {
   for (auto& v : a) v = static_cast<uint8_t>(rng());
   for (auto& v : b) v = static_cast<uint8_t>(rng());
   for (auto& v : c) v = static_cast<uint8_t>(rng());
-  for (int64_t n : {0, 1, 15, 16, 17, 64, 301}) {
+  for (const Variant& v : variants)
+  for (int64_t n : {0, 1, 7, 8, 9, 15, 16, 17, 64, 301}) {
     std::vector<float> fw(static_cast<size_t>(n)), fg(static_cast<size_t>(n) + 1, -1.f);
     ops::byte_table::add_float_baseline(a.data(), b.data(), n, ta.data(), tb.data(), fw.data());
-    ops::byte_table::add_float_avx512(a.data(), b.data(), n, ta.data(), tb.data(), fg.data());
-    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(fw[static_cast<size_t>(i)], fg[static_cast<size_t>(i)]) << "n=" << n << " i=" << i;
-    EXPECT_EQ(fg[static_cast<size_t>(n)], -1.f) << "wrote past n=" << n;
+    v.add_float(a.data(), b.data(), n, ta.data(), tb.data(), fg.data());
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(fw[static_cast<size_t>(i)], fg[static_cast<size_t>(i)]) << v.name << " n=" << n << " i=" << i;
+    EXPECT_EQ(fg[static_cast<size_t>(n)], -1.f) << v.name << " wrote past n=" << n;
     for (const ops::byte_table::AddTables q : {ops::byte_table::AddTables{0.25f, 3.f, 0.f, 255.f}, ops::byte_table::AddTables{0.05f, -4.f, -128.f, 127.f}}) {
       std::vector<uint8_t> w(static_cast<size_t>(n)), g(static_cast<size_t>(n) + 1, 0xCD);
       ops::byte_table::add_bytes_baseline(a.data(), b.data(), n, ta.data(), tb.data(), q, w.data());
-      ops::byte_table::add_bytes_avx512(a.data(), b.data(), n, ta.data(), tb.data(), q, g.data());
-      EXPECT_TRUE(std::equal(w.begin(), w.end(), g.begin())) << "n=" << n << " lo=" << q.lo;
-      EXPECT_EQ(g[static_cast<size_t>(n)], 0xCD) << "wrote past n=" << n;
+      v.add_bytes(a.data(), b.data(), n, ta.data(), tb.data(), q, g.data());
+      EXPECT_TRUE(std::equal(w.begin(), w.end(), g.begin())) << v.name << " n=" << n << " lo=" << q.lo;
+      EXPECT_EQ(g[static_cast<size_t>(n)], 0xCD) << v.name << " wrote past n=" << n;
     }
     // Three tables: (ta[a] + tb[b]) + tc[c], as float and as bytes.
     std::vector<float> f3w(static_cast<size_t>(n)), f3g(static_cast<size_t>(n) + 1, -1.f);
     ops::byte_table::add3_float_baseline(a.data(), b.data(), c.data(), n, ta.data(), tb.data(), tc.data(), f3w.data());
-    ops::byte_table::add3_float_avx512(a.data(), b.data(), c.data(), n, ta.data(), tb.data(), tc.data(), f3g.data());
+    v.add3_float(a.data(), b.data(), c.data(), n, ta.data(), tb.data(), tc.data(), f3g.data());
     for (int64_t i = 0; i < n; ++i) {
-      ASSERT_EQ(f3w[static_cast<size_t>(i)], f3g[static_cast<size_t>(i)]) << "three, n=" << n << " i=" << i;
+      ASSERT_EQ(f3w[static_cast<size_t>(i)], f3g[static_cast<size_t>(i)]) << v.name << " three, n=" << n << " i=" << i;
       ASSERT_EQ(f3w[static_cast<size_t>(i)], (ta[a[static_cast<size_t>(i)]] + tb[b[static_cast<size_t>(i)]]) + tc[c[static_cast<size_t>(i)]]);
     }
-    EXPECT_EQ(f3g[static_cast<size_t>(n)], -1.f) << "three: wrote past n=" << n;
+    EXPECT_EQ(f3g[static_cast<size_t>(n)], -1.f) << v.name << " three: wrote past n=" << n;
     for (const ops::byte_table::AddTables q : {ops::byte_table::AddTables{0.25f, 3.f, 0.f, 255.f}, ops::byte_table::AddTables{0.05f, -4.f, -128.f, 127.f}}) {
       std::vector<uint8_t> w(static_cast<size_t>(n)), g(static_cast<size_t>(n) + 1, 0xCD);
       ops::byte_table::add3_bytes_baseline(a.data(), b.data(), c.data(), n, ta.data(), tb.data(), tc.data(), q, w.data());
-      ops::byte_table::add3_bytes_avx512(a.data(), b.data(), c.data(), n, ta.data(), tb.data(), tc.data(), q, g.data());
-      EXPECT_TRUE(std::equal(w.begin(), w.end(), g.begin())) << "three, n=" << n << " lo=" << q.lo;
-      EXPECT_EQ(g[static_cast<size_t>(n)], 0xCD) << "three: wrote past n=" << n;
+      v.add3_bytes(a.data(), b.data(), c.data(), n, ta.data(), tb.data(), tc.data(), q, g.data());
+      EXPECT_TRUE(std::equal(w.begin(), w.end(), g.begin())) << v.name << " three, n=" << n << " lo=" << q.lo;
+      EXPECT_EQ(g[static_cast<size_t>(n)], 0xCD) << v.name << " three: wrote past n=" << n;
     }
   }
 #else
@@ -384,6 +404,7 @@ TEST(Int8Dataflow, PairTableGivesTheBytesOfTheQuantizedSum) {
   std::vector<std::pair<std::string, ops::byte_table::AddPairsFn>> variants{{"baseline", ops::byte_table::add_pairs_baseline}};
 #if defined(__x86_64__)
   if (cpu::detected_isa() >= cpu::Isa::kAvx512) variants.emplace_back("avx512", ops::byte_table::add_pairs_avx512);
+  if (cpu::detected_isa() >= cpu::Isa::kAvx2) variants.emplace_back("avx2", ops::byte_table::add_pairs_avx2);
 #endif
   for (const ops::byte_table::AddTables q : {ops::byte_table::AddTables{0.05f, 17.f, 0.f, 255.f}, ops::byte_table::AddTables{0.0625f, -3.f, -128.f, 127.f}}) {
     std::vector<uint8_t> pairs(ops::byte_table::kPairTableBytes);

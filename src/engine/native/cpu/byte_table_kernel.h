@@ -1,7 +1,9 @@
 // Int8Table's byte-to-byte lookup (cpu/int8_table_ops.cpp): y[i] = table[x[i]] over a 256-entry
 // byte table, one variant per instruction set. Scalar, a load per byte, on the baseline; on
 // AVX-512 64 bytes at a time: with VBMI (vpermi2b, two 128-entry halves) where the processor has
-// it, else with AVX-512 BW's in-lane shuffles over the 16 rows of 16 entries.
+// it, else with AVX-512 BW's in-lane shuffles over the 16 rows of 16 entries; on AVX2 32 at a
+// time over the 16 rows (byte_table_avx2.cpp). Every function below has an AVX2 variant
+// (`..._avx2`) beside the AVX-512 one, taken on the AVX2 path.
 #pragma once
 
 #include <cstddef>
@@ -18,6 +20,7 @@ void lookup_baseline(const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* tab
 void lookup_avx512(const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* table);  // one of the two below
 void lookup_avx512_bw(const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* table);
 void lookup_avx512_vbmi(const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* table);  // only where has_vbmi()
+void lookup_avx2(const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* table);
 bool has_vbmi();
 #endif
 
@@ -34,6 +37,7 @@ void lookup_rows_baseline(const uint8_t* x, int64_t x_stride, uint8_t* y, int64_
 void lookup_rows_avx512(const uint8_t* x, int64_t x_stride, uint8_t* y, int64_t y_stride, int64_t rows, int64_t c, const uint8_t* table);  // one of:
 void lookup_rows_avx512_bw(const uint8_t* x, int64_t x_stride, uint8_t* y, int64_t y_stride, int64_t rows, int64_t c, const uint8_t* table);
 void lookup_rows_avx512_vbmi(const uint8_t* x, int64_t x_stride, uint8_t* y, int64_t y_stride, int64_t rows, int64_t c, const uint8_t* table);
+void lookup_rows_avx2(const uint8_t* x, int64_t x_stride, uint8_t* y, int64_t y_stride, int64_t rows, int64_t c, const uint8_t* table);
 #endif
 LookupRowsFn lookup_rows_kernel(cpu::Isa isa);
 
@@ -43,6 +47,7 @@ using LookupFloatFn = void (*)(const uint8_t* x, float* y, int64_t n, const floa
 void lookup_float_baseline(const uint8_t* x, float* y, int64_t n, const float* table);
 #if defined(__x86_64__)
 void lookup_float_avx512(const uint8_t* x, float* y, int64_t n, const float* table);
+void lookup_float_avx2(const uint8_t* x, float* y, int64_t n, const float* table);
 #endif
 LookupFloatFn lookup_float_kernel(cpu::Isa isa);
 
@@ -59,6 +64,8 @@ void add_bytes_baseline(const uint8_t* a, const uint8_t* b, int64_t n, const flo
 #if defined(__x86_64__)
 void add_float_avx512(const uint8_t* a, const uint8_t* b, int64_t n, const float* ta, const float* tb, float* y);
 void add_bytes_avx512(const uint8_t* a, const uint8_t* b, int64_t n, const float* ta, const float* tb, const AddTables& q, uint8_t* y);
+void add_float_avx2(const uint8_t* a, const uint8_t* b, int64_t n, const float* ta, const float* tb, float* y);
+void add_bytes_avx2(const uint8_t* a, const uint8_t* b, int64_t n, const float* ta, const float* tb, const AddTables& q, uint8_t* y);
 #endif
 // The quantized sum as one lookup: a table of all 65536 pairs, pairs[a * 256 + b], filled by
 // fill_pair_table with add_bytes_baseline's arithmetic (so the same bytes), read with one load
@@ -70,6 +77,7 @@ using AddPairsFn = void (*)(const uint8_t* a, const uint8_t* b, int64_t n, const
 void add_pairs_baseline(const uint8_t* a, const uint8_t* b, int64_t n, const uint8_t* pairs, uint8_t* y);
 #if defined(__x86_64__)
 void add_pairs_avx512(const uint8_t* a, const uint8_t* b, int64_t n, const uint8_t* pairs, uint8_t* y);
+void add_pairs_avx2(const uint8_t* a, const uint8_t* b, int64_t n, const uint8_t* pairs, uint8_t* y);
 #endif
 // Three tables: y = (ta[a] + tb[b]) + tc[c] in that order (an Add of an Int8AddTables' floats and
 // a third table's, passes/int8_dataflow.cpp), as float32 or quantized as add_bytes does.
@@ -86,6 +94,10 @@ void add3_float_avx512(const uint8_t* a, const uint8_t* b, const uint8_t* c, int
                        const float* tc, float* y);
 void add3_bytes_avx512(const uint8_t* a, const uint8_t* b, const uint8_t* c, int64_t n, const float* ta, const float* tb,
                        const float* tc, const AddTables& q, uint8_t* y);
+void add3_float_avx2(const uint8_t* a, const uint8_t* b, const uint8_t* c, int64_t n, const float* ta, const float* tb, const float* tc,
+                     float* y);
+void add3_bytes_avx2(const uint8_t* a, const uint8_t* b, const uint8_t* c, int64_t n, const float* ta, const float* tb, const float* tc,
+                     const AddTables& q, uint8_t* y);
 #endif
 Add3FloatFn add3_float_kernel(cpu::Isa isa);
 Add3BytesFn add3_bytes_kernel(cpu::Isa isa);

@@ -6,17 +6,19 @@
 
 namespace sd::native::ops::byte_table {
 
-// The AVX-512 variant where this processor runs it, else the baseline. The variants are compiled
-// on x86-64 only (SD_AVX512_VARIANT names nothing elsewhere).
+// The AVX-512 variant where this processor runs it, else the AVX2 one, else the baseline. The
+// variants are compiled on x86-64 only (SD_X86_VARIANT names nothing elsewhere).
 #if defined(__x86_64__)
-#define SD_AVX512_VARIANT(fn) fn
+#define SD_X86_VARIANT(fn) fn
 #else
-#define SD_AVX512_VARIANT(fn) nullptr
+#define SD_X86_VARIANT(fn) nullptr
 #endif
 namespace {
+// Fn from the baseline: the others may be nullptr.
 template <class Fn>
-Fn pick(cpu::Isa isa, std::type_identity_t<Fn> avx512, Fn baseline) {  // Fn from the baseline: avx512 may be nullptr
-  return avx512 && isa >= cpu::Isa::kAvx512 ? avx512 : baseline;
+Fn pick(cpu::Isa isa, std::type_identity_t<Fn> avx512, std::type_identity_t<Fn> avx2, Fn baseline) {
+  if (avx512 && isa >= cpu::Isa::kAvx512) return avx512;
+  return avx2 && isa >= cpu::Isa::kAvx2 ? avx2 : baseline;
 }
 }  // namespace
 
@@ -28,7 +30,7 @@ void lookup_float_baseline(const uint8_t* x, float* y, int64_t n, const float* t
   for (int64_t i = 0; i < n; ++i) y[i] = table[x[i]];
 }
 
-LookupFloatFn lookup_float_kernel(cpu::Isa isa) { return pick(isa, SD_AVX512_VARIANT(lookup_float_avx512), lookup_float_baseline); }
+LookupFloatFn lookup_float_kernel(cpu::Isa isa) { return pick(isa, SD_X86_VARIANT(lookup_float_avx512), SD_X86_VARIANT(lookup_float_avx2), lookup_float_baseline); }
 
 void add_float_baseline(const uint8_t* a, const uint8_t* b, int64_t n, const float* ta, const float* tb, float* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = ta[a[i]] + tb[b[i]];
@@ -60,9 +62,9 @@ void add3_bytes_baseline(const uint8_t* a, const uint8_t* b, const uint8_t* c, i
   for (int64_t i = 0; i < n; ++i) y[i] = quantize_byte((ta[a[i]] + tb[b[i]]) + tc[c[i]], q);
 }
 
-Add3FloatFn add3_float_kernel(cpu::Isa isa) { return pick(isa, SD_AVX512_VARIANT(add3_float_avx512), add3_float_baseline); }
+Add3FloatFn add3_float_kernel(cpu::Isa isa) { return pick(isa, SD_X86_VARIANT(add3_float_avx512), SD_X86_VARIANT(add3_float_avx2), add3_float_baseline); }
 
-Add3BytesFn add3_bytes_kernel(cpu::Isa isa) { return pick(isa, SD_AVX512_VARIANT(add3_bytes_avx512), add3_bytes_baseline); }
+Add3BytesFn add3_bytes_kernel(cpu::Isa isa) { return pick(isa, SD_X86_VARIANT(add3_bytes_avx512), SD_X86_VARIANT(add3_bytes_avx2), add3_bytes_baseline); }
 
 void fill_pair_table(const float* ta, const float* tb, const AddTables& q, uint8_t* pairs) {
   uint8_t all_b[256];
@@ -79,18 +81,18 @@ void add_pairs_baseline(const uint8_t* a, const uint8_t* b, int64_t n, const uin
   for (int64_t i = 0; i < n; ++i) y[i] = pairs[a[i] << 8 | b[i]];
 }
 
-AddPairsFn add_pairs_kernel(cpu::Isa isa) { return pick(isa, SD_AVX512_VARIANT(add_pairs_avx512), add_pairs_baseline); }
+AddPairsFn add_pairs_kernel(cpu::Isa isa) { return pick(isa, SD_X86_VARIANT(add_pairs_avx512), SD_X86_VARIANT(add_pairs_avx2), add_pairs_baseline); }
 
-AddFloatFn add_float_kernel(cpu::Isa isa) { return pick(isa, SD_AVX512_VARIANT(add_float_avx512), add_float_baseline); }
+AddFloatFn add_float_kernel(cpu::Isa isa) { return pick(isa, SD_X86_VARIANT(add_float_avx512), SD_X86_VARIANT(add_float_avx2), add_float_baseline); }
 
-AddBytesFn add_bytes_kernel(cpu::Isa isa) { return pick(isa, SD_AVX512_VARIANT(add_bytes_avx512), add_bytes_baseline); }
+AddBytesFn add_bytes_kernel(cpu::Isa isa) { return pick(isa, SD_X86_VARIANT(add_bytes_avx512), SD_X86_VARIANT(add_bytes_avx2), add_bytes_baseline); }
 
 void lookup_rows_baseline(const uint8_t* x, int64_t x_stride, uint8_t* y, int64_t y_stride, int64_t rows, int64_t c, const uint8_t* table) {
   for (int64_t r = 0; r < rows; ++r, x += x_stride, y += y_stride) lookup_baseline(x, y, c, table);
 }
 
-LookupRowsFn lookup_rows_kernel(cpu::Isa isa) { return pick(isa, SD_AVX512_VARIANT(lookup_rows_avx512), lookup_rows_baseline); }
+LookupRowsFn lookup_rows_kernel(cpu::Isa isa) { return pick(isa, SD_X86_VARIANT(lookup_rows_avx512), SD_X86_VARIANT(lookup_rows_avx2), lookup_rows_baseline); }
 
-LookupFn lookup_kernel(cpu::Isa isa) { return pick(isa, SD_AVX512_VARIANT(lookup_avx512), lookup_baseline); }
+LookupFn lookup_kernel(cpu::Isa isa) { return pick(isa, SD_X86_VARIANT(lookup_avx512), SD_X86_VARIANT(lookup_avx2), lookup_baseline); }
 
 }  // namespace sd::native::ops::byte_table
