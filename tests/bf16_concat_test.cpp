@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <string>
@@ -378,6 +379,75 @@ TEST(Bf16Tensors, C2fBlockKeptBf16InPlaceIsTheFloat32TensorsPlansBytes) {
       diff = std::max(diff, std::fabs(got[k].as<float>()[i] - want[k].as<float>()[i]));
     }
     EXPECT_LE(diff, 0.02f * scale) << "output " << k << " of the plan that is not channels-last";
+  }
+}
+
+// Which tensors keep_bf16_tensors keeps around the readers it lets through (a Split, a nearest
+// Resize, a 3x3 stride-1 layer our Winograd takes), on the graph as loaded: each case a
+// producer (a 1x1 convolution) and the reader in question; kept: the producer's result is bf16.
+TEST(Bf16Tensors, SplitsResizesAndWinogradLayersPassBf16OnlyWhereEveryReaderTakesIt) {
+  struct Case {
+    const char* what;
+    bool kept;
+    std::function<void(OnnxBuilder&)> readers;  // of "a" (32 channels, 12x12)
+    std::vector<const char*> outputs;
+  };
+  const Case cases[] = {
+      {"a 3x3 stride-1 layer, 32 -> 16", true, [](OnnxBuilder& b) { conv(b, "a", "o", 32, 16, 3, 1); }, {"o"}},
+      {"a 3x3 stride-1 layer, 32 -> 24 (not a multiple of 16)", false, [](OnnxBuilder& b) { conv(b, "a", "o", 32, 24, 3, 1); }, {"o"}},
+      {"a Split into two 1x1 layers", true,
+       [](OnnxBuilder& b) {
+         b.initializer_i64("split", {2}, {16, 16});
+         OnnxBuilder::attr_int(b.node("Split", {"a", "split"}, {"p0", "p1"}), "axis", 1);
+         conv(b, "p0", "o0", 16, 16, 1, 1);
+         conv(b, "p1", "o1", 16, 16, 1, 1);
+       },
+       {"o0", "o1"}},
+      {"a Split with a part read by a Sigmoid", false,
+       [](OnnxBuilder& b) {
+         b.initializer_i64("split", {2}, {16, 16});
+         OnnxBuilder::attr_int(b.node("Split", {"a", "split"}, {"p0", "p1"}), "axis", 1);
+         conv(b, "p0", "o0", 16, 16, 1, 1);
+         b.node("Sigmoid", {"p1"}, {"o1"});
+       },
+       {"o0", "o1"}},
+      {"a nearest Resize into a 1x1 layer", true,
+       [](OnnxBuilder& b) {
+         b.initializer("up_scales", {4}, {1.f, 1.f, 2.f, 2.f});
+         b.node("Resize", {"a", "", "up_scales"}, {"up"});
+         conv(b, "up", "o", 32, 16, 1, 1);
+       },
+       {"o"}},
+      {"a linear Resize into a 1x1 layer", false,
+       [](OnnxBuilder& b) {
+         b.initializer("up_scales", {4}, {1.f, 1.f, 2.f, 2.f});
+         OnnxBuilder::attr_string(b.node("Resize", {"a", "", "up_scales"}, {"up"}), "mode", "linear");
+         conv(b, "up", "o", 32, 16, 1, 1);
+       },
+       {"o"}},
+      {"a Split whose part is a graph output", false,
+       [](OnnxBuilder& b) {
+         b.initializer_i64("split", {2}, {16, 16});
+         OnnxBuilder::attr_int(b.node("Split", {"a", "split"}, {"p0", "o1"}), "axis", 1);
+         conv(b, "p0", "o0", 16, 16, 1, 1);
+       },
+       {"o0", "o1"}},
+  };
+  for (const Case& k : cases) {
+    OnnxBuilder b;
+    b.input("img", {1, 16, 12, 12});
+    conv(b, "img", "a", 16, 32, 1, 1);
+    k.readers(b);
+    for (const char* o : k.outputs) b.output(o);
+    LoadOptions lo;
+    lo.precision = Precision::kBf16;
+    auto m = NativeModel::load_from_bytes(b.bytes().data(), b.bytes().size(), ".", lo);
+    ASSERT_TRUE(m) << k.what << ": " << m.error().message;
+    bool kept = false;
+    for (const Node& n : (*m)->graph().nodes)
+      if (!n.outputs.empty() && n.outputs[0] >= 0 && (*m)->graph().values[static_cast<size_t>(n.outputs[0])].name == "a")
+        kept = n.attrs.get_int(kBf16Output, 0) != 0;
+    EXPECT_EQ(kept, k.kept) << k.what;
   }
 }
 
