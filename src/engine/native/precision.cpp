@@ -121,7 +121,7 @@ int keep_bf16_tensors(Graph& g, bool winograd_reads_bf16) {
     }
     return false;
   };
-  // The convolutions among v's readers (through Splits) read it bf16: kBf16Source.
+  // The convolutions among v's readers (through Splits and Resizes) read it bf16: kBf16Source.
   std::function<void(int)> mark_readers = [&](int v) {
     for (size_t r : readers[static_cast<size_t>(v)]) {
       Node& n = g.nodes[r];
@@ -161,9 +161,6 @@ int keep_bf16_tensors(Graph& g, bool winograd_reads_bf16) {
     } else if (passes_bf16(n) && n.inputs[0] >= 0 && bf16[static_cast<size_t>(n.inputs[0])]) {
       for (int o : n.outputs)
         if (o >= 0) bf16[static_cast<size_t>(o)] = true;
-    } else if (n.op_type == "Concat" && !n.outputs.empty() && n.outputs[0] >= 0 &&
-               std::all_of(n.inputs.begin(), n.inputs.end(), [&](int x) { return x >= 0 && bf16[static_cast<size_t>(x)]; })) {
-      bf16[static_cast<size_t>(n.outputs[0])] = true;  // made plain above: a Concat reading another
     }
   }
   return kept;
