@@ -38,4 +38,26 @@ static inline int32_t bf16_pair_at(const uint16_t* p) {
   return x;
 }
 
+#if defined(__AVX512BF16__)
+// The bf16 GEMM micro-kernels' inner loop (our bf16 Winograd and 1x1 kernels): acc[r][q] +=
+// row r of a (k bf16 values at ar[r], channels in order) times b packed [k / 2][16 * NV][2] (each
+// output channel's pair of consecutive channels side by side), one vdpbf16ps per channel pair and
+// 16 output channels. k even.
+template <int NV, int R>
+static inline void accumulate_bf16_pairs(const uint16_t* const (&ar)[R], const uint16_t* b, int64_t k, __m512 (&acc)[R][NV]) {
+  constexpr int kNr = 16 * NV;
+  for (int64_t i = 0; i < k; i += 2) {
+    __m512bh bv[NV];
+#pragma GCC unroll 4
+    for (int q = 0; q < NV; ++q) bv[q] = (__m512bh)_mm512_loadu_si512(b + i * kNr + q * 32);
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+      const __m512bh av = (__m512bh)_mm512_set1_epi32(bf16_pair_at(ar[r] + i));
+#pragma GCC unroll 4
+      for (int q = 0; q < NV; ++q) acc[r][q] = _mm512_dpbf16_ps(acc[r][q], av, bv[q]);
+    }
+  }
+}
+#endif
+
 }  // namespace sd::native::ops

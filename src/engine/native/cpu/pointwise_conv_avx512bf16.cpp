@@ -21,7 +21,6 @@ namespace {
 
 template <int NV, int R>
 inline void micro_kernel(const RunArgs& a, int64_t p0, int64_t o0, const uint16_t* b, bool silu_only) {
-  constexpr int kNr = 16 * NV;
   const int64_t k = a.g.c;
   __m512 acc[R][NV];
 #pragma GCC unroll 4
@@ -33,17 +32,7 @@ inline void micro_kernel(const RunArgs& a, int64_t p0, int64_t o0, const uint16_
   const uint16_t* ar[R];
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r) ar[r] = a.src_bf16 + (p0 + r) * a.src_stride;
-  for (int64_t i = 0; i < k; i += 2) {
-    __m512bh bv[NV];
-#pragma GCC unroll 4
-    for (int q = 0; q < NV; ++q) bv[q] = (__m512bh)_mm512_loadu_si512(b + i * kNr + q * 32);
-#pragma GCC unroll 6
-    for (int r = 0; r < R; ++r) {
-      const __m512bh av = (__m512bh)_mm512_set1_epi32(bf16_pair_at(ar[r] + i));
-#pragma GCC unroll 4
-      for (int q = 0; q < NV; ++q) acc[r][q] = _mm512_dpbf16_ps(acc[r][q], av, bv[q]);
-    }
-  }
+  accumulate_bf16_pairs<NV, R>(ar, b, k, acc);
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 4

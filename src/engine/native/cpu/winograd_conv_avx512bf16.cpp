@@ -35,7 +35,6 @@ namespace {
 // take a layer's last, narrower panel. R = 6 but for a block's last rows (multiply_panels).
 template <int NV, int R>
 inline void micro_kernel(const uint16_t* a, int64_t lda, const uint16_t* b, int64_t k, float* c, int64_t ldc) {
-  constexpr int kNr = 16 * NV;
   V16 acc[R][NV];
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r)
@@ -44,17 +43,7 @@ inline void micro_kernel(const uint16_t* a, int64_t lda, const uint16_t* b, int6
   const uint16_t* ar[R];
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r) ar[r] = a + r * lda;
-  for (int64_t i = 0; i < k; i += 2) {
-    __m512bh bv[NV];
-#pragma GCC unroll 4
-    for (int q = 0; q < NV; ++q) bv[q] = (__m512bh)_mm512_loadu_si512(b + i * kNr + q * 32);
-#pragma GCC unroll 6
-    for (int r = 0; r < R; ++r) {
-      const __m512bh av = (__m512bh)_mm512_set1_epi32(bf16_pair_at(ar[r] + i));
-#pragma GCC unroll 4
-      for (int q = 0; q < NV; ++q) acc[r][q] = _mm512_dpbf16_ps(acc[r][q], av, bv[q]);
-    }
-  }
+  accumulate_bf16_pairs<NV, R>(ar, b, k, acc);
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
