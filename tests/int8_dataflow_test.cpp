@@ -524,6 +524,7 @@ TEST(Int8Dataflow, QuantizeToChannelsLastMatchesQuantizeLinearElementByElement) 
 TEST(Int8Dataflow, QuantizeThreeChannelRowVariantsMatchQuantizeLinear) {
   std::vector<std::pair<std::string, ops::Quantize3RowFn>> variants{{"baseline", ops::quantize3_row_baseline}};
 #if defined(__x86_64__)
+  if (cpu::detected_isa() >= cpu::Isa::kAvx2) variants.emplace_back("avx2", ops::quantize3_row_avx2);
   if (cpu::detected_isa() >= cpu::Isa::kAvx512 && __builtin_cpu_supports("avx512vbmi")) variants.emplace_back("avx512_vbmi", ops::quantize3_row_avx512_vbmi);
 #endif
   const int64_t plane = 600;
@@ -536,7 +537,7 @@ TEST(Int8Dataflow, QuantizeThreeChannelRowVariantsMatchQuantizeLinear) {
     const int32_t zero = is_signed ? 4 : 100;
     const float scale = 0.25f, lo = is_signed ? -128.f : 0.f, hi = is_signed ? 127.f : 255.f;
     for (const auto& [name, fn] : variants)
-      for (int64_t len : {0, 1, 15, 16, 17, 255, 256, 257, 600}) {
+      for (int64_t len : {0, 1, 7, 8, 9, 15, 16, 17, 255, 256, 257, 600}) {
         std::vector<uint8_t> y(static_cast<size_t>(3 * len) + 1, 0xAB);
         fn(x.data(), plane, len, scale, zero, is_signed, y.data());
         for (int64_t p = 0; p < len; ++p)

@@ -76,6 +76,7 @@ void quantize3_row_baseline(const float* x, int64_t plane, int64_t len, float sc
 Quantize3RowFn quantize3_row_kernel() {
 #if defined(__x86_64__)
   if (cpu::active_isa() >= cpu::Isa::kAvx512 && __builtin_cpu_supports("avx512vbmi")) return quantize3_row_avx512_vbmi;
+  if (cpu::active_isa() >= cpu::Isa::kAvx2) return quantize3_row_avx2;
 #endif
   return quantize3_row_baseline;
 }

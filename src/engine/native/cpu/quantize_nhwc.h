@@ -18,6 +18,7 @@ void quantize_to_nhwc(const float* x, int64_t n, int64_t c, int64_t h, int64_t w
 using Quantize3RowFn = void (*)(const float* x, int64_t plane, int64_t len, float scale, int32_t zero_point, bool is_signed, uint8_t* y);
 void quantize3_row_baseline(const float* x, int64_t plane, int64_t len, float scale, int32_t zero_point, bool is_signed, uint8_t* y);
 #if defined(__x86_64__)
+void quantize3_row_avx2(const float* x, int64_t plane, int64_t len, float scale, int32_t zero_point, bool is_signed, uint8_t* y);
 void quantize3_row_avx512_vbmi(const float* x, int64_t plane, int64_t len, float scale, int32_t zero_point, bool is_signed, uint8_t* y);
 #endif
 Quantize3RowFn quantize3_row_kernel();
