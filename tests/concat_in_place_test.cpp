@@ -151,10 +151,34 @@ TEST(NativeEngineConcatInPlace, HeadTailIsTheCopyingPlansBitForBit) {
     expect_identical(in_place, copying);
     EXPECT_EQ(copying.concat_steps, 5) << shape_reader;
     // xywh and y: contiguous parts at batch 1, written by Add, Sub, Mul and Sigmoid; all: each
-    // scale's layout conversion writes its channel planes into all's rows. Left: the two per scale
-    // Concats (of convolutions with 4 and 3 output channels: oneDNN's).
-    EXPECT_EQ(in_place.concat_steps, 2) << shape_reader;
+    // scale's layout conversion writes its channel planes into all's rows; the per scale Concats
+    // (of convolutions with 4 and 3 output channels: oneDNN's, which write no wider rows) are
+    // that conversion, each input transposed into its planes (ConcatPlanes): no Concat is left.
+    EXPECT_EQ(in_place.concat_steps, 0) << shape_reader;
   }
+}
+
+// A per scale Concat converted to NCHW and read by nothing but a Reshape to a graph output: the
+// Concat and its conversion one pass (ConcatPlanes into a dense NCHW tensor), at batch 2.
+TEST(NativeEngineConcatInPlace, ChannelConcatReadInNchwIsOnePass) {
+  OnnxBuilder b;
+  b.input("x", {2, 3, 16, 16});
+  conv(b, "x", "w0", "p3", {40, 3, 3, 3}, 2);           // [2,40,8,8]
+  conv(b, "p3", "wb", "box", {36, 40, 1, 1}, 1);        // more than one 32-channel tile
+  conv(b, "p3", "wc", "cls", {5, 40, 1, 1}, 1);
+  OnnxBuilder::attr_int(b.node("Concat", {"box", "cls"}, {"cat"}), "axis", 1);
+  b.initializer_i64("shape", {3}, {2, 41, -1});
+  b.node("Reshape", {"cat", "shape"}, {"y"});
+  b.output("y");
+  const std::string model = b.bytes();
+  HostTensor x(DType::kFloat32, Shape{2, 3, 16, 16});
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
+  const Ran copying = run(model, x, false), in_place = run(model, x, true);
+  expect_identical(in_place, copying);
+  EXPECT_EQ(copying.concat_steps, 1);
+  EXPECT_EQ(in_place.concat_steps, 0);
 }
 
 TEST(NativeEngineConcatInPlace, ContiguousPartReadTwiceStaysInPlace) {
@@ -165,7 +189,7 @@ TEST(NativeEngineConcatInPlace, ContiguousPartReadTwiceStaysInPlace) {
   const Ran copying = run(model, x, false), in_place = run(model, x, true);
   ASSERT_EQ(in_place.outputs.size(), 2u);
   expect_identical(in_place, copying);
-  EXPECT_EQ(in_place.concat_steps, 2);
+  EXPECT_EQ(in_place.concat_steps, 0);  // the per scale Concats as ConcatPlanes (above)
 }
 
 // ---- float: a C2f block whose bottleneck (3x3 convolutions, SiLU, the residual sum) runs on

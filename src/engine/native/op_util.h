@@ -92,5 +92,6 @@ void register_bin_expectation_op(OpRegistry& r);  // internal: passes::fuse_bin_
 void register_quant_ops(OpRegistry& r);           // QuantizeLinear & co. (cpu/quant_ops.cpp)
 void register_int8_table_ops(OpRegistry& r);      // Int8Table, Int8AddTables (cpu/int8_table_ops.cpp)
 void register_bf16_concat_op(OpRegistry& r);      // Bf16Concat, internal (cpu/concat_bf16.cpp)
+void register_concat_planes_op(OpRegistry& r);    // ConcatPlanes, internal (cpu/concat_planes.cpp)
 
 }  // namespace sd::native::ops

@@ -14,6 +14,7 @@ void register_cpu_ops(OpRegistry& r) {
   ops::register_quant_ops(r);
   ops::register_int8_table_ops(r);
   ops::register_bf16_concat_op(r);
+  ops::register_concat_planes_op(r);
 }
 
 }  // namespace sd::native

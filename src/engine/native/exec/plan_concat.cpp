@@ -399,7 +399,47 @@ Status Planner::plan_concat(const Node& planned, const std::vector<int>& ins, co
   define_outputs(planned, logical_out, nhwc);
   SD_TRY(add_step(std::move(placed), ins, types, planned.outputs, out_types, g_.describe(planned)));
   for (const Move& m : moves) reroot(m.root, o, m.offset), preplaced_.erase(m.root);
+  // A copy of every input along the channels: if its only reader converts it to NCHW, one pass
+  // can do both (concat_as_planes).
+  if (cpu_only && nhwc && moves.empty() && axis == 3 && out.shape.rank == 4 && dtype_size(out.dtype) == 4 &&
+      std::all_of(ins.begin(), ins.end(), [&](int v) {
+        return v >= 0 && states_[static_cast<size_t>(v)].pixel_stride == 0 && !states_[static_cast<size_t>(v)].constant;
+      }))
+    channel_concats_[o] = static_cast<int>(steps_.size()) - 1;
   return ok();
+}
+
+int Planner::concat_as_planes(int v) {
+  const auto it = channel_concats_.find(v);
+  if (it == channel_concats_.end() || static_cast<size_t>(v) >= readers_.size() || readers_[static_cast<size_t>(v)] != 1) return -1;
+  const int step = it->second;
+  channel_concats_.erase(it);
+  const ValueState s = states_[static_cast<size_t>(v)];
+  if (s.root != v || s.input >= 0 || s.constant || steps_[static_cast<size_t>(step)].outs != std::vector<int>{v}) return -1;
+  for (size_t w = 0; w < states_.size(); ++w)
+    if (states_[w].root == v && static_cast<int>(w) != v) return -1;  // something else lives in its bytes
+  Node planes;
+  planes.op_type = "ConcatPlanes";
+  planes.name = "layout conversion";
+  filled_.push_back(std::make_unique<Node>(std::move(planes)));
+  const std::vector<ValueType> ins = steps_[static_cast<size_t>(step)].in_types, outs{ValueType{s.logical.dtype, s.logical.shape}};
+  const std::vector<const HostTensor*> consts(ins.size(), nullptr);
+  OpContext ctx{*filled_.back(), g_.opset, ins, consts, outs};
+  auto kernel = backends_[static_cast<size_t>(host_)]->create_kernel(ctx);
+  if (!kernel) return -1;  // planned as before: the Concat, then a conversion
+  const int nv = new_value(s.logical, false);
+  PendingStep& st = steps_[static_cast<size_t>(step)];
+  st.kernel = std::move(*kernel);
+  st.outs = {nv};
+  st.out_types = outs;
+  st.label = "layout conversion of " + st.label;
+  ValueState& ns = states_[static_cast<size_t>(nv)];
+  ns.home = host_;
+  ns.first_step = step;
+  ns.last_step = std::max(ns.last_step, step);
+  states_[static_cast<size_t>(v)].first_step = -1;  // never written: no buffer
+  strided_producers_[nv] = ProducerRecord{step, v, outs[0].shape[2] * outs[0].shape[3], kDstRowStride, filled_.back().get(), ins, outs, consts};
+  return nv;
 }
 
 }  // namespace sd::native::exec

@@ -48,6 +48,11 @@ Result<int> Planner::convert(int v, bool to_nhwc) {
     cache[v] = nv;
     return nv;
   }
+  if (!to_nhwc && concat_in_place_)
+    if (const int planes = concat_as_planes(v); planes >= 0) {
+      cache[v] = planes;
+      return planes;
+    }
   Node t;
   t.op_type = "Transpose";
   t.name = "layout conversion";

@@ -167,6 +167,11 @@ class Planner {
   int64_t preplace_in_concat(const Node& split, int root, const std::vector<ValueType>& out_types);
   // Moves the buffer of root `r` (and every value inside it) into `out`'s, `offset` bytes in.
   void reroot(int r, int out, size_t offset);
+  // The conversion to NCHW of `v`, a channels-last Concat along the channels that copies every
+  // input (channel_concats_) and that nothing else reads: its step made a ConcatPlanes
+  // (cpu/concat_planes.cpp) that writes the NCHW value returned, recorded as a layout conversion
+  // (a Concat along its rows may have it write there). -1 where it cannot.
+  int concat_as_planes(int v);
 
   // plan_memory.cpp
   // Places the intermediate tensors: one arena per backend, offsets by lifetime.
@@ -208,6 +213,7 @@ class Planner {
     size_t offset = 0;       // bytes into that Concat's rows
   };
   std::map<int, Preplaced> preplaced_;  // root -> where it must go (preplace_in_concat)
+  std::map<int, int> channel_concats_;  // a channels-last Concat's output -> its step (concat_as_planes)
 };
 
 }  // namespace sd::native::exec
