@@ -158,27 +158,40 @@ TEST(NativeEngineConcatInPlace, HeadTailIsTheCopyingPlansBitForBit) {
   }
 }
 
-// A per scale Concat converted to NCHW and read by nothing but a Reshape to a graph output: the
-// Concat and its conversion one pass (ConcatPlanes into a dense NCHW tensor), at batch 2.
-TEST(NativeEngineConcatInPlace, ChannelConcatReadInNchwIsOnePass) {
-  OnnxBuilder b;
-  b.input("x", {2, 3, 16, 16});
-  conv(b, "x", "w0", "p3", {40, 3, 3, 3}, 2);           // [2,40,8,8]
-  conv(b, "p3", "wb", "box", {36, 40, 1, 1}, 1);        // more than one 32-channel tile
-  conv(b, "p3", "wc", "cls", {5, 40, 1, 1}, 1);
-  OnnxBuilder::attr_int(b.node("Concat", {"box", "cls"}, {"cat"}), "axis", 1);
-  b.initializer_i64("shape", {3}, {2, 41, -1});
-  b.node("Reshape", {"cat", "shape"}, {"y"});
-  b.output("y");
-  const std::string model = b.bytes();
-  HostTensor x(DType::kFloat32, Shape{2, 3, 16, 16});
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
-  const Ran copying = run(model, x, false), in_place = run(model, x, true);
-  expect_identical(in_place, copying);
-  EXPECT_EQ(copying.concat_steps, 1);
-  EXPECT_EQ(in_place.concat_steps, 0);
+// Per scale Concats converted to NCHW, at batch 2: read by nothing but a Reshape to a graph
+// output (ConcatPlanes into a dense NCHW tensor), or through Reshapes into a Concat over the
+// scales (ConcatPlanes into its rows, each batch's planes that far apart).
+TEST(NativeEngineConcatInPlace, ChannelConcatsReadInNchwAreOnePass) {
+  for (const bool over_scales : {false, true}) {
+    OnnxBuilder b;
+    b.input("x", {2, 3, 16, 16});
+    conv(b, "x", "w0", "p3", {40, 3, 3, 3}, 2);   // [2,40,8,8]
+    conv(b, "p3", "w1", "p4", {40, 40, 3, 3}, 2);  // [2,40,4,4]
+    b.initializer_i64("shape", {3}, {2, 41, -1});
+    std::vector<std::string> flat;
+    for (const std::string p : {"p3", "p4"}) {
+      conv(b, p, "wb_" + p, "box_" + p, {36, 40, 1, 1}, 1);  // more than one 32-channel tile
+      conv(b, p, "wc_" + p, "cls_" + p, {5, 40, 1, 1}, 1);
+      OnnxBuilder::attr_int(b.node("Concat", {"box_" + p, "cls_" + p}, {"cat_" + p}), "axis", 1);
+      b.node("Reshape", {"cat_" + p, "shape"}, {"flat_" + p});
+      flat.push_back("flat_" + p);
+    }
+    if (over_scales) {
+      OnnxBuilder::attr_int(b.node("Concat", flat, {"y"}), "axis", 2);  // [2,41,80]
+      b.output("y");
+    } else {
+      for (const auto& f : flat) b.output(f);
+    }
+    const std::string model = b.bytes();
+    HostTensor x(DType::kFloat32, Shape{2, 3, 16, 16});
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
+    const Ran copying = run(model, x, false), in_place = run(model, x, true);
+    expect_identical(in_place, copying);
+    EXPECT_EQ(copying.concat_steps, over_scales ? 3 : 2) << over_scales;
+    EXPECT_EQ(in_place.concat_steps, 0) << over_scales;
+  }
 }
 
 TEST(NativeEngineConcatInPlace, ContiguousPartReadTwiceStaysInPlace) {
