@@ -420,6 +420,58 @@ TEST(Int8Dataflow, PairTableGivesTheBytesOfTheQuantizedSum) {
   }
 }
 
+// Int8AddTables to bytes by the tables' byte planes (AVX-512 with VBMI, no gather): every pair of
+// bytes and random triples, dense at lengths around the 64-byte vector, and in rows at strides
+// (rows narrower than a vector in 16-byte pieces four to a vector), the bytes of the add-divide-
+// round loops (uint8 and int8 results, sums on halves of a step); nothing written past a row.
+TEST(Int8Dataflow, AddPlanesGiveTheBytesOfTheQuantizedSum) {
+#if defined(__x86_64__)
+  if (cpu::detected_isa() < cpu::Isa::kAvx512 || !ops::byte_table::has_vbmi()) GTEST_SKIP() << "no AVX-512 VBMI on this processor";
+  namespace bt = ops::byte_table;
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<float> u(-6.f, 6.f);
+  std::vector<float> ta(256), tb(256), tc(256);
+  for (int i = 0; i < 256; ++i) {
+    ta[static_cast<size_t>(i)] = i % 5 == 0 ? 0.125f * static_cast<float>(i % 40 - 20) : u(rng);  // exact halves of 0.25
+    tb[static_cast<size_t>(i)] = i % 7 == 0 ? 0.f : u(rng);
+    tc[static_cast<size_t>(i)] = i % 3 == 0 ? 0.5f : i == 255 ? -0.f : u(rng);
+  }
+  const bt::BytePlanes pa = bt::byte_planes(ta.data()), pb = bt::byte_planes(tb.data()), pc = bt::byte_planes(tc.data());
+  std::vector<uint8_t> a(65536 + 7), b(a.size()), c(a.size());
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint8_t>(i >> 8), b[i] = static_cast<uint8_t>(i * 7 + 3), c[i] = static_cast<uint8_t>(rng());
+  for (const bt::AddTables q : {bt::AddTables{0.05f, 17.f, 0.f, 255.f}, bt::AddTables{0.0625f, -3.f, -128.f, 127.f}}) {
+    for (const bool three : {false, true})
+      for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{15}, int64_t{16}, int64_t{63}, int64_t{64}, int64_t{65}, int64_t{200}, static_cast<int64_t>(a.size())}) {
+        std::vector<uint8_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n) + 1, 0xAB);
+        if (three) bt::add3_bytes_baseline(a.data(), b.data(), c.data(), n, ta.data(), tb.data(), tc.data(), q, want.data());
+        else bt::add_bytes_baseline(a.data(), b.data(), n, ta.data(), tb.data(), q, want.data());
+        bt::add_planes_avx512_vbmi(a.data(), b.data(), three ? c.data() : nullptr, n, pa, pb, pc, q, got.data());
+        EXPECT_TRUE(std::equal(want.begin(), want.end(), got.begin())) << "three " << three << " n=" << n << " lo=" << q.lo;
+        EXPECT_EQ(got[static_cast<size_t>(n)], 0xAB) << "wrote past n=" << n;
+      }
+    // Rows: input k's rows cols + 13 + 8 k bytes apart, the output's cols + 7.
+    for (const bool three : {false, true})
+      for (int64_t cols : {1, 5, 16, 24, 32, 48, 64, 70, 130}) {
+        const int64_t rows = 9, ys = cols + 7;
+        const int64_t xs[3] = {cols + 13, cols + 21, cols + 29};
+        const uint8_t* const in[3] = {a.data(), b.data(), three ? c.data() : nullptr};
+        std::vector<uint8_t> got(static_cast<size_t>(rows * ys), 0xAB);
+        bt::add_planes_rows_avx512_vbmi(in, xs, rows, cols, pa, pb, pc, q, got.data(), ys);
+        for (int64_t r = 0; r < rows; ++r) {
+          std::vector<uint8_t> want(static_cast<size_t>(cols));
+          if (three)
+            bt::add3_bytes_baseline(a.data() + r * xs[0], b.data() + r * xs[1], c.data() + r * xs[2], cols, ta.data(), tb.data(), tc.data(), q, want.data());
+          else bt::add_bytes_baseline(a.data() + r * xs[0], b.data() + r * xs[1], cols, ta.data(), tb.data(), q, want.data());
+          EXPECT_TRUE(std::equal(want.begin(), want.end(), got.begin() + r * ys)) << "three " << three << " cols " << cols << " row " << r;
+          for (int64_t i = cols; i < ys; ++i) ASSERT_EQ(got[static_cast<size_t>(r * ys + i)], 0xAB) << "cols " << cols << " wrote past row " << r;
+        }
+      }
+  }
+#else
+  GTEST_SKIP() << "x86-64 only";
+#endif
+}
+
 // Int8AddTables reading its sources strided (kSrcPixelStrides: the parts of a Split of bytes
 // left in its input, exec/plan_concat.cpp): rows of c bytes from wider pixels give the dense
 // kernel's bytes and floats; with a broadcast input it refuses (the planner then gives it dense

@@ -2,6 +2,8 @@
 // (CMakeLists.txt), VBMI's part with its own target attribute, taken where CPUID has it.
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include "engine/native/cpu/byte_table_kernel.h"
 
 namespace sd::native::ops::byte_table {
@@ -114,6 +116,110 @@ void add_pairs_avx512(const uint8_t* a, const uint8_t* b, int64_t n, const uint8
     // 4 bytes at each pair's index, the low one its entry.
     const __m512i v = _mm512_i32gather_epi32(_mm512_or_si512(_mm512_slli_epi32(ia, 8), ib), base, 1);
     _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(v));
+  }
+}
+
+namespace {
+// The 64 entries of a table (as byte planes) at the indices v, as four vectors of 16 floats in
+// the order the byte interleaving leaves them: f[j]'s lane L holds the entries of indices
+// 16 L + 4 j .. 16 L + 4 j + 3 (hi: v's high bits, which half of each plane).
+__attribute__((target("avx512vbmi"))) inline void entries64(__m512i v, __mmask64 hi, const BytePlanes& t, __m512 f[4]) {
+  __m512i p[4];
+  for (int k = 0; k < 4; ++k) {
+    const uint8_t* pl = t.plane[k];
+    const __m512i lo = _mm512_permutex2var_epi8(_mm512_load_si512(pl), v, _mm512_load_si512(pl + 64));
+    p[k] = _mm512_mask_blend_epi8(hi, lo, _mm512_permutex2var_epi8(_mm512_load_si512(pl + 128), v, _mm512_load_si512(pl + 192)));
+  }
+  const __m512i lo01 = _mm512_unpacklo_epi8(p[0], p[1]), hi01 = _mm512_unpackhi_epi8(p[0], p[1]);
+  const __m512i lo23 = _mm512_unpacklo_epi8(p[2], p[3]), hi23 = _mm512_unpackhi_epi8(p[2], p[3]);
+  f[0] = _mm512_castsi512_ps(_mm512_unpacklo_epi16(lo01, lo23));
+  f[1] = _mm512_castsi512_ps(_mm512_unpackhi_epi16(lo01, lo23));
+  f[2] = _mm512_castsi512_ps(_mm512_unpacklo_epi16(hi01, hi23));
+  f[3] = _mm512_castsi512_ps(_mm512_unpackhi_epi16(hi01, hi23));
+}
+}  // namespace
+
+namespace {
+// The quantized sums of 64 elements, by their input bytes (vc unused where !three), in order.
+__attribute__((target("avx512vbmi"))) inline __m512i sums64(__m512i va, __m512i vb, __m512i vc, bool three, const BytePlanes& ta,
+                                                            const BytePlanes& tb, const BytePlanes& tc, const AddTables& q) {
+  __m512 fa[4], fb[4], fc[4];
+  entries64(va, _mm512_movepi8_mask(va), ta, fa);
+  entries64(vb, _mm512_movepi8_mask(vb), tb, fb);
+  if (three) entries64(vc, _mm512_movepi8_mask(vc), tc, fc);
+  __m128i r[4];
+  for (int j = 0; j < 4; ++j) {
+    __m512 x = _mm512_add_ps(fa[j], fb[j]);
+    if (three) x = _mm512_add_ps(x, fc[j]);
+    // As the scalar loop: divide, round half to even, add the zero point, clamp (sums of finite
+    // entries are never NaN), convert; the int32s narrowed to their low bytes.
+    x = _mm512_add_ps(_mm512_roundscale_ps(_mm512_div_ps(x, _mm512_set1_ps(q.s)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+                      _mm512_set1_ps(q.zf));
+    r[j] = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(q.lo)), _mm512_set1_ps(q.hi))));
+  }
+  __m512i out = _mm512_castsi128_si512(r[0]);
+  out = _mm512_inserti32x4(out, r[1], 1);
+  out = _mm512_inserti32x4(out, r[2], 2);
+  out = _mm512_inserti32x4(out, r[3], 3);
+  // Byte 16 j + 4 L + k of `out` is element 16 L + 4 j + k: a 4x4 transpose of dwords.
+  return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), out);
+}
+
+// Up to four pieces of at most 16 bytes (pieces past `count` masked off) in one vector's lanes.
+struct Pieces {
+  const uint8_t* at[4];
+  __mmask16 m[4];
+};
+inline __m512i load_pieces(const Pieces& p) {
+  __m512i v = _mm512_castsi128_si512(_mm_maskz_loadu_epi8(p.m[0], p.at[0]));
+  v = _mm512_inserti32x4(v, _mm_maskz_loadu_epi8(p.m[1], p.at[1]), 1);
+  v = _mm512_inserti32x4(v, _mm_maskz_loadu_epi8(p.m[2], p.at[2]), 2);
+  return _mm512_inserti32x4(v, _mm_maskz_loadu_epi8(p.m[3], p.at[3]), 3);
+}
+inline void store_pieces(__m512i v, uint8_t* const at[4], const __mmask16 m[4]) {
+  _mm_mask_storeu_epi8(at[0], m[0], _mm512_castsi512_si128(v));
+  _mm_mask_storeu_epi8(at[1], m[1], _mm512_extracti32x4_epi32(v, 1));
+  _mm_mask_storeu_epi8(at[2], m[2], _mm512_extracti32x4_epi32(v, 2));
+  _mm_mask_storeu_epi8(at[3], m[3], _mm512_extracti32x4_epi32(v, 3));
+}
+}  // namespace
+
+__attribute__((target("avx512vbmi"))) void add_planes_avx512_vbmi(const uint8_t* a, const uint8_t* b, const uint8_t* c, int64_t n,
+                                                                  const BytePlanes& ta, const BytePlanes& tb, const BytePlanes& tc,
+                                                                  const AddTables& q, uint8_t* y) {
+  for (int64_t i = 0; i < n; i += 64) {
+    const __mmask64 m = n - i >= 64 ? ~__mmask64{0} : _cvtu64_mask64((~0ULL) >> (64 - (n - i)));
+    const __m512i va = _mm512_maskz_loadu_epi8(m, a + i), vb = _mm512_maskz_loadu_epi8(m, b + i);
+    const __m512i vc = c ? _mm512_maskz_loadu_epi8(m, c + i) : va;
+    _mm512_mask_storeu_epi8(y + i, m, sums64(va, vb, vc, c != nullptr, ta, tb, tc, q));
+  }
+}
+
+__attribute__((target("avx512vbmi"))) void add_planes_rows_avx512_vbmi(const uint8_t* const in[3], const int64_t in_stride[3], int64_t rows,
+                                                                       int64_t cols, const BytePlanes& ta, const BytePlanes& tb,
+                                                                       const BytePlanes& tc, const AddTables& q, uint8_t* y, int64_t y_stride) {
+  const bool three = in[2] != nullptr;
+  if (cols >= 64) {  // each row mostly whole vectors
+    for (int64_t r = 0; r < rows; ++r)
+      add_planes_avx512_vbmi(in[0] + r * in_stride[0], in[1] + r * in_stride[1], three ? in[2] + r * in_stride[2] : nullptr, cols, ta, tb,
+                             tc, q, y + r * y_stride);
+    return;
+  }
+  // Narrower rows (YOLOv8's C2f at 16 or 32 channels): their 16-byte pieces, four to a vector.
+  const int64_t per_row = (cols + 15) / 16, total = rows * per_row;
+  for (int64_t p = 0; p < total; p += 4) {
+    Pieces pa{}, pb{}, pc{};
+    uint8_t* py[4];
+    for (int k = 0; k < 4; ++k) {
+      const int64_t piece = std::min(p + k, total - 1), r = piece / per_row, o = piece % per_row * 16;
+      const __mmask16 m = p + k < total ? static_cast<__mmask16>((1u << std::min<int64_t>(16, cols - o)) - 1) : 0;
+      pa.at[k] = in[0] + r * in_stride[0] + o, pb.at[k] = in[1] + r * in_stride[1] + o;
+      pc.at[k] = three ? in[2] + r * in_stride[2] + o : pa.at[k];
+      py[k] = y + r * y_stride + o;
+      pa.m[k] = pb.m[k] = pc.m[k] = m;
+    }
+    const __m512i va = load_pieces(pa), vb = load_pieces(pb), vc = three ? load_pieces(pc) : va;
+    store_pieces(sums64(va, vb, vc, three, ta, tb, tc, q), py, pa.m);
   }
 }
 

@@ -99,6 +99,25 @@ void add3_float_avx2(const uint8_t* a, const uint8_t* b, const uint8_t* c, int64
 void add3_bytes_avx2(const uint8_t* a, const uint8_t* b, const uint8_t* c, int64_t n, const float* ta, const float* tb, const float* tc,
                      const AddTables& q, uint8_t* y);
 #endif
+// Int8AddTables to bytes on AVX-512 with VBMI, without gathers (a gather costs about two cycles
+// an element here): each float table held as four byte planes (plane k: byte k of every entry),
+// looked up 64 indices at a time as Int8Table's bytes are (vpermi2b), the planes interleaved back
+// into the entries' floats. The same entries, summed in the same order and quantized as add_bytes
+// and add3_bytes do: the same bytes. c == nullptr (and tc unused): two inputs.
+struct BytePlanes {
+  alignas(64) uint8_t plane[4][256];
+};
+BytePlanes byte_planes(const float* table);
+#if defined(__x86_64__)
+void add_planes_avx512_vbmi(const uint8_t* a, const uint8_t* b, const uint8_t* c, int64_t n, const BytePlanes& ta, const BytePlanes& tb,
+                            const BytePlanes& tc, const AddTables& q, uint8_t* y);  // only where has_vbmi()
+// The same over `rows` rows of `cols` elements, input k's rows in_stride[k] bytes apart (in[2] ==
+// nullptr: two inputs), y's y_stride: rows narrower than a vector are taken four 16-byte pieces
+// to a vector.
+void add_planes_rows_avx512_vbmi(const uint8_t* const in[3], const int64_t in_stride[3], int64_t rows, int64_t cols, const BytePlanes& ta,
+                                 const BytePlanes& tb, const BytePlanes& tc, const AddTables& q, uint8_t* y, int64_t y_stride);
+#endif
+
 Add3FloatFn add3_float_kernel(cpu::Isa isa);
 Add3BytesFn add3_bytes_kernel(cpu::Isa isa);
 AddPairsFn add_pairs_kernel(cpu::Isa isa);

@@ -2,6 +2,7 @@
 #include "engine/native/cpu/byte_table_kernel.h"
 
 #include <algorithm>
+#include <bit>
 #include <type_traits>
 
 namespace sd::native::ops::byte_table {
@@ -86,6 +87,15 @@ AddPairsFn add_pairs_kernel(cpu::Isa isa) { return pick(isa, SD_X86_VARIANT(add_
 AddFloatFn add_float_kernel(cpu::Isa isa) { return pick(isa, SD_X86_VARIANT(add_float_avx512), SD_X86_VARIANT(add_float_avx2), add_float_baseline); }
 
 AddBytesFn add_bytes_kernel(cpu::Isa isa) { return pick(isa, SD_X86_VARIANT(add_bytes_avx512), SD_X86_VARIANT(add_bytes_avx2), add_bytes_baseline); }
+
+BytePlanes byte_planes(const float* table) {
+  BytePlanes p{};
+  for (int e = 0; e < 256; ++e) {
+    const auto bits = std::bit_cast<uint32_t>(table[e]);
+    for (int k = 0; k < 4; ++k) p.plane[k][e] = static_cast<uint8_t>(bits >> (8 * k));
+  }
+  return p;
+}
 
 void lookup_rows_baseline(const uint8_t* x, int64_t x_stride, uint8_t* y, int64_t y_stride, int64_t rows, int64_t c, const uint8_t* table) {
   for (int64_t r = 0; r < rows; ++r, x += x_stride, y += y_stride) lookup_baseline(x, y, c, table);

@@ -164,7 +164,15 @@ class Int8AddTablesKernel : public Kernel {
     out_shape_ = ctx.outputs[0].shape;
     flat_ = ctx.inputs[0].shape == out_shape_ && ctx.inputs[1].shape == out_shape_;
     if (three_ && !flat_) return fail(ErrorCode::kUnsupported, ctx.describe() + ": three inputs that broadcast");
-    if (flat_ && out_ != DType::kFloat32 && !three_) {  // one lookup per element instead of two, a divide and a rounding
+#if defined(__x86_64__)
+    if (flat_ && out_ != DType::kFloat32 && cpu::active_isa() >= cpu::Isa::kAvx512 && byte_table::has_vbmi()) {
+      planes_.resize(3);  // the tables as byte planes, looked up in registers, no gather (byte_table_kernel.h)
+      planes_[0] = byte_table::byte_planes(ta_.data());
+      planes_[1] = byte_table::byte_planes(tb_.data());
+      if (three_) planes_[2] = byte_table::byte_planes(tc_.data());
+    }
+#endif
+    if (flat_ && out_ != DType::kFloat32 && !three_ && planes_.empty()) {  // one lookup per element instead of two, a divide and a rounding
       pairs_.resize(byte_table::kPairTableBytes);
       byte_table::fill_pair_table(ta_.data(), tb_.data(), q_, pairs_.data());
       add_pairs_ = byte_table::add_pairs_kernel(cpu::active_isa());
@@ -185,12 +193,14 @@ class Int8AddTablesKernel : public Kernel {
     return ok();
   }
   std::string implementation() const override {
+    if (!planes_.empty()) return three_ ? "streamdet:add_three_planes" : "streamdet:add_planes";
     return three_ ? "streamdet:add_three_tables" : pairs_.empty() ? "streamdet:add_tables" : "streamdet:add_pair_table";
   }
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
     const auto* a = static_cast<const uint8_t*>(in[0].data);
     const auto* b = static_cast<const uint8_t*>(in[1].data);
     const int64_t n = out[0].numel();
+    if (!planes_.empty()) return run_planes(in, out[0], ctx);
     if (three_) {  // flat (init checked): [s, e) of rows of c_ elements, each read and written at its stride
       const auto* c = static_cast<const uint8_t*>(in[2].data);
       const int64_t ys = stride_ != 0 ? stride_ : c_, as = src_stride_[0] != 0 ? src_stride_[0] : c_,
@@ -256,6 +266,31 @@ class Int8AddTablesKernel : public Kernel {
   }
 
  private:
+  // Bytes out by the byte planes (init: flat, AVX-512 with VBMI), dense or in rows at strides.
+  Status run_planes([[maybe_unused]] std::span<const TensorRef> in, [[maybe_unused]] const TensorRef& out,
+                    [[maybe_unused]] const ExecContext& ctx) const {
+#if defined(__x86_64__)
+    const uint8_t* const src[3] = {static_cast<const uint8_t*>(in[0].data), static_cast<const uint8_t*>(in[1].data),
+                                   three_ ? static_cast<const uint8_t*>(in[2].data) : nullptr};
+    auto* y = static_cast<uint8_t*>(out.data);
+    const int64_t n = out.numel(), ys = stride_ != 0 ? stride_ : c_;
+    const int64_t xs[3] = {src_stride_[0] != 0 ? src_stride_[0] : c_, src_stride_[1] != 0 ? src_stride_[1] : c_,
+                           src_stride_[2] != 0 ? src_stride_[2] : c_};
+    if (ys == c_ && xs[0] == c_ && xs[1] == c_ && xs[2] == c_) {  // dense: any stretch of elements
+      parallel_for(n, ctx.threads, 16384, [&](int64_t s, int64_t e) {
+        byte_table::add_planes_avx512_vbmi(src[0] + s, src[1] + s, three_ ? src[2] + s : nullptr, e - s, planes_[0], planes_[1], planes_[2],
+                                           q_, y + s);
+      });
+      return ok();
+    }
+    parallel_for(n / c_, ctx.threads, std::max<int64_t>(1, 16384 / c_), [&](int64_t r0, int64_t r1) {
+      const uint8_t* const at[3] = {src[0] + r0 * xs[0], src[1] + r0 * xs[1], three_ ? src[2] + r0 * xs[2] : nullptr};
+      byte_table::add_planes_rows_avx512_vbmi(at, xs, r1 - r0, c_, planes_[0], planes_[1], planes_[2], q_, y + r0 * ys, ys);
+    });
+#endif
+    return ok();
+  }
+
   std::array<float, 256> ta_{}, tb_{}, tc_{};
   bool three_ = false;  // a third input and table_c
   byte_table::Add3FloatFn add3_float_ = byte_table::add3_float_baseline;
@@ -271,6 +306,7 @@ class Int8AddTablesKernel : public Kernel {
   byte_table::AddFloatFn add_float_ = byte_table::add_float_baseline;
   std::vector<uint8_t> pairs_;  // the quantized sum of every pair of bytes (byte_table_kernel.h)
   byte_table::AddPairsFn add_pairs_ = byte_table::add_pairs_baseline;
+  std::vector<byte_table::BytePlanes> planes_;  // tables a, b and c as byte planes: AVX-512 with VBMI only
 };
 
 }  // namespace
