@@ -165,10 +165,22 @@ __attribute__((target("avx512vbmi"))) inline __m512i sums64(__m512i va, __m512i 
   return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), out);
 }
 
-// Up to four pieces of at most 16 bytes (pieces past `count` masked off) in one vector's lanes.
+// Up to four pieces of at most 16 bytes (those masked off load nothing) in one vector's lanes.
 struct Pieces {
   const uint8_t* at[4];
   __mmask16 m[4];
+};
+// Rows narrower than a vector (YOLOv8's C2f at 16 or 32 channels) as their 16-byte pieces, four to
+// a vector: piece `piece` of `total` is row piece / per_row, from byte piece % per_row * 16.
+struct RowPieces {
+  int64_t cols, per_row, total;
+  RowPieces(int64_t rows, int64_t c) : cols(c), per_row((c + 15) / 16), total(rows * per_row) {}
+  // Piece p's row and offset, and its mask (none past the last piece, which stands in for it).
+  void at(int64_t p, int64_t& row, int64_t& offset, __mmask16& m) const {
+    const int64_t q = std::min(p, total - 1);
+    row = q / per_row, offset = q % per_row * 16;
+    m = p < total ? static_cast<__mmask16>((1u << std::min<int64_t>(16, cols - offset)) - 1) : 0;
+  }
 };
 inline __m512i load_pieces(const Pieces& p) {
   __m512i v = _mm512_castsi128_si512(_mm_maskz_loadu_epi8(p.m[0], p.at[0]));
@@ -205,14 +217,14 @@ __attribute__((target("avx512vbmi"))) void add_planes_rows_avx512_vbmi(const uin
                              tc, q, y + r * y_stride);
     return;
   }
-  // Narrower rows (YOLOv8's C2f at 16 or 32 channels): their 16-byte pieces, four to a vector.
-  const int64_t per_row = (cols + 15) / 16, total = rows * per_row;
-  for (int64_t p = 0; p < total; p += 4) {
+  const RowPieces pieces(rows, cols);
+  for (int64_t p = 0; p < pieces.total; p += 4) {
     Pieces pa{}, pb{}, pc{};
     uint8_t* py[4];
     for (int k = 0; k < 4; ++k) {
-      const int64_t piece = std::min(p + k, total - 1), r = piece / per_row, o = piece % per_row * 16;
-      const __mmask16 m = p + k < total ? static_cast<__mmask16>((1u << std::min<int64_t>(16, cols - o)) - 1) : 0;
+      int64_t r, o;
+      __mmask16 m;
+      pieces.at(p + k, r, o, m);
       pa.at[k] = in[0] + r * in_stride[0] + o, pb.at[k] = in[1] + r * in_stride[1] + o;
       pc.at[k] = three ? in[2] + r * in_stride[2] + o : pa.at[k];
       py[k] = y + r * y_stride + o;
