@@ -268,6 +268,84 @@ TEST(NativeEngineConcatInPlace, WinogradOutputsAreTheCopyingPlansBitForBit) {
   }
 }
 
+// A PAN-like neck: Concats along the channels whose one reader is a 1x1 convolution (our 1x1
+// kernel where the processor has AVX2): no Concat step, the convolution reads the Concat's inputs
+// where they stand (kSrcParts), the nearest 2x upsampling beside one of them read where its input
+// stands (no Resize step); the tensor upsampled is read later again beside another (YOLOv8's p5).
+std::string neck_model() {
+  OnnxBuilder b;
+  b.input("x", {1, 3, 32, 32});
+  auto conv_silu = [&](const std::string& x, const std::string& w, const std::string& y, std::vector<int64_t> wshape, int64_t stride) {
+    conv(b, x, w, y + "_c", wshape, stride);
+    b.node("Sigmoid", {y + "_c"}, {y + "_s"});
+    b.node("Mul", {y + "_c", y + "_s"}, {y});
+  };
+  conv_silu("x", "w0", "p4", {16, 3, 3, 3}, 2);      // [1,16,16,16]
+  conv_silu("p4", "w1", "q5", {32, 16, 3, 3}, 2);    // [1,32,8,8]
+  conv_silu("q5", "w2", "p5", {32, 32, 1, 1}, 1);    // [1,32,8,8]: read by the upsampling and the last Concat
+  b.initializer("up_scales", {4}, {1.f, 1.f, 2.f, 2.f});
+  auto* up = b.node("Resize", {"p5", "", "up_scales"}, {"up"});
+  OnnxBuilder::attr_string(up, "mode", "nearest");
+  OnnxBuilder::attr_string(up, "coordinate_transformation_mode", "asymmetric");
+  OnnxBuilder::attr_string(up, "nearest_mode", "floor");
+  OnnxBuilder::attr_int(b.node("Concat", {"up", "p4"}, {"cat1"}), "axis", 1);
+  conv_silu("cat1", "w3", "n4", {16, 48, 1, 1}, 1);  // [1,16,16,16]
+  conv_silu("n4", "w4", "d", {16, 16, 3, 3}, 2);     // [1,16,8,8]
+  OnnxBuilder::attr_int(b.node("Concat", {"d", "p5"}, {"cat2"}), "axis", 1);
+  conv_silu("cat2", "w5", "o5", {32, 48, 1, 1}, 1);  // [1,32,8,8]: a C2f's cv1, written into its Concat's rows
+  b.initializer_i64("split", {2}, {16, 16});
+  OnnxBuilder::attr_int(b.node("Split", {"o5", "split"}, {"s0", "s1"}), "axis", 1);
+  conv_silu("s1", "w6", "m", {16, 16, 3, 3}, 1);
+  OnnxBuilder::attr_int(b.node("Concat", {"s0", "s1", "m"}, {"cat3"}), "axis", 1);
+  conv_silu("cat3", "w7", "c2", {32, 48, 1, 1}, 1);
+  b.output("n4");
+  b.output("c2");
+  return b.bytes();
+}
+
+TEST(NativeEngineConcatInPlace, ConcatsReadByA1x1ConvolutionAreReadInPartsBitForBit) {
+  const HostTensor x = image(32, -1.f, 1.f);
+  const std::string model = neck_model();
+  const Ran copying = run(model, x, false), in_place = run(model, x, true);
+  expect_identical(in_place, copying);
+  EXPECT_EQ(copying.concat_steps, 3);
+  EXPECT_EQ(in_place.concat_steps, cpu::active_isa() >= cpu::Isa::kAvx2 ? 0 : 3);
+}
+
+// The same upsampling beside a Split's parts whose input was made in the Concat's rows (C2f's
+// cv1, preplace_in_concat): the Concat cannot be read in parts, so the upsampling gets its step
+// after all (written into the Concat's rows), and the results are the copying plan's.
+std::string upsampled_beside_preplaced_model() {
+  OnnxBuilder b;
+  b.input("x", {1, 3, 32, 32});
+  auto conv_silu = [&](const std::string& x, const std::string& w, const std::string& y, std::vector<int64_t> wshape, int64_t stride) {
+    conv(b, x, w, y + "_c", wshape, stride);
+    b.node("Sigmoid", {y + "_c"}, {y + "_s"});
+    b.node("Mul", {y + "_c", y + "_s"}, {y});
+  };
+  conv_silu("x", "w0", "p", {8, 3, 3, 3}, 2);     // [1,8,16,16]
+  conv_silu("p", "w1", "q", {16, 8, 3, 3}, 2);    // [1,16,8,8]
+  b.initializer("up_scales", {4}, {1.f, 1.f, 2.f, 2.f});
+  auto* up = b.node("Resize", {"q", "", "up_scales"}, {"up"});
+  OnnxBuilder::attr_string(up, "mode", "nearest");
+  conv_silu("p", "w2", "a", {16, 8, 1, 1}, 1);    // [1,16,16,16], split in two
+  b.initializer_i64("split", {2}, {8, 8});
+  OnnxBuilder::attr_int(b.node("Split", {"a", "split"}, {"s0", "s1"}), "axis", 1);
+  OnnxBuilder::attr_int(b.node("Concat", {"up", "s0", "s1"}, {"cat"}), "axis", 1);
+  conv_silu("cat", "w3", "y", {16, 32, 1, 1}, 1);
+  b.output("y");
+  return b.bytes();
+}
+
+TEST(NativeEngineConcatInPlace, UpsamplingBesideAConcatThatCannotBeReadInPartsIsMadeAfterAll) {
+  const HostTensor x = image(32, -1.f, 1.f);
+  const std::string model = upsampled_beside_preplaced_model();
+  const Ran copying = run(model, x, false), in_place = run(model, x, true);
+  expect_identical(in_place, copying);
+  EXPECT_EQ(copying.concat_steps, 1);
+  EXPECT_EQ(in_place.concat_steps, 0);
+}
+
 // A float Split's parts read in its input by readers that cannot read them strided: a 1x1
 // convolution (oneDNN's), a MaxPool and an elementwise Add get a dense copy each (one for both
 // readers of a part), and the results are the copying plan's.

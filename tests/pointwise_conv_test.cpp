@@ -166,6 +166,46 @@ TEST(PointwiseConv, StridedSourceSumAndDestinationGiveTheDenseResult) {
   }
 }
 
+// The source in parts (a Concat read from its inputs, kSrcParts): each part in a tensor of its own
+// at its own pixel stride, one of them upsampled 2x (a nearest Resize read where it stands): the
+// bits of the run on the concatenated (and upsampled) source.
+TEST(PointwiseConv, SourceInPartsGivesTheBitsOfTheConcatenatedSource) {
+  if (runnable_isas().empty()) GTEST_SKIP() << "the 1x1 kernel needs AVX2 + FMA; this processor has none";
+  using native::ops::SrcPart;
+  const int64_t n = 2, h = 6, w = 10, pixels = n * h * w;  // 120 pixels: blocks of 48 and rows of 6 across images
+  const int64_t cs[3] = {24, 8, 16};                       // part 1 upsampled from [n, h/2, w/2]
+  const int64_t c = cs[0] + cs[1] + cs[2], oc = 32;
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> wts(static_cast<size_t>(oc * c)), bias(static_cast<size_t>(oc));
+  for (auto* v : {&wts, &bias})
+    for (float& f : *v) f = u(rng);
+  // Part 0 dense, part 1 at half size with a stride of 13, part 2 at a stride of 20.
+  const int64_t strides[3] = {cs[0], 13, 20};
+  std::vector<float> p0(static_cast<size_t>(pixels * strides[0])), p1(static_cast<size_t>(n * (h / 2) * (w / 2) * strides[1])),
+      p2(static_cast<size_t>(pixels * strides[2]));
+  for (auto* v : {&p0, &p1, &p2})
+    for (float& f : *v) f = u(rng);
+  std::vector<float> whole(static_cast<size_t>(pixels * c));
+  for (int64_t p = 0; p < pixels; ++p) {
+    const int64_t x = p % w, y = p / w % h, b = p / (w * h), low = (b * (h / 2) + y / 2) * (w / 2) + x / 2;
+    float* row = whole.data() + p * c;
+    std::copy_n(p0.begin() + p * strides[0], cs[0], row);
+    std::copy_n(p1.begin() + low * strides[1], cs[1], row + cs[0]);
+    std::copy_n(p2.begin() + p * strides[2], cs[2], row + cs[0] + cs[1]);
+  }
+  for (const cpu::Isa isa : runnable_isas()) {
+    const PointwiseConv conv({pixels, c, oc}, wts.data(), bias.data(), {{WinoPostKind::kSilu}}, isa);
+    const SrcPart parts[3] = {{p0.data(), cs[0], strides[0]}, {p1.data(), cs[1], strides[1], 2, h, w}, {p2.data(), cs[2], strides[2]}};
+    for (int threads : {1, 2}) {
+      std::vector<float> want(static_cast<size_t>(pixels * oc)), got(want.size(), -7.f);
+      conv.run(whole.data(), want.data(), nullptr, threads);
+      conv.run_parts(parts, got.data(), nullptr, threads);
+      EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0) << conv.name() << ", " << threads << " threads";
+    }
+  }
+}
+
 // float32 to bf16, rounded to nearest even (finite values here), and back.
 uint16_t to_bf16(float f) {
   uint32_t u;

@@ -93,6 +93,10 @@ class Backend {
   // A convolution that reads its source as it is (plain NCHW) even when the backend keeps
   // activations channels-last (an image into the CPU's direct stem kernel).
   virtual bool conv_reads_plain_source(const OpContext& ctx) const { return false; }
+  // How many parts a convolution's kernel can read its channels-last source in (kSrcParts: a
+  // Concat along the channels read from its inputs, no copy); 0: a whole tensor only. ctx: the
+  // node with its logical input types.
+  virtual int conv_source_parts(const OpContext& ctx) const { return 0; }
 
   virtual Layout preferred_layout() const = 0;
   // How it would store float tensors when the session allows reduced precision (--precision

@@ -28,6 +28,11 @@ inline constexpr const char* kSrcPixelStrides = "_src_pixel_strides";
 // from one channel's plane to the next, inside a Concat's output along its last axis (YOLOv8's
 // head, exec/plan_concat.cpp); 0 or H*W: dense.
 inline constexpr const char* kDstRowStride = "_dst_row_stride";
+// On a 1x1 convolution: its channels-last float32 source is a Concat along the channels that no
+// step wrote (exec/plan_concat.cpp, Planner::concat_read_in_parts), read from its inputs: per part,
+// its channels and its pixel stride in elements, in order. Part 0 is input 0, part k input 3 + k
+// (input 3: the residual operand or none). Our 1x1 kernel only (cpu/pointwise_conv.h).
+inline constexpr const char* kSrcParts = "_src_parts";
 // On a Concat: per input, 1 where its producer already wrote it in place (nothing to copy).
 inline constexpr const char* kInPlaceInputs = "_in_place_inputs";
 

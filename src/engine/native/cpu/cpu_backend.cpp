@@ -11,7 +11,9 @@
 
 #include "engine/native/aligned_buffer.h"
 #include "engine/native/backend.h"
+#include "engine/native/cpu/pointwise_conv.h"
 #include "engine/native/cpu/stem_conv.h"
+#include "engine/native/precision.h"
 
 namespace sd::native {
 namespace {
@@ -49,6 +51,24 @@ class CpuBackend final : public Backend {
     const auto& in = ctx.inputs;
     return ctx.node.op_type != "Int8Conv" && in.size() > 1 && in[0].shape.rank == 4 && in[1].shape.rank == 4 &&
            ops::stem_conv_applies(in[0].shape[1], in[1].shape[0], in[1].shape[2], in[1].shape[3], false, ctx.node.attrs);
+  }
+
+  // A float32 1x1 convolution our 1x1 kernel runs (cpu/pointwise_conv.h).
+  int conv_source_parts(const OpContext& ctx) const override {
+    const auto& in = ctx.inputs;
+    const Attributes& a = ctx.node.attrs;
+    if ((ctx.node.op_type != "Conv" && ctx.node.op_type != "FusedConv") || in.size() < 2 || in[0].dtype != DType::kFloat32 ||
+        in[1].shape.rank != 4 || a.get_int(kBf16Compute, 0) != 0 || a.get_string("auto_pad", "NOTSET") != "NOTSET")
+      return 0;
+    auto all = [&](const char* name, int64_t want) {
+      for (int64_t v : a.get_ints(name))
+        if (v != want) return false;
+      return true;
+    };
+    const Shape& w = in[1].shape;  // [oc, c, kh, kw]
+    const bool ours = all("strides", 1) && all("dilations", 1) && all("pads", 0) &&
+                      ops::PointwiseConv::applies(w[1], w[0], w[2], w[3], 1, 1, a.get_int("group", 1), 0, 0, 0, 0);
+    return ours ? ops::pointwise::kMaxParts : 0;
   }
 
   // oneDNN's AVX-512 convolutions run channels-last directly.

@@ -136,6 +136,24 @@ class ConvKernel : public Kernel {
     if (src_stride_ == g_.c) src_stride_ = 0;
     sum_stride_ = a.get_int(kSumPixelStride, 0);
     if (sum_stride_ == g_.oc) sum_stride_ = 0;
+    // A source in parts (kSrcParts: a Concat along the channels read from its inputs, no copy;
+    // exec/plan_concat.cpp): our float32 1x1 kernel, forced.
+    if (const auto parts = a.get_ints(kSrcParts); !parts.empty()) {
+      if (!own_pointwise_applies() || parts.size() % 3 != 0 || parts.size() / 3 > static_cast<size_t>(ops::pointwise::kMaxParts) ||
+          (dst_stride_ != 0 && dst_stride_ < g_.oc) || (sum_stride_ != 0 && sum_stride_ < g_.oc))
+        return fail(ErrorCode::kUnsupported, ctx.describe() + ": a source in parts only for our float32 1x1 kernel");
+      int64_t channels = 0;
+      for (size_t k = 0; k < parts.size(); k += 3) {
+        const int64_t up = parts[k + 2];
+        if (parts[k] < 1 || parts[k + 1] < parts[k] || (up != 1 && up != 2) || g_.oh % up != 0 || g_.ow % up != 0)
+          return fail(ErrorCode::kInternal, ctx.describe() + ": a source part wider than its stride, or upsampled other than 2x");
+        parts_.push_back({nullptr, parts[k], parts[k + 1], up, g_.oh, g_.ow});
+        channels += parts[k];
+      }
+      if (channels != g_.c) return fail(ErrorCode::kInternal, ctx.describe() + ": the source's parts do not add up to its channels");
+      take_own_pointwise(make_own_pointwise(ctx));
+      return ok();
+    }
     // --precision bf16 on a 3x3 stride-1 layer our AVX-512 Winograd takes: ours, reading and writing
     // bf16 tensors where keep_bf16_tensors kept them (strided too), its float32 inputs rounded to
     // bf16 as read (the same bytes either way).
@@ -364,6 +382,17 @@ class ConvKernel : public Kernel {
       own_pw_->run_bf16(src, bf16_out ? nullptr : out[0].as<float>(), bf16_out, sum_input(in), ctx.threads,
                         {src_stride_, dst_stride_, sum_stride_});
       if (!bf16_out) finish_all(out[0], ctx.threads, finish);
+      return ok();
+    }
+    if (own_pw_ && !parts_.empty()) {  // part 0 is input 0, part k input 3 + k (kSrcParts)
+      ops::SrcPart at[ops::pointwise::kMaxParts];
+      for (size_t k = 0; k < parts_.size(); ++k) {
+        at[k] = parts_[k];
+        at[k].src = in[k == 0 ? 0 : 3 + k].as<float>();
+      }
+      own_pw_->run_parts(std::span<const ops::SrcPart>(at, parts_.size()), out[0].as<float>(), sum_input(in), ctx.threads,
+                         {0, dst_stride_, sum_stride_});
+      finish_all(out[0], ctx.threads, finish);
       return ok();
     }
     if (own_pw_) {
@@ -827,6 +856,7 @@ class ConvKernel : public Kernel {
   std::unique_ptr<ops::StemConv> stem_;
   std::unique_ptr<ops::WinogradConv> own_wino_;  // our Winograd runs the node (winograd_conv.h)
   std::unique_ptr<ops::PointwiseConv> own_pw_;   // our 1x1 kernel runs the node (pointwise_conv.h)
+  std::vector<ops::SrcPart> parts_;               // its source's parts (kSrcParts): channels and strides
   int64_t dst_stride_ = 0;  // kDstPixelStride: floats a pixel in a strided destination (0: dense)
   int64_t src_stride_ = 0, sum_stride_ = 0;  // kSrcPixelStride, kSumPixelStride: the same for the source and sum
   // Under --precision bf16, the float32 kernel of the same node that runs it (take_float32_if_chosen).

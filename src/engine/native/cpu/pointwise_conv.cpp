@@ -55,7 +55,6 @@ pointwise::RunArgs PointwiseConv::args(float* dst, const float* sum, int threads
                        bias_.data(),
                        posts_.data(),
                        static_cast<int64_t>(posts_.size()),
-                       nullptr,
                        dst,
                        sum,
                        std::max(1, threads),
@@ -80,15 +79,22 @@ void PointwiseConv::run_bf16(const uint16_t* src, float* dst, uint16_t* dst_bf16
 }
 
 void PointwiseConv::run(const float* src, float* dst, const float* sum, int threads, WinoStrides strides) const {
+  const SrcPart whole{src, g_.c, strides.src > 0 ? strides.src : g_.c};
+  run_parts(std::span<const SrcPart>(&whole, 1), dst, sum, threads, strides);
+}
+
+void PointwiseConv::run_parts(std::span<const SrcPart> parts, float* dst, const float* sum, int threads, WinoStrides strides) const {
 #if defined(__x86_64__)
   pointwise::RunArgs a = args(dst, sum, threads, strides);
-  a.src = src;
+  if (parts.empty() || parts.size() > static_cast<size_t>(pointwise::kMaxParts) || bf16_) std::abort();  // the caller checked
+  for (size_t k = 0; k < parts.size(); ++k) a.parts[k] = parts[k];
+  a.part_count = static_cast<int>(parts.size());
   if (avx512_)
     pointwise::run_avx512(a);
   else
     pointwise::run_avx2(a);
 #else
-  (void)src, (void)dst, (void)sum, (void)threads, (void)strides;
+  (void)parts, (void)dst, (void)sum, (void)threads, (void)strides;
   std::abort();  // applies() is false here: never constructed to run
 #endif
 }

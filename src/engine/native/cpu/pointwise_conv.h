@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/cpu_isa.h"
@@ -32,7 +33,22 @@ struct PointwiseGeometry {
   int64_t pixels, c, oc;  // n * h * w pixels of c channels in, oc out
 };
 
+// A part of the source's channels in a tensor of its own (a Concat along the channels that no
+// step wrote, read by this 1x1 convolution: exec/plan_concat.cpp): `c` channels of each pixel,
+// pixels `stride` floats apart. The parts in order are the source's channels in order, so the
+// weights multiply the same values in the same order as on the concatenated source.
+// A part may be upsampled (`up` 2: a nearest 2x Resize read where it stands, no step wrote it):
+// pixel (n, y, x) of the h x w output reads pixel (n, y / 2, x / 2) of the part's h/2 x w/2.
+struct SrcPart {
+  const float* src = nullptr;
+  int64_t c = 0, stride = 0;
+  int64_t up = 1, h = 0, w = 0;  // up > 1: the output's h and w
+};
+
 namespace pointwise {
+
+// At most this many parts (YOLOv8's SPPF Concat has four).
+inline constexpr int kMaxParts = 4;
 
 // One run's inputs for the ISA-specific kernels.
 struct RunArgs {
@@ -41,11 +57,12 @@ struct RunArgs {
   const float* bias;
   const WinoPost* posts;
   int64_t post_count;
-  const float* src;
   float* dst;
   const float* sum;
   int threads;
-  int64_t src_stride, dst_stride, sum_stride;  // elements a pixel
+  int64_t src_stride, dst_stride, sum_stride;  // elements a pixel (src_stride: the bf16 source's)
+  SrcPart parts[kMaxParts] = {};  // the float32 source as parts (part_count > 0; else src, src_stride)
+  int part_count = 0;
   const uint16_t* packed_bf16 = nullptr;  // the bf16 variant's: its weights, source, and result where
   const uint16_t* src_bf16 = nullptr;     // kept bf16 (else dst)
   uint16_t* dst_bf16 = nullptr;
@@ -77,6 +94,9 @@ class PointwiseConv {
   // src: [pixels, c]; dst: [pixels, oc]; sum: [pixels, oc] where the epilogue has a kSum.
   // strides: floats from one pixel to the next of each (0: dense). Needs the ISA of the variant.
   void run(const float* src, float* dst, const float* sum, int threads, WinoStrides strides = {}) const;
+  // The same with the source in parts (float32 variants; 1 to pointwise::kMaxParts parts whose
+  // channels add up to c; strides.src unused).
+  void run_parts(std::span<const SrcPart> parts, float* dst, const float* sum, int threads, WinoStrides strides = {}) const;
 
   // "streamdet:pointwise:avx512" or "streamdet:pointwise:avx2" (the plan's implementation name).
   const char* name() const {

@@ -271,9 +271,110 @@ void Planner::reroot(int r, int out, size_t offset) {
   o.last_step = std::max(o.last_step, old.last_step);
 }
 
+int Planner::parts_reader(int v, const ValueType& t) const {
+  if (!concat_in_place_ || host_ < 0 || v < 0 || static_cast<size_t>(v) >= readers_.size() || readers_[static_cast<size_t>(v)] != 1) return 0;
+  for (const Backend* b : backends_)
+    if (!b->device().is_host()) return 0;
+  const Node* reader = nullptr;  // its one reader (not a graph output), reading it as its source only
+  for (const Node& n : g_.nodes)
+    for (size_t k = 0; k < n.inputs.size(); ++k)
+      if (n.inputs[k] == v) {
+        if (reader || k != 0) return 0;
+        reader = &n;
+      }
+  if (!reader || (reader->op_type != "Conv" && reader->op_type != "FusedConv")) return 0;
+  std::vector<ValueType> rin;
+  std::vector<const HostTensor*> rconst;
+  for (size_t k = 0; k < reader->inputs.size(); ++k) {
+    const int r = reader->inputs[k];
+    rin.push_back(k == 0 ? t : r >= 0 ? states_[static_cast<size_t>(r)].logical : ValueType{});
+    rconst.push_back(k > 0 && r >= 0 ? states_[static_cast<size_t>(r)].constant.get() : nullptr);
+  }
+  return backends_[static_cast<size_t>(host_)]->conv_source_parts(OpContext{*reader, g_.opset, rin, rconst, {}});
+}
+
+Result<bool> Planner::concat_read_in_parts(const Node& planned, const std::vector<int>& ins, const std::vector<ValueType>& types,
+                                           const std::vector<ValueType>& logical_out, bool nhwc) {
+  const int o = planned.outputs.size() == 1 ? planned.outputs[0] : -1;
+  bool can = nhwc && o >= 0 && planned.attrs.get_int("axis", 0) == 3 && ins.size() >= 2 && logical_out[0].dtype == DType::kFloat32 &&
+             static_cast<size_t>(parts_reader(o, logical_out[0])) >= ins.size();
+  // Its inputs: channels-last float32 tensors on the host, none made for this Concat's rows.
+  for (size_t k = 0; k < ins.size() && can; ++k) {
+    const int v = ins[k];
+    if (v < 0 || types[k].dtype != DType::kFloat32 || types[k].shape.rank != 4) {
+      can = false;
+      break;
+    }
+    const ValueState& s = states_[static_cast<size_t>(v)];
+    can = s.nhwc && !s.constant && !s.uploaded && home_of(v) == host_ && !preplaced_.count(s.root);
+  }
+  if (can) {
+    define_outputs(planned, logical_out, nhwc);
+    read_in_parts_[o] = ins;
+    return true;
+  }
+  for (int v : ins)  // planned as a copy after all: the upsampled views among its inputs made first
+    if (upsampled_.count(v)) SD_TRY(materialize_upsampled(v));
+  return false;
+}
+
+bool Planner::upsample_as_view(const Node& n, const std::vector<ValueType>& lin, const std::vector<const HostTensor*>& lconst,
+                               const std::vector<ValueType>& out_types) {
+  if (no_views_ || n.op_type != "Resize" || n.inputs.empty() || n.outputs.size() != 1 || n.outputs[0] < 0 || n.inputs[0] < 0) return false;
+  // Nearest, output pixel (y, x) from input pixel (y / 2, x / 2): asymmetric with floor or
+  // round_prefer_floor, or half_pixel with round_prefer_floor (y / 2 - 1/4 rounded).
+  const std::string ctm = n.attrs.get_string("coordinate_transformation_mode", "half_pixel");
+  const std::string rounding = n.attrs.get_string("nearest_mode", "round_prefer_floor");
+  if (n.attrs.get_string("mode", "nearest") != "nearest" || !n.attrs.get_ints("axes").empty() ||
+      !((ctm == "asymmetric" && (rounding == "floor" || rounding == "round_prefer_floor")) ||
+        (ctm == "half_pixel" && rounding == "round_prefer_floor")))
+    return false;
+  const int x = n.inputs[0], o = n.outputs[0];
+  const ValueState& s = states_[static_cast<size_t>(x)];
+  const Shape& in = s.logical.shape;
+  const Shape& out = out_types[0].shape;
+  if (!s.nhwc || s.constant || s.uploaded || s.pixel_stride != 0 || home_of(x) != host_ || s.logical.dtype != DType::kFloat32 ||
+      in.rank != 4 || out.rank != 4 || out[0] != in[0] || out[1] != in[1] || out[2] != 2 * in[2] || out[3] != 2 * in[3])
+    return false;
+  // Its one reader a Concat along the channels that a convolution reads in parts.
+  if (static_cast<size_t>(o) >= readers_.size() || readers_[static_cast<size_t>(o)] != 1) return false;
+  const Node* cat = nullptr;
+  for (const Node& c : g_.nodes)
+    for (int v : c.inputs)
+      if (v == o) cat = &c;
+  if (!cat || cat->op_type != "Concat" || cat->outputs.size() != 1) return false;
+  const int64_t axis = cat->attrs.get_int("axis", 0);
+  if (axis != 1 && axis != -3) return false;
+  Shape cs = out;
+  cs[1] = 0;
+  for (int v : cat->inputs) {
+    if (v < 0 || v >= static_cast<int>(states_.size())) return false;
+    cs[1] += v == o ? out[1] : states_[static_cast<size_t>(v)].logical.shape.rank == 4 ? states_[static_cast<size_t>(v)].logical.shape[1] : 0;
+  }
+  if (static_cast<size_t>(parts_reader(cat->outputs[0], ValueType{DType::kFloat32, cs})) < cat->inputs.size()) return false;
+  define_outputs(n, out_types, true);
+  upsampled_[o] = Upsampled{&n, lin, out_types, lconst};
+  return true;
+}
+
+Status Planner::materialize_upsampled(int v) {
+  const auto it = upsampled_.find(v);
+  if (it == upsampled_.end()) return ok();
+  const Upsampled u = it->second;
+  upsampled_.erase(it);
+  const OpSchema* schema = registry_.find(u.node->op_type, g_.opset);
+  if (!schema) return fail(ErrorCode::kInternal, g_.describe(*u.node) + ": no schema");
+  no_views_ = true;
+  const Status st = plan_layout_aware(*u.node, *schema, u.lin, u.lconst, u.out_types, OpClass::kResize);
+  no_views_ = false;
+  return st;
+}
+
 Status Planner::plan_concat(const Node& planned, const std::vector<int>& ins, const std::vector<ValueType>& types,
                             const std::vector<const HostTensor*>& consts, const std::vector<ValueType>& logical_out,
                             const std::vector<ValueType>& out_types, bool nhwc) {
+  SD_ASSIGN_OR_RETURN(const bool in_parts, concat_read_in_parts(planned, ins, types, logical_out, nhwc));
+  if (in_parts) return ok();
   const ValueType& out = out_types[0];
   std::vector<int64_t> in_place(ins.size(), 0);
   struct Move {

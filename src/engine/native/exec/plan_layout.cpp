@@ -101,11 +101,37 @@ Status Planner::plan_conv_like(const Node& n, const std::vector<ValueType>& lin,
   if (conv_nhwc && cls == OpClass::kConv && !plain_source && !states_[static_cast<size_t>(ins[0])].nhwc) {
     SD_ASSIGN_OR_RETURN(ins[0], convert(ins[0], true));
   }
+  // Its source a Concat with no step (concat_read_in_parts): read from the Concat's inputs, part 0
+  // as input 0 and the others after input 3, their channels and pixel strides in kSrcParts.
+  const auto parts = cls == OpClass::kConv ? read_in_parts_.find(ins[0]) : read_in_parts_.end();
+  const bool in_parts = parts != read_in_parts_.end();
+  if (in_parts) {
+    if (!conv_nhwc) return fail(ErrorCode::kInternal, g_.describe(n) + ": a source in parts for a convolution not channels-last");
+    Attribute at;
+    at.kind = Attribute::Kind::kInts;
+    std::vector<int> sources;  // an upsampled view (upsample_as_view) is read from the Resize's input
+    for (int v : parts->second) {
+      const auto up = upsampled_.find(v);
+      const int src = up != upsampled_.end() ? up->second.node->inputs[0] : v;
+      if (up != upsampled_.end()) upsampled_.erase(up);
+      const int64_t c = physical_type(src).shape[3], stride = states_[static_cast<size_t>(src)].pixel_stride;
+      at.ints.push_back(c);
+      at.ints.push_back(stride != 0 ? stride : c);
+      at.ints.push_back(src != v ? 2 : 1);
+      sources.push_back(src);
+    }
+    copy.attrs.set(kSrcParts, at);
+    ins[0] = sources[0];
+    if (ins.size() < 4) ins.resize(4, -1);
+    ins.insert(ins.end(), sources.begin() + 1, sources.end());
+  }
   const bool src_nhwc = states_[static_cast<size_t>(ins[0])].nhwc;
   const bool dst_nhwc = cls == OpClass::kConv ? conv_nhwc : src_nhwc;
   // A Split's part read strided (try_split_views): a channels-last float convolution may (our
   // Winograd); anything else reads a dense copy (channels-last like the part: the layouts above hold).
-  auto strided = [&](size_t k) { return k < ins.size() && ins[k] >= 0 && states_[static_cast<size_t>(ins[k])].pixel_stride != 0; };
+  auto strided = [&](size_t k) {
+    return k < ins.size() && ins[k] >= 0 && !(in_parts && k == 0) && states_[static_cast<size_t>(ins[k])].pixel_stride != 0;
+  };
   if ((strided(0) || strided(3)) && (cls != OpClass::kConv || !dst_nhwc || !src_nhwc)) SD_TRY(dense_copies(ins));
   Attribute a;
   a.kind = Attribute::Kind::kInt;
@@ -131,6 +157,7 @@ Status Planner::plan_conv_like(const Node& n, const std::vector<ValueType>& lin,
   }
   OpContext ctx{copy, g_.opset, lin, lconst, out_types};
   auto made = create_kernel(ctx);
+  if (!made && in_parts) return fail(ErrorCode::kInternal, g_.describe(n) + ": no kernel reads its source in parts: " + made.error().message);
   if (!made && (strided(0) || strided(3))) {  // no kernel reads it strided here: a dense copy
     SD_TRY(dense_copies(ins));
     a.i = 0;
@@ -154,6 +181,8 @@ Status Planner::plan_conv_like(const Node& n, const std::vector<ValueType>& lin,
 
 Status Planner::plan_layout_aware(const Node& n, const OpSchema& schema, const std::vector<ValueType>& lin,
                                   const std::vector<const HostTensor*>& lconst, const std::vector<ValueType>& out_types, OpClass cls) {
+  // A nearest 2x upsampling that the convolution after its Concat reads where it stands (plan_concat.cpp).
+  if (cls == OpClass::kResize && upsample_as_view(n, lin, lconst, out_types)) return ok();
   // Channels-last only when a 4-D data input already is, and every output is 4-D.
   const int data_inputs = cls == OpClass::kUnary || cls == OpClass::kSplit || cls == OpClass::kSlice || cls == OpClass::kResize
                               ? 1 : static_cast<int>(n.inputs.size());

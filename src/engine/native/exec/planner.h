@@ -165,6 +165,23 @@ class Planner {
   // parts' readers planned with that stride, and the Concat planned later moves it in place.
   // Returns that stride (elements a pixel), or 0 where it cannot.
   int64_t preplace_in_concat(const Node& split, int root, const std::vector<ValueType>& out_types);
+  // A channels-last float32 Concat along the channels whose one reader is a 1x1 convolution our
+  // 1x1 kernel runs: no step, its inputs recorded (read_in_parts_) for the convolution to read as
+  // the parts of its source (kSrcParts), so that nothing copies them. False where it cannot: then
+  // the upsampled views among its inputs get their steps first (materialize_upsampled).
+  Result<bool> concat_read_in_parts(const Node& planned, const std::vector<int>& ins, const std::vector<ValueType>& types,
+                                    const std::vector<ValueType>& logical_out, bool nhwc);
+  // How many parts the one reader of Concat output `v` (of logical type `t`) reads its source in:
+  // a convolution taking it as its source, as its backend says (Backend::conv_source_parts); 0 if
+  // anything else reads it.
+  int parts_reader(int v, const ValueType& t) const;
+  // A nearest 2x Resize of a channels-last float32 tensor whose one reader is a Concat that a
+  // convolution can read in parts: no step, its output an upsampled view of its input (upsampled_)
+  // that the convolution reads where it stands. False where it cannot.
+  bool upsample_as_view(const Node& n, const std::vector<ValueType>& lin, const std::vector<const HostTensor*>& lconst,
+                        const std::vector<ValueType>& out_types);
+  // The Resize step of an upsampled view after all (its Concat is planned as a copy).
+  Status materialize_upsampled(int v);
   // Moves the buffer of root `r` (and every value inside it) into `out`'s, `offset` bytes in.
   void reroot(int r, int out, size_t offset);
   // The conversion to NCHW of `v`, a channels-last Concat along the channels that copies every
@@ -213,6 +230,14 @@ class Planner {
     size_t offset = 0;       // bytes into that Concat's rows
   };
   std::map<int, Preplaced> preplaced_;  // root -> where it must go (preplace_in_concat)
+  std::map<int, std::vector<int>> read_in_parts_;  // a Concat with no step -> its inputs (concat_read_in_parts)
+  struct Upsampled {
+    const Node* node;  // the Resize, as the graph has it
+    std::vector<ValueType> lin, out_types;
+    std::vector<const HostTensor*> lconst;
+  };
+  std::map<int, Upsampled> upsampled_;  // a nearest 2x Resize's output with no step -> how to make it (upsample_as_view)
+  bool no_views_ = false;               // set while materialize_upsampled plans a Resize
   std::map<int, int> channel_concats_;  // a channels-last Concat's output -> its step (concat_as_planes)
 };
 
