@@ -31,7 +31,8 @@ inline constexpr const char* kDstRowStride = "_dst_row_stride";
 // On a 1x1 convolution: its channels-last float32 source is a Concat along the channels that no
 // step wrote (exec/plan_concat.cpp, Planner::concat_read_in_parts), read from its inputs: per part,
 // its channels and its pixel stride in elements, in order. Part 0 is input 0, part k input 3 + k
-// (input 3: the residual operand or none). Our 1x1 kernel only (cpu/pointwise_conv.h).
+// (input 3: the residual operand or none). Our 1x1 kernel only (cpu/pointwise_conv.h): float32, or
+// its bf16 variant on bf16 parts.
 inline constexpr const char* kSrcParts = "_src_parts";
 // On a Concat: per input, 1 where its producer already wrote it in place (nothing to copy).
 inline constexpr const char* kInPlaceInputs = "_in_place_inputs";

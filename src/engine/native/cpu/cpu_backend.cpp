@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/cpu_isa.h"
 #include "engine/native/aligned_buffer.h"
 #include "engine/native/backend.h"
 #include "engine/native/cpu/pointwise_conv.h"
@@ -53,12 +54,17 @@ class CpuBackend final : public Backend {
            ops::stem_conv_applies(in[0].shape[1], in[1].shape[0], in[1].shape[2], in[1].shape[3], false, ctx.node.attrs);
   }
 
-  // A float32 1x1 convolution our 1x1 kernel runs (cpu/pointwise_conv.h).
+  // A 1x1 convolution our 1x1 kernel runs (cpu/pointwise_conv.h): float32, or under --precision
+  // bf16 on a bf16 source its bf16 variant (each part's channels even: the planner checks).
   int conv_source_parts(const OpContext& ctx) const override {
     const auto& in = ctx.inputs;
     const Attributes& a = ctx.node.attrs;
-    if ((ctx.node.op_type != "Conv" && ctx.node.op_type != "FusedConv") || in.size() < 2 || in[0].dtype != DType::kFloat32 ||
-        in[1].shape.rank != 4 || a.get_int(kBf16Compute, 0) != 0 || a.get_string("auto_pad", "NOTSET") != "NOTSET")
+    const bool bf16 = a.get_int(kBf16Compute, 0) != 0;
+    if ((ctx.node.op_type != "Conv" && ctx.node.op_type != "FusedConv") || in.size() < 2 || in[1].shape.rank != 4 ||
+        a.get_string("auto_pad", "NOTSET") != "NOTSET")
+      return 0;
+    if (bf16 ? in[0].dtype != DType::kBFloat16 || cpu::active_isa() < cpu::Isa::kAvx512Bf16 || in[1].shape[1] % 2 != 0 || in[1].shape[0] % 16 != 0
+             : in[0].dtype != DType::kFloat32)
       return 0;
     auto all = [&](const char* name, int64_t want) {
       for (int64_t v : a.get_ints(name))

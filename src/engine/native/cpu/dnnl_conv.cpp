@@ -137,21 +137,23 @@ class ConvKernel : public Kernel {
     sum_stride_ = a.get_int(kSumPixelStride, 0);
     if (sum_stride_ == g_.oc) sum_stride_ = 0;
     // A source in parts (kSrcParts: a Concat along the channels read from its inputs, no copy;
-    // exec/plan_concat.cpp): our float32 1x1 kernel, forced.
+    // exec/plan_concat.cpp): our 1x1 kernel, forced: float32, or its bf16 variant on bf16 parts.
     if (const auto parts = a.get_ints(kSrcParts); !parts.empty()) {
-      if (!own_pointwise_applies() || parts.size() % 3 != 0 || parts.size() / 3 > static_cast<size_t>(ops::pointwise::kMaxParts) ||
+      const bool bf16_parts = bf16_ && src_bf16_ && own_pointwise_bf16_applies(/*strided=*/true);
+      if (!(own_pointwise_applies() || bf16_parts) || parts.size() % 3 != 0 || parts.size() / 3 > static_cast<size_t>(ops::pointwise::kMaxParts) ||
           (dst_stride_ != 0 && dst_stride_ < g_.oc) || (sum_stride_ != 0 && sum_stride_ < g_.oc))
         return fail(ErrorCode::kUnsupported, ctx.describe() + ": a source in parts only for our float32 1x1 kernel");
       int64_t channels = 0;
       for (size_t k = 0; k < parts.size(); k += 3) {
         const int64_t up = parts[k + 2];
-        if (parts[k] < 1 || parts[k + 1] < parts[k] || (up != 1 && up != 2) || g_.oh % up != 0 || g_.ow % up != 0)
+        if (parts[k] < 1 || parts[k + 1] < parts[k] || (up != 1 && up != 2) || g_.oh % up != 0 || g_.ow % up != 0 ||
+            (bf16_parts && parts[k] % 2 != 0))
           return fail(ErrorCode::kInternal, ctx.describe() + ": a source part wider than its stride, or upsampled other than 2x");
         parts_.push_back({nullptr, parts[k], parts[k + 1], up, g_.oh, g_.ow});
         channels += parts[k];
       }
       if (channels != g_.c) return fail(ErrorCode::kInternal, ctx.describe() + ": the source's parts do not add up to its channels");
-      take_own_pointwise(make_own_pointwise(ctx));
+      take_own_pointwise(make_own_pointwise(ctx, bf16_parts));
       return ok();
     }
     // --precision bf16 on a 3x3 stride-1 layer our AVX-512 Winograd takes: ours, reading and writing
@@ -368,6 +370,17 @@ class ConvKernel : public Kernel {
                    if (post) apply_post_ops(y, sum, rows - y, rows - y + count);
                    if (finish) finish(rows - y, rows - y + count);
                  });
+      return ok();
+    }
+    if (own_pw_ && own_pw_->bf16() && !parts_.empty()) {  // a bf16 source in parts: part 0 is input 0, part k input 3 + k
+      ops::SrcPart at[ops::pointwise::kMaxParts];
+      for (size_t k = 0; k < parts_.size(); ++k) {
+        at[k] = parts_[k];
+        at[k].src_bf16 = in[k == 0 ? 0 : 3 + k].as<uint16_t>();
+      }
+      own_pw_->run_bf16_parts(std::span<const ops::SrcPart>(at, parts_.size()), bf16_out ? nullptr : out[0].as<float>(), bf16_out,
+                              sum_input(in), ctx.threads, {0, dst_stride_, sum_stride_});
+      if (!bf16_out) finish_all(out[0], ctx.threads, finish);
       return ok();
     }
     if (own_pw_ && own_pw_->bf16()) {  // the result kept bf16 written as such

@@ -78,6 +78,21 @@ void PointwiseConv::run_bf16(const uint16_t* src, float* dst, uint16_t* dst_bf16
 #endif
 }
 
+void PointwiseConv::run_bf16_parts(std::span<const SrcPart> parts, float* dst, uint16_t* dst_bf16, const float* sum, int threads,
+                                   WinoStrides strides) const {
+#if defined(__x86_64__)
+  pointwise::RunArgs a = args(dst, sum, threads, strides);
+  if (parts.empty() || parts.size() > static_cast<size_t>(pointwise::kMaxParts) || !bf16_) std::abort();  // the caller checked
+  for (size_t k = 0; k < parts.size(); ++k) a.parts[k] = parts[k];
+  a.part_count = static_cast<int>(parts.size());
+  a.dst_bf16 = dst_bf16;
+  pointwise::run_avx512bf16(a);
+#else
+  (void)parts, (void)dst, (void)dst_bf16, (void)sum, (void)threads, (void)strides;
+  std::abort();  // applies() is false here: never constructed to run
+#endif
+}
+
 void PointwiseConv::run(const float* src, float* dst, const float* sum, int threads, WinoStrides strides) const {
   const SrcPart whole{src, g_.c, strides.src > 0 ? strides.src : g_.c};
   run_parts(std::span<const SrcPart>(&whole, 1), dst, sum, threads, strides);

@@ -42,8 +42,26 @@ struct PointwiseGeometry {
 struct SrcPart {
   const float* src = nullptr;
   int64_t c = 0, stride = 0;
-  int64_t up = 1, h = 0, w = 0;  // up > 1: the output's h and w
+  int64_t up = 1, h = 0, w = 0;       // up > 1: the output's h and w
+  const uint16_t* src_bf16 = nullptr;  // the bf16 variant's source (c even), in place of src
 };
+
+// The rows of output pixels p0 .. p0 + R - 1 in part `sp` whose data starts at `base` (its src or
+// src_bf16): a pixel stride apart, or where its upsampling puts them (the first pixel's found by
+// division, the next ones stepped to).
+template <int R, class T>
+inline void part_rows(const SrcPart& sp, const T* base, int64_t p0, const T* (&ar)[R]) {
+  if (sp.up == 1) {
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) ar[r] = base + (p0 + r) * sp.stride;
+    return;
+  }
+  int64_t x = p0 % sp.w, y = p0 / sp.w % sp.h, n = p0 / (sp.w * sp.h);
+  for (int r = 0; r < R; ++r) {
+    ar[r] = base + ((n * (sp.h / sp.up) + y / sp.up) * (sp.w / sp.up) + x / sp.up) * sp.stride;
+    if (++x == sp.w && (x = 0, ++y == sp.h)) y = 0, ++n;
+  }
+}
 
 namespace pointwise {
 
@@ -61,7 +79,7 @@ struct RunArgs {
   const float* sum;
   int threads;
   int64_t src_stride, dst_stride, sum_stride;  // elements a pixel (src_stride: the bf16 source's)
-  SrcPart parts[kMaxParts] = {};  // the float32 source as parts (part_count > 0; else src, src_stride)
+  SrcPart parts[kMaxParts] = {};  // the source as parts (the float32 variants' always; the bf16 one's where part_count > 0)
   int part_count = 0;
   const uint16_t* packed_bf16 = nullptr;  // the bf16 variant's: its weights, source, and result where
   const uint16_t* src_bf16 = nullptr;     // kept bf16 (else dst)
@@ -89,6 +107,9 @@ class PointwiseConv {
   // dst_bf16 is given, rounded to bf16 (as oneDNN's reorder rounds) into dst_bf16. Strides in
   // elements, as run()'s.
   void run_bf16(const uint16_t* src, float* dst, uint16_t* dst_bf16, const float* sum, int threads, WinoStrides strides = {}) const;
+  // The same with the bf16 source in parts (their src_bf16; each part's channels even).
+  void run_bf16_parts(std::span<const SrcPart> parts, float* dst, uint16_t* dst_bf16, const float* sum, int threads,
+                      WinoStrides strides = {}) const;
   bool bf16() const { return bf16_; }
 
   // src: [pixels, c]; dst: [pixels, oc]; sum: [pixels, oc] where the epilogue has a kSum.

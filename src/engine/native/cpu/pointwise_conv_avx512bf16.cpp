@@ -29,10 +29,20 @@ inline void micro_kernel(const RunArgs& a, int64_t p0, int64_t o0, const uint16_
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) acc[r][q] = bias;
   }
-  const uint16_t* ar[R];
+  if (a.part_count == 0) {
+    const uint16_t* ar[R];
 #pragma GCC unroll 6
-  for (int r = 0; r < R; ++r) ar[r] = a.src_bf16 + (p0 + r) * a.src_stride;
-  accumulate_bf16_pairs<NV, R>(ar, b, k, acc);
+    for (int r = 0; r < R; ++r) ar[r] = a.src_bf16 + (p0 + r) * a.src_stride;
+    accumulate_bf16_pairs<NV, R>(ar, b, k, acc);
+  }
+  // The source in parts: each part's channel pairs, the weights' rows in order.
+  for (int part = 0; part < a.part_count; ++part) {
+    const SrcPart& sp = a.parts[part];
+    const uint16_t* ar[R];
+    part_rows<R>(sp, sp.src_bf16, p0, ar);
+    accumulate_bf16_pairs<NV, R>(ar, b, sp.c, acc);
+    b += sp.c * 16 * NV;
+  }
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 4

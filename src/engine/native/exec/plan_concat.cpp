@@ -296,12 +296,14 @@ int Planner::parts_reader(int v, const ValueType& t) const {
 Result<bool> Planner::concat_read_in_parts(const Node& planned, const std::vector<int>& ins, const std::vector<ValueType>& types,
                                            const std::vector<ValueType>& logical_out, bool nhwc) {
   const int o = planned.outputs.size() == 1 ? planned.outputs[0] : -1;
-  bool can = nhwc && o >= 0 && planned.attrs.get_int("axis", 0) == 3 && ins.size() >= 2 && logical_out[0].dtype == DType::kFloat32 &&
+  const DType t = logical_out[0].dtype;
+  bool can = nhwc && o >= 0 && planned.attrs.get_int("axis", 0) == 3 && ins.size() >= 2 && (t == DType::kFloat32 || t == DType::kBFloat16) &&
              static_cast<size_t>(parts_reader(o, logical_out[0])) >= ins.size();
-  // Its inputs: channels-last float32 tensors on the host, none made for this Concat's rows.
+  // Its inputs: channels-last tensors of its type on the host (bf16: an even number of channels
+  // each, as the bf16 kernel reads pairs), none made for this Concat's rows.
   for (size_t k = 0; k < ins.size() && can; ++k) {
     const int v = ins[k];
-    if (v < 0 || types[k].dtype != DType::kFloat32 || types[k].shape.rank != 4) {
+    if (v < 0 || types[k].dtype != t || types[k].shape.rank != 4 || (t == DType::kBFloat16 && types[k].shape[3] % 2 != 0)) {
       can = false;
       break;
     }
@@ -333,7 +335,8 @@ bool Planner::upsample_as_view(const Node& n, const std::vector<ValueType>& lin,
   const ValueState& s = states_[static_cast<size_t>(x)];
   const Shape& in = s.logical.shape;
   const Shape& out = out_types[0].shape;
-  if (!s.nhwc || s.constant || s.uploaded || s.pixel_stride != 0 || home_of(x) != host_ || s.logical.dtype != DType::kFloat32 ||
+  if (!s.nhwc || s.constant || s.uploaded || s.pixel_stride != 0 || home_of(x) != host_ || s.logical.dtype != out_types[0].dtype ||
+      (s.logical.dtype != DType::kFloat32 && s.logical.dtype != DType::kBFloat16) ||
       in.rank != 4 || out.rank != 4 || out[0] != in[0] || out[1] != in[1] || out[2] != 2 * in[2] || out[3] != 2 * in[3])
     return false;
   // Its one reader a Concat along the channels that a convolution reads in parts.
@@ -351,7 +354,7 @@ bool Planner::upsample_as_view(const Node& n, const std::vector<ValueType>& lin,
     if (v < 0 || v >= static_cast<int>(states_.size())) return false;
     cs[1] += v == o ? out[1] : states_[static_cast<size_t>(v)].logical.shape.rank == 4 ? states_[static_cast<size_t>(v)].logical.shape[1] : 0;
   }
-  if (static_cast<size_t>(parts_reader(cat->outputs[0], ValueType{DType::kFloat32, cs})) < cat->inputs.size()) return false;
+  if (static_cast<size_t>(parts_reader(cat->outputs[0], ValueType{out_types[0].dtype, cs})) < cat->inputs.size()) return false;
   define_outputs(n, out_types, true);
   upsampled_[o] = Upsampled{&n, lin, out_types, lconst};
   return true;
