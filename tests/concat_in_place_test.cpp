@@ -272,32 +272,34 @@ TEST(NativeEngineConcatInPlace, WinogradOutputsAreTheCopyingPlansBitForBit) {
 // kernel where the processor has AVX2): no Concat step, the convolution reads the Concat's inputs
 // where they stand (kSrcParts), the nearest 2x upsampling beside one of them read where its input
 // stands (no Resize step); the tensor upsampled is read later again beside another (YOLOv8's p5).
+// A convolution and its SiLU (YOLOv8's Conv block).
+void conv_silu(OnnxBuilder& b, const std::string& x, const std::string& w, const std::string& y, std::vector<int64_t> wshape, int64_t stride) {
+  conv(b, x, w, y + "_c", wshape, stride);
+  b.node("Sigmoid", {y + "_c"}, {y + "_s"});
+  b.node("Mul", {y + "_c", y + "_s"}, {y});
+}
+
 std::string neck_model() {
   OnnxBuilder b;
   b.input("x", {1, 3, 32, 32});
-  auto conv_silu = [&](const std::string& x, const std::string& w, const std::string& y, std::vector<int64_t> wshape, int64_t stride) {
-    conv(b, x, w, y + "_c", wshape, stride);
-    b.node("Sigmoid", {y + "_c"}, {y + "_s"});
-    b.node("Mul", {y + "_c", y + "_s"}, {y});
-  };
-  conv_silu("x", "w0", "p4", {16, 3, 3, 3}, 2);      // [1,16,16,16]
-  conv_silu("p4", "w1", "q5", {32, 16, 3, 3}, 2);    // [1,32,8,8]
-  conv_silu("q5", "w2", "p5", {32, 32, 1, 1}, 1);    // [1,32,8,8]: read by the upsampling and the last Concat
+  conv_silu(b, "x", "w0", "p4", {16, 3, 3, 3}, 2);      // [1,16,16,16]
+  conv_silu(b, "p4", "w1", "q5", {32, 16, 3, 3}, 2);    // [1,32,8,8]
+  conv_silu(b, "q5", "w2", "p5", {32, 32, 1, 1}, 1);    // [1,32,8,8]: read by the upsampling and the last Concat
   b.initializer("up_scales", {4}, {1.f, 1.f, 2.f, 2.f});
   auto* up = b.node("Resize", {"p5", "", "up_scales"}, {"up"});
   OnnxBuilder::attr_string(up, "mode", "nearest");
   OnnxBuilder::attr_string(up, "coordinate_transformation_mode", "asymmetric");
   OnnxBuilder::attr_string(up, "nearest_mode", "floor");
   OnnxBuilder::attr_int(b.node("Concat", {"up", "p4"}, {"cat1"}), "axis", 1);
-  conv_silu("cat1", "w3", "n4", {16, 48, 1, 1}, 1);  // [1,16,16,16]
-  conv_silu("n4", "w4", "d", {16, 16, 3, 3}, 2);     // [1,16,8,8]
+  conv_silu(b, "cat1", "w3", "n4", {16, 48, 1, 1}, 1);  // [1,16,16,16]
+  conv_silu(b, "n4", "w4", "d", {16, 16, 3, 3}, 2);     // [1,16,8,8]
   OnnxBuilder::attr_int(b.node("Concat", {"d", "p5"}, {"cat2"}), "axis", 1);
-  conv_silu("cat2", "w5", "o5", {32, 48, 1, 1}, 1);  // [1,32,8,8]: a C2f's cv1, written into its Concat's rows
+  conv_silu(b, "cat2", "w5", "o5", {32, 48, 1, 1}, 1);  // [1,32,8,8]: a C2f's cv1, written into its Concat's rows
   b.initializer_i64("split", {2}, {16, 16});
   OnnxBuilder::attr_int(b.node("Split", {"o5", "split"}, {"s0", "s1"}), "axis", 1);
-  conv_silu("s1", "w6", "m", {16, 16, 3, 3}, 1);
+  conv_silu(b, "s1", "w6", "m", {16, 16, 3, 3}, 1);
   OnnxBuilder::attr_int(b.node("Concat", {"s0", "s1", "m"}, {"cat3"}), "axis", 1);
-  conv_silu("cat3", "w7", "c2", {32, 48, 1, 1}, 1);
+  conv_silu(b, "cat3", "w7", "c2", {32, 48, 1, 1}, 1);
   b.output("n4");
   b.output("c2");
   return b.bytes();
@@ -326,21 +328,16 @@ TEST(NativeEngineConcatInPlace, ConcatsReadByA1x1ConvolutionAreReadInPartsBitFor
 std::string upsampled_beside_preplaced_model() {
   OnnxBuilder b;
   b.input("x", {1, 3, 32, 32});
-  auto conv_silu = [&](const std::string& x, const std::string& w, const std::string& y, std::vector<int64_t> wshape, int64_t stride) {
-    conv(b, x, w, y + "_c", wshape, stride);
-    b.node("Sigmoid", {y + "_c"}, {y + "_s"});
-    b.node("Mul", {y + "_c", y + "_s"}, {y});
-  };
-  conv_silu("x", "w0", "p", {8, 3, 3, 3}, 2);     // [1,8,16,16]
-  conv_silu("p", "w1", "q", {16, 8, 3, 3}, 2);    // [1,16,8,8]
+  conv_silu(b, "x", "w0", "p", {8, 3, 3, 3}, 2);     // [1,8,16,16]
+  conv_silu(b, "p", "w1", "q", {16, 8, 3, 3}, 2);    // [1,16,8,8]
   b.initializer("up_scales", {4}, {1.f, 1.f, 2.f, 2.f});
   auto* up = b.node("Resize", {"q", "", "up_scales"}, {"up"});
   OnnxBuilder::attr_string(up, "mode", "nearest");
-  conv_silu("p", "w2", "a", {16, 8, 1, 1}, 1);    // [1,16,16,16], split in two
+  conv_silu(b, "p", "w2", "a", {16, 8, 1, 1}, 1);    // [1,16,16,16], split in two
   b.initializer_i64("split", {2}, {8, 8});
   OnnxBuilder::attr_int(b.node("Split", {"a", "split"}, {"s0", "s1"}), "axis", 1);
   OnnxBuilder::attr_int(b.node("Concat", {"up", "s0", "s1"}, {"cat"}), "axis", 1);
-  conv_silu("cat", "w3", "y", {16, 32, 1, 1}, 1);
+  conv_silu(b, "cat", "w3", "y", {16, 32, 1, 1}, 1);
   b.output("y");
   return b.bytes();
 }
