@@ -113,7 +113,6 @@ Status Planner::plan_conv_like(const Node& n, const std::vector<ValueType>& lin,
     for (int v : parts->second) {
       const auto up = upsampled_.find(v);
       const int src = up != upsampled_.end() ? up->second.node->inputs[0] : v;
-      if (up != upsampled_.end()) upsampled_.erase(up);
       const int64_t c = physical_type(src).shape[3], stride = states_[static_cast<size_t>(src)].pixel_stride;
       at.ints.push_back(c);
       at.ints.push_back(stride != 0 ? stride : c);
