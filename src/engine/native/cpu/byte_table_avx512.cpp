@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "engine/native/cpu/byte_table_kernel.h"
 
@@ -199,12 +200,23 @@ inline void store_pieces(__m512i v, uint8_t* const at[4], const __mmask16 m[4]) 
 __attribute__((target("avx512vbmi"))) void add_planes_avx512_vbmi(const uint8_t* a, const uint8_t* b, const uint8_t* c, int64_t n,
                                                                   const BytePlanes& ta, const BytePlanes& tb, const BytePlanes& tc,
                                                                   const AddTables& q, uint8_t* y) {
-  for (int64_t i = 0; i < n; i += 64) {
-    const __mmask64 m = n - i >= 64 ? ~__mmask64{0} : _cvtu64_mask64((~0ULL) >> (64 - (n - i)));
-    const __m512i va = _mm512_maskz_loadu_epi8(m, a + i), vb = _mm512_maskz_loadu_epi8(m, b + i);
-    const __m512i vc = c ? _mm512_maskz_loadu_epi8(m, c + i) : va;
-    _mm512_mask_storeu_epi8(y + i, m, sums64(va, vb, vc, c != nullptr, ta, tb, tc, q));
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    const __m512i va = _mm512_loadu_si512(a + i), vb = _mm512_loadu_si512(b + i);
+    const __m512i vc = c ? _mm512_loadu_si512(c + i) : va;
+    _mm512_storeu_si512(y + i, sums64(va, vb, vc, c != nullptr, ta, tb, tc, q));
   }
+  if (i == n) return;
+  // The tail through 64-byte buffers, not 64-bit masks: clang 14 (the fuzz build's) failed to
+  // compile this function with masked loads and stores under its sanitizers ("Cannot emit physreg
+  // copy instruction").
+  alignas(64) uint8_t xa[64] = {}, xb[64] = {}, xc[64] = {}, xy[64];
+  const size_t rest = static_cast<size_t>(n - i);
+  std::memcpy(xa, a + i, rest);
+  std::memcpy(xb, b + i, rest);
+  if (c) std::memcpy(xc, c + i, rest);
+  _mm512_store_si512(xy, sums64(_mm512_load_si512(xa), _mm512_load_si512(xb), _mm512_load_si512(xc), c != nullptr, ta, tb, tc, q));
+  std::memcpy(y + i, xy, rest);
 }
 
 __attribute__((target("avx512vbmi"))) void add_planes_rows_avx512_vbmi(const uint8_t* const in[3], const int64_t in_stride[3], int64_t rows,
