@@ -4,6 +4,7 @@
 // row-major on the physical layout); weights are reordered once, at kernel creation, to the
 // format the primitive chose.
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -372,13 +373,9 @@ class ConvKernel : public Kernel {
                  });
       return ok();
     }
-    if (own_pw_ && own_pw_->bf16() && !parts_.empty()) {  // a bf16 source in parts: part 0 is input 0, part k input 3 + k
-      ops::SrcPart at[ops::pointwise::kMaxParts];
-      for (size_t k = 0; k < parts_.size(); ++k) {
-        at[k] = parts_[k];
-        at[k].src_bf16 = in[k == 0 ? 0 : 3 + k].as<uint16_t>();
-      }
-      own_pw_->run_bf16_parts(std::span<const ops::SrcPart>(at, parts_.size()), bf16_out ? nullptr : out[0].as<float>(), bf16_out,
+    if (own_pw_ && own_pw_->bf16() && !parts_.empty()) {  // a bf16 source in parts (source_parts)
+      const auto at = source_parts(in);
+      own_pw_->run_bf16_parts(std::span<const ops::SrcPart>(at.data(), parts_.size()), bf16_out ? nullptr : out[0].as<float>(), bf16_out,
                               sum_input(in), ctx.threads, {0, dst_stride_, sum_stride_});
       if (!bf16_out) finish_all(out[0], ctx.threads, finish);
       return ok();
@@ -397,13 +394,9 @@ class ConvKernel : public Kernel {
       if (!bf16_out) finish_all(out[0], ctx.threads, finish);
       return ok();
     }
-    if (own_pw_ && !parts_.empty()) {  // part 0 is input 0, part k input 3 + k (kSrcParts)
-      ops::SrcPart at[ops::pointwise::kMaxParts];
-      for (size_t k = 0; k < parts_.size(); ++k) {
-        at[k] = parts_[k];
-        at[k].src = in[k == 0 ? 0 : 3 + k].as<float>();
-      }
-      own_pw_->run_parts(std::span<const ops::SrcPart>(at, parts_.size()), out[0].as<float>(), sum_input(in), ctx.threads,
+    if (own_pw_ && !parts_.empty()) {  // a source in parts (source_parts)
+      const auto at = source_parts(in);
+      own_pw_->run_parts(std::span<const ops::SrcPart>(at.data(), parts_.size()), out[0].as<float>(), sum_input(in), ctx.threads,
                          {0, dst_stride_, sum_stride_});
       finish_all(out[0], ctx.threads, finish);
       return ok();
@@ -549,6 +542,21 @@ class ConvKernel : public Kernel {
       return;
     }
     take_own_winograd_if_faster(ctx, /*against_onednn=*/false);
+  }
+
+  // The source's parts (kSrcParts) on this run's tensors: part 0 is input 0, part k input 3 + k;
+  // bf16 data for the bf16 variant, else float32.
+  std::array<ops::SrcPart, ops::pointwise::kMaxParts> source_parts(std::span<const TensorRef> in) const {
+    std::array<ops::SrcPart, ops::pointwise::kMaxParts> at{};
+    for (size_t k = 0; k < parts_.size(); ++k) {
+      at[k] = parts_[k];
+      const TensorRef& t = in[k == 0 ? 0 : 3 + k];
+      if (own_pw_->bf16())
+        at[k].src_bf16 = t.as<uint16_t>();
+      else
+        at[k].src = t.as<float>();
+    }
+    return at;
   }
 
   // Our 1x1 kernel takes this node: its shapes, float32 channels-last on both sides, AVX2 + FMA.

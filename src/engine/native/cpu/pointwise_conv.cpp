@@ -49,7 +49,8 @@ PointwiseConv::PointwiseConv(const PointwiseGeometry& g, const float* weights, c
 }
 
 #if defined(__x86_64__)
-pointwise::RunArgs PointwiseConv::args(float* dst, const float* sum, int threads, WinoStrides strides) const {
+pointwise::RunArgs PointwiseConv::args(std::span<const SrcPart> parts, float* dst, const float* sum, int threads, WinoStrides strides) const {
+  if (parts.empty() || parts.size() > static_cast<size_t>(pointwise::kMaxParts)) std::abort();  // the caller checked
   pointwise::RunArgs a{g_,
                        packed_.data(),
                        bias_.data(),
@@ -58,33 +59,26 @@ pointwise::RunArgs PointwiseConv::args(float* dst, const float* sum, int threads
                        dst,
                        sum,
                        std::max(1, threads),
-                       strides.src > 0 ? strides.src : g_.c,
                        strides.dst > 0 ? strides.dst : g_.oc,
                        strides.sum > 0 ? strides.sum : g_.oc};
+  for (size_t k = 0; k < parts.size(); ++k) a.parts[k] = parts[k];
+  a.part_count = static_cast<int>(parts.size());
   a.packed_bf16 = packed_bf16_.data();
   return a;
 }
 #endif
 
 void PointwiseConv::run_bf16(const uint16_t* src, float* dst, uint16_t* dst_bf16, const float* sum, int threads, WinoStrides strides) const {
-#if defined(__x86_64__)
-  pointwise::RunArgs a = args(dst, sum, threads, strides);
-  a.src_bf16 = src;
-  a.dst_bf16 = dst_bf16;
-  pointwise::run_avx512bf16(a);
-#else
-  (void)src, (void)dst, (void)dst_bf16, (void)sum, (void)threads, (void)strides;
-  std::abort();  // applies() is false here: never constructed to run
-#endif
+  SrcPart whole{nullptr, g_.c, strides.src > 0 ? strides.src : g_.c};
+  whole.src_bf16 = src;
+  run_bf16_parts(std::span<const SrcPart>(&whole, 1), dst, dst_bf16, sum, threads, strides);
 }
 
 void PointwiseConv::run_bf16_parts(std::span<const SrcPart> parts, float* dst, uint16_t* dst_bf16, const float* sum, int threads,
                                    WinoStrides strides) const {
 #if defined(__x86_64__)
-  pointwise::RunArgs a = args(dst, sum, threads, strides);
-  if (parts.empty() || parts.size() > static_cast<size_t>(pointwise::kMaxParts) || !bf16_) std::abort();  // the caller checked
-  for (size_t k = 0; k < parts.size(); ++k) a.parts[k] = parts[k];
-  a.part_count = static_cast<int>(parts.size());
+  if (!bf16_) std::abort();  // the caller checked
+  pointwise::RunArgs a = args(parts, dst, sum, threads, strides);
   a.dst_bf16 = dst_bf16;
   pointwise::run_avx512bf16(a);
 #else
@@ -100,10 +94,8 @@ void PointwiseConv::run(const float* src, float* dst, const float* sum, int thre
 
 void PointwiseConv::run_parts(std::span<const SrcPart> parts, float* dst, const float* sum, int threads, WinoStrides strides) const {
 #if defined(__x86_64__)
-  pointwise::RunArgs a = args(dst, sum, threads, strides);
-  if (parts.empty() || parts.size() > static_cast<size_t>(pointwise::kMaxParts) || bf16_) std::abort();  // the caller checked
-  for (size_t k = 0; k < parts.size(); ++k) a.parts[k] = parts[k];
-  a.part_count = static_cast<int>(parts.size());
+  if (bf16_) std::abort();  // the caller checked
+  const pointwise::RunArgs a = args(parts, dst, sum, threads, strides);
   if (avx512_)
     pointwise::run_avx512(a);
   else

@@ -78,12 +78,11 @@ struct RunArgs {
   float* dst;
   const float* sum;
   int threads;
-  int64_t src_stride, dst_stride, sum_stride;  // elements a pixel (src_stride: the bf16 source's)
-  SrcPart parts[kMaxParts] = {};  // the source as parts (the float32 variants' always; the bf16 one's where part_count > 0)
+  int64_t dst_stride, sum_stride;  // elements a pixel
+  SrcPart parts[kMaxParts] = {};   // the source, in 1 to kMaxParts parts (one: the whole source)
   int part_count = 0;
-  const uint16_t* packed_bf16 = nullptr;  // the bf16 variant's: its weights, source, and result where
-  const uint16_t* src_bf16 = nullptr;     // kept bf16 (else dst)
-  uint16_t* dst_bf16 = nullptr;
+  const uint16_t* packed_bf16 = nullptr;  // the bf16 variant's: its weights, and its result where
+  uint16_t* dst_bf16 = nullptr;           // kept bf16 (else dst)
 };
 
 }  // namespace pointwise
@@ -129,8 +128,8 @@ class PointwiseConv {
 
  private:
 #if defined(__x86_64__)
-  // The arguments every run shares (the source and a bf16 result are set by the caller).
-  pointwise::RunArgs args(float* dst, const float* sum, int threads, WinoStrides strides) const;
+  // The arguments every run shares, the source in `parts` (a bf16 result is set by the caller).
+  pointwise::RunArgs args(std::span<const SrcPart> parts, float* dst, const float* sum, int threads, WinoStrides strides) const;
 #endif
 
   PointwiseGeometry g_;

@@ -21,7 +21,6 @@ namespace {
 
 template <int NV, int R>
 inline void micro_kernel(const RunArgs& a, int64_t p0, int64_t o0, const uint16_t* b, bool silu_only) {
-  const int64_t k = a.g.c;
   __m512 acc[R][NV];
 #pragma GCC unroll 4
   for (int q = 0; q < NV; ++q) {
@@ -29,13 +28,8 @@ inline void micro_kernel(const RunArgs& a, int64_t p0, int64_t o0, const uint16_
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) acc[r][q] = bias;
   }
-  if (a.part_count == 0) {
-    const uint16_t* ar[R];
-#pragma GCC unroll 6
-    for (int r = 0; r < R; ++r) ar[r] = a.src_bf16 + (p0 + r) * a.src_stride;
-    accumulate_bf16_pairs<NV, R>(ar, b, k, acc);
-  }
-  // The source in parts: each part's channel pairs, the weights' rows in order.
+  // The source part by part (one part: the whole source): each part's channel pairs, the weights'
+  // rows in order.
   for (int part = 0; part < a.part_count; ++part) {
     const SrcPart& sp = a.parts[part];
     const uint16_t* ar[R];

@@ -271,18 +271,24 @@ void Planner::reroot(int r, int out, size_t offset) {
   o.last_step = std::max(o.last_step, old.last_step);
 }
 
-int Planner::parts_reader(int v, const ValueType& t) const {
-  if (!concat_in_place_ || host_ < 0 || v < 0 || static_cast<size_t>(v) >= readers_.size() || readers_[static_cast<size_t>(v)] != 1) return 0;
-  for (const Backend* b : backends_)
-    if (!b->device().is_host()) return 0;
-  const Node* reader = nullptr;  // its one reader (not a graph output), reading it as its source only
+const Node* Planner::sole_reader(int v, size_t& input) const {
+  if (v < 0 || static_cast<size_t>(v) >= readers_.size() || readers_[static_cast<size_t>(v)] != 1) return nullptr;
   for (const Node& n : g_.nodes)
     for (size_t k = 0; k < n.inputs.size(); ++k)
       if (n.inputs[k] == v) {
-        if (reader || k != 0) return 0;
-        reader = &n;
+        input = k;
+        return &n;
       }
-  if (!reader || (reader->op_type != "Conv" && reader->op_type != "FusedConv")) return 0;
+  return nullptr;  // read by a graph output alone
+}
+
+int Planner::parts_reader(int v, const ValueType& t) const {
+  if (!concat_in_place_ || host_ < 0) return 0;
+  for (const Backend* b : backends_)
+    if (!b->device().is_host()) return 0;
+  size_t input = 0;
+  const Node* reader = sole_reader(v, input);  // reading it as its source
+  if (!reader || input != 0 || (reader->op_type != "Conv" && reader->op_type != "FusedConv")) return 0;
   std::vector<ValueType> rin;
   std::vector<const HostTensor*> rconst;
   for (size_t k = 0; k < reader->inputs.size(); ++k) {
@@ -340,11 +346,8 @@ bool Planner::upsample_as_view(const Node& n, const std::vector<ValueType>& lin,
       in.rank != 4 || out.rank != 4 || out[0] != in[0] || out[1] != in[1] || out[2] != 2 * in[2] || out[3] != 2 * in[3])
     return false;
   // Its one reader a Concat along the channels that a convolution reads in parts.
-  if (static_cast<size_t>(o) >= readers_.size() || readers_[static_cast<size_t>(o)] != 1) return false;
-  const Node* cat = nullptr;
-  for (const Node& c : g_.nodes)
-    for (int v : c.inputs)
-      if (v == o) cat = &c;
+  size_t input = 0;
+  const Node* cat = sole_reader(o, input);
   if (!cat || cat->op_type != "Concat" || cat->outputs.size() != 1) return false;
   const int64_t axis = cat->attrs.get_int("axis", 0);
   if (axis != 1 && axis != -3) return false;

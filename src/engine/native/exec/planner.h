@@ -171,6 +171,9 @@ class Planner {
   // the upsampled views among its inputs get their steps first (materialize_upsampled).
   Result<bool> concat_read_in_parts(const Node& planned, const std::vector<int>& ins, const std::vector<ValueType>& types,
                                     const std::vector<ValueType>& logical_out, bool nhwc);
+  // The one node reading value `v` (`input`: which of its inputs), or nullptr where more than one
+  // reads it or a graph output alone does (readers_).
+  const Node* sole_reader(int v, size_t& input) const;
   // How many parts the one reader of Concat output `v` (of logical type `t`) reads its source in:
   // a convolution taking it as its source, as its backend says (Backend::conv_source_parts); 0 if
   // anything else reads it.
