@@ -20,6 +20,7 @@
 #include "engine/native/cpu/dnnl_context.h"
 #include "engine/native/cpu/pointwise_conv.h"
 #include "engine/native/cpu/stem_conv.h"
+#include "engine/native/cpu/stem_conv_bf16.h"
 #include "engine/native/cpu/timed_choice.h"
 #include "engine/native/cpu/winograd_conv.h"
 #include "engine/native/cpu/weight_cache.h"
@@ -77,7 +78,7 @@ class ConvKernel : public Kernel {
     // the timings above ran the float32 kernels as they are.
     if (ctx.node.attrs.get_int(kBf16Output, 0) != 0 && !float32_only_) {
       float_result_at_ = (scratch_bytes() + 63) / 64 * 64;
-      const bool own_writes_bf16 = (own_wino_ && own_wino_->writes_bf16()) || (own_pw_ && own_pw_->bf16());
+      const bool own_writes_bf16 = (own_wino_ && own_wino_->writes_bf16()) || (own_pw_ && own_pw_->bf16()) || stem_bf16_;
       float_result_bytes_ = own_writes_bf16 ? 0 : static_cast<size_t>(g_.n * g_.oc * g_.oh * g_.ow) * sizeof(float);
       dst_bf16_ = true;
     }
@@ -335,6 +336,10 @@ class ConvKernel : public Kernel {
       widened[3].data = s;
       in = widened;
     }
+    if (stem_bf16_) {  // writes float32 or bf16 itself
+      stem_bf16_->run(in[0].as<float>(), dst_bf16_ ? nullptr : out[0].as<float>(), dst_bf16_ ? out[0].as<uint16_t>() : nullptr, ctx.threads);
+      return ok();
+    }
     if (!dst_bf16_) return run_float(in, out, ctx, {}, nullptr);
     TensorRef result = out[0];
     result.dtype = DType::kFloat32;
@@ -452,6 +457,13 @@ class ConvKernel : public Kernel {
     if (!dst_nhwc_) return false;
     if (!ops::stem_conv_applies(g_.c, g_.oc, g_.kh, g_.kw, src_nhwc_, ctx.node.attrs)) return false;
     const ops::StemConvGeometry sg{g_.n, g_.c, g_.h, g_.w, g_.oc, g_.kh, g_.kw, g_.oh, g_.ow, g_.sh, g_.sw, g_.pt, g_.pl};
+    // --precision bf16: bf16 products where the processor has them (stem_conv_bf16.h).
+    if (bf16_ && ops::StemConvBf16::applies(sg, src_nhwc_, wino_posts())) {
+      stem_bf16_ = std::make_unique<ops::StemConvBf16>(sg, static_cast<const float*>(ctx.constants[1]->data()),
+                                                       has_bias_ ? static_cast<const float*>(ctx.constants[2]->data()) : nullptr, wino_posts());
+      impl_ = stem_bf16_->name();
+      return true;
+    }
     // A single cheap activation runs in registers; SiLU, sigmoid and longer chains run over each
     // finished row (apply_post_ops).
     ops::StemActivation act = ops::StemActivation::kNone;
@@ -875,6 +887,7 @@ class ConvKernel : public Kernel {
   // A fused residual sum's operand, the node's 4th input (init checked its shape).
   static const float* sum_input(std::span<const TensorRef> in) { return in.size() > 3 ? in[3].as<float>() : nullptr; }
   std::unique_ptr<ops::StemConv> stem_;
+  std::unique_ptr<ops::StemConvBf16> stem_bf16_;  // --precision bf16: in place of stem_
   std::unique_ptr<ops::WinogradConv> own_wino_;  // our Winograd runs the node (winograd_conv.h)
   std::unique_ptr<ops::PointwiseConv> own_pw_;   // our 1x1 kernel runs the node (pointwise_conv.h)
   std::vector<ops::SrcPart> parts_;               // its source's parts (kSrcParts): channels and strides
