@@ -15,6 +15,7 @@
 #include "engine/native/cpu/activation_kernels.h"
 #include "engine/native/cpu/bin_expectation_kernel.h"
 #include "engine/native/cpu/stem_conv.h"
+#include "stem_reference.h"
 #include "postprocess/score_scan.h"
 
 namespace sd {
@@ -42,36 +43,6 @@ std::string isa_param_name(const ::testing::TestParamInfo<Isa>& info) {
     case Isa::kAvx512Bf16: return "Avx512Bf16";
   }
   return "Unknown";
-}
-
-// The convolution by its definition: NCHW (or NHWC) in, NHWC out, then the activation.
-std::vector<float> reference_conv(const StemConvGeometry& g, const std::vector<float>& x, bool nhwc, const std::vector<float>& w,
-                                  const std::vector<float>& b, StemActivation act, float alpha, float beta) {
-  std::vector<float> y(static_cast<size_t>(g.n * g.oh * g.ow * g.oc));
-  for (int64_t n = 0; n < g.n; ++n)
-    for (int64_t oy = 0; oy < g.oh; ++oy)
-      for (int64_t ox = 0; ox < g.ow; ++ox)
-        for (int64_t o = 0; o < g.oc; ++o) {
-          double acc = b[static_cast<size_t>(o)];
-          for (int64_t c = 0; c < g.c; ++c)
-            for (int64_t ky = 0; ky < g.kh; ++ky)
-              for (int64_t kx = 0; kx < g.kw; ++kx) {
-                const int64_t iy = oy * g.sh - g.pt + ky, ix = ox * g.sw - g.pl + kx;
-                if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) continue;
-                const int64_t xi = nhwc ? ((n * g.h + iy) * g.w + ix) * g.c + c : ((n * g.c + c) * g.h + iy) * g.w + ix;
-                acc += double{x[static_cast<size_t>(xi)]} * w[static_cast<size_t>(((o * g.c + c) * g.kh + ky) * g.kw + kx)];
-              }
-          float v = static_cast<float>(acc);
-          switch (act) {
-            case StemActivation::kNone: break;
-            case StemActivation::kRelu: v = std::max(v, 0.f); break;
-            case StemActivation::kLeakyRelu: v = v >= 0 ? v : v * alpha; break;
-            case StemActivation::kHardSwish: v = v * std::clamp(v / 6.f + 0.5f, 0.f, 1.f); break;
-            case StemActivation::kClip: v = std::clamp(v, alpha, beta); break;
-          }
-          y[static_cast<size_t>(((n * g.oh + oy) * g.ow + ox) * g.oc + o)] = v;
-        }
-  return y;
 }
 
 struct StemCase {
@@ -110,7 +81,7 @@ TEST_P(IsaVariant, StemConvolutionMatchesTheDefinition) {
     std::atomic<int> finished{0};  // finish_rows runs on the kernel's threads
     for (int threads : {1, 3}) {
       conv.run_isa(GetParam(), x.data(), k.nhwc, y.data(), threads, [&](float*, int64_t count) { finished += count > 0; });
-      const auto want = reference_conv(g, x, k.nhwc, w, b, k.act, alpha, beta);
+      const auto want = test::reference_stem_conv(g, x, k.nhwc, w, b, k.act, alpha, beta);
       double worst = 0;
       for (size_t i = 0; i < want.size(); ++i) worst = std::max(worst, double{std::fabs(y[i] - want[i])});
       EXPECT_LT(worst, 1e-5) << k.name << ", " << threads << " threads";

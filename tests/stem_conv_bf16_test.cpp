@@ -1,5 +1,5 @@
 // The bf16 stem (engine/native/cpu/stem_conv_bf16.h) against the definition of the convolution on
-// the same bf16-rounded inputs and weights, summed in double: what it computes is exactly that, up
+// the same bf16-rounded inputs and weights (stem_reference.h): what it computes is exactly that, up
 // to float32 sums in another order.
 #include <gtest/gtest.h>
 
@@ -12,32 +12,15 @@
 #include "core/cpu_isa.h"
 #include "engine/native/cpu/bf16_convert.h"
 #include "engine/native/cpu/stem_conv_bf16.h"
+#include "stem_reference.h"
 
 namespace sd::native::ops {
 namespace {
 
-float rounded(float f) { return bf16_to_float(float_to_bf16_rne(f)); }
-
-// [n, oh, ow, oc], the products of bf16-rounded operands in double, bias, then SiLU where asked.
-std::vector<double> definition(const StemConvGeometry& g, const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b,
-                               bool silu) {
-  std::vector<double> y(static_cast<size_t>(g.n * g.oh * g.ow * g.oc));
-  for (int64_t n = 0; n < g.n; ++n)
-    for (int64_t oy = 0; oy < g.oh; ++oy)
-      for (int64_t ox = 0; ox < g.ow; ++ox)
-        for (int64_t o = 0; o < g.oc; ++o) {
-          double acc = b[static_cast<size_t>(o)];
-          for (int64_t c = 0; c < g.c; ++c)
-            for (int64_t ky = 0; ky < 3; ++ky)
-              for (int64_t kx = 0; kx < 3; ++kx) {
-                const int64_t iy = oy * 2 - g.pt + ky, ix = ox * 2 - g.pl + kx;
-                if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) continue;
-                acc += double{rounded(x[static_cast<size_t>(((n * g.c + c) * g.h + iy) * g.w + ix)])} *
-                       rounded(w[static_cast<size_t>(((o * g.c + c) * 3 + ky) * 3 + kx)]);
-              }
-          y[static_cast<size_t>(((n * g.oh + oy) * g.ow + ox) * g.oc + o)] = silu ? acc / (1 + std::exp(-acc)) : acc;
-        }
-  return y;
+// The operands as the kernel multiplies them.
+std::vector<float> rounded(std::vector<float> v) {
+  for (float& f : v) f = bf16_to_float(float_to_bf16_rne(f));
+  return v;
 }
 
 TEST(StemConvBf16, MatchesTheDefinitionOnBf16Operands) {
@@ -69,12 +52,14 @@ TEST(StemConvBf16, MatchesTheDefinitionOnBf16Operands) {
       for (float& f : *v) f = u(rng);
     const std::vector<WinoPost> posts = k.silu ? std::vector<WinoPost>{{WinoPostKind::kSilu}} : std::vector<WinoPost>{};
     const StemConvBf16 conv(g, w.data(), b.data(), posts);
-    const auto want = definition(g, x, w, b, k.silu);
+    auto want = test::reference_stem_conv(g, rounded(x), false, rounded(w), b);
+    if (k.silu)
+      for (float& v : want) v = static_cast<float>(v / (1 + std::exp(-double{v})));
     for (int threads : {1, 3}) {
       std::vector<float> y(want.size(), std::numeric_limits<float>::quiet_NaN());
       conv.run(x.data(), y.data(), nullptr, threads);
       double worst = 0;
-      for (size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::fabs(y[i] - want[i]));  // NaN (unwritten) fails below
+      for (size_t i = 0; i < want.size(); ++i) worst = std::max(worst, double{std::fabs(y[i] - want[i])});  // NaN (unwritten) fails below
       EXPECT_LT(worst, 2e-5) << k.name << ", " << threads << " threads, float32 result";
       EXPECT_EQ(std::count_if(y.begin(), y.end(), [](float f) { return std::isnan(f); }), 0) << k.name << ": every output written";
       // The bf16 result: the float32 one rounded as vcvtneps2bf16 rounds.
