@@ -14,8 +14,9 @@
 // once for it (vcvtne2ps2bf16, the rounding oneDNN's bf16 convolutions apply to their source).
 //
 // The arithmetic: bf16 products of bf16-rounded inputs and weights, summed in float32 (as our other
-// bf16 kernels and oneDNN's). An infinite input meets a zero weight in the second pair and gives
-// NaN where the float32 stem gives infinity: images are finite.
+// bf16 kernels and oneDNN's). Input column 2 ox + 2 meets a zero weight in output column ox's
+// second pair: an infinite or NaN input there also makes that column NaN (images are finite).
+// Taken without timing it against the float32 stem: a third of the instructions and broadcasts.
 #pragma once
 
 #include <cstdint>
