@@ -46,12 +46,6 @@ BENCHMARK(BM_StemConv3x3s2)
     ->ArgsProduct({{640}, {16}, {0, 1}, {0, 1, 2}})
     ->Unit(benchmark::kMicrosecond);
 
-}  // namespace
-}  // namespace sd::native::ops
-
-namespace sd::native::ops {
-namespace {
-
 // The bf16 stem (cpu/stem_conv_bf16.h, --precision bf16 on AVX512_BF16) on YOLOv8n's 640 stem:
 // SiLU in its epilogue, the result in bf16 as the engine keeps it. Args: input side, output
 // channels, threads, the source evicted from the caches before each run (1) or warm (0).

@@ -458,9 +458,9 @@ class ConvKernel : public Kernel {
     if (!ops::stem_conv_applies(g_.c, g_.oc, g_.kh, g_.kw, src_nhwc_, ctx.node.attrs)) return false;
     const ops::StemConvGeometry sg{g_.n, g_.c, g_.h, g_.w, g_.oc, g_.kh, g_.kw, g_.oh, g_.ow, g_.sh, g_.sw, g_.pt, g_.pl};
     // --precision bf16: bf16 products where the processor has them (stem_conv_bf16.h).
-    if (bf16_ && ops::StemConvBf16::applies(sg, src_nhwc_, wino_posts())) {
+    if (auto posts = wino_posts(); bf16_ && ops::StemConvBf16::applies(sg, src_nhwc_, posts)) {
       stem_bf16_ = std::make_unique<ops::StemConvBf16>(sg, static_cast<const float*>(ctx.constants[1]->data()),
-                                                       has_bias_ ? static_cast<const float*>(ctx.constants[2]->data()) : nullptr, wino_posts());
+                                                       has_bias_ ? static_cast<const float*>(ctx.constants[2]->data()) : nullptr, std::move(posts));
       impl_ = stem_bf16_->name();
       return true;
     }
