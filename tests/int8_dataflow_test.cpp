@@ -169,6 +169,48 @@ TEST(Int8Dataflow, BroadcastAddOfDequantizedTensorsIsExact) {
   for (int64_t i = 0; i < plain.y[1].numel(); ++i) EXPECT_EQ(fused.y[1].as<float>()[i], plain.y[1].as<float>()[i]) << i;
 }
 
+// A tensor dequantized, moved (Split, nearest Resize) and quantized again with the same scale and
+// zero point, as ONNX Runtime's quantizer writes the tensors around such ops: the composed byte
+// table gives back each byte, so no table runs there; the readers read the moved bytes. Bit for
+// bit the graph as written, and a requantization to other parameters still a table.
+TEST(Int8Dataflow, AQuantizationThatUndoesItsDequantizationLeavesNoTable) {
+  OnnxBuilder b(13);
+  b.input("a", {1, 8, 4, 6}, onnx::TensorProto::UINT8);
+  b.initializer("s", {}, {0.03f});
+  init_raw<uint8_t>(b, "z", {}, onnx::TensorProto::UINT8, {12});
+  b.initializer("s2", {}, {0.05f});
+  init_raw<uint8_t>(b, "z2", {}, onnx::TensorProto::UINT8, {3});
+  b.node("DequantizeLinear", {"a", "s", "z"}, {"d"});
+  b.initializer_i64("split", {2}, {4, 4});
+  OnnxBuilder::attr_int(b.node("Split", {"d", "split"}, {"p0", "p1"}), "axis", 1);
+  b.initializer("scales", {4}, {1.f, 1.f, 2.f, 2.f});
+  b.node("Resize", {"d", "", "scales"}, {"up"});
+  b.node("QuantizeLinear", {"p1", "s", "z"}, {"q1"});    // the same parameters: the bytes
+  b.node("QuantizeLinear", {"up", "s", "z"}, {"q2"});    // the same parameters: the bytes
+  b.node("QuantizeLinear", {"p0", "s2", "z2"}, {"q0"});  // others: a table
+  b.node("DequantizeLinear", {"q1", "s", "z"}, {"o1"});
+  b.node("DequantizeLinear", {"q2", "s", "z"}, {"o2"});
+  b.output("o1");
+  b.output("o2");
+  b.output("q0", onnx::TensorProto::UINT8);
+  const std::string bytes = b.bytes();
+  HostTensor a(DType::kUInt8, Shape{1, 8, 4, 6});
+  for (int64_t i = 0; i < a.numel(); ++i) a.as<uint8_t>()[i] = static_cast<uint8_t>(i * 37 % 256);
+  const Ran fused = run(bytes, {a}, true), plain = run(bytes, {a}, false);
+  EXPECT_EQ(count(fused.ops, "QuantizeLinear"), 0);
+  EXPECT_EQ(count(fused.ops, "DequantizeLinear"), 0);
+  // q0's requantization and the two outputs' dequantizations; none for q1 and q2 (5 before).
+  EXPECT_EQ(count(fused.ops, "Int8Table"), 3);
+  ASSERT_EQ(fused.y.size(), 3u);
+  ASSERT_EQ(plain.y.size(), 3u);
+  for (int k = 0; k < 2; ++k) {
+    ASSERT_EQ(fused.y[k].shape(), plain.y[k].shape()) << k;
+    for (int64_t i = 0; i < plain.y[k].numel(); ++i) EXPECT_EQ(fused.y[k].as<float>()[i], plain.y[k].as<float>()[i]) << k << " " << i;
+  }
+  ASSERT_EQ(fused.y[2].shape(), plain.y[2].shape());
+  EXPECT_EQ(std::memcmp(fused.y[2].data(), plain.y[2].data(), static_cast<size_t>(plain.y[2].numel())), 0);
+}
+
 // The sum of two dequantized tensors read as float and quantized (C2f with two bottlenecks: the
 // next bottleneck's Add reads the floats, its convolution and the Concat the bytes): the bytes
 // come from a second Int8AddTables of the same inputs, no QuantizeLinear of the floats; both

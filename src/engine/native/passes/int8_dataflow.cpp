@@ -4,7 +4,9 @@
 // (YOLOv8's C2f, SPPF, the neck), and quantizes the float results again for the next
 // convolution. Every rewrite here computes the same values from the same bytes:
 //  - DequantizeLinear (per tensor) is an Int8Table to float: 256 possible inputs.
-//  - QuantizeLinear of an Int8Table's floats is an Int8Table to bytes (the two composed).
+//  - QuantizeLinear of an Int8Table's floats is an Int8Table to bytes (the two composed), or
+//    nothing where that table gives back each byte (a QuantizeLinear with the parameters of the
+//    DequantizeLinear before it): its readers read the bytes.
 //  - QuantizeLinear of a Concat is a Concat of each input's QuantizeLinear (elementwise ops
 //    commute with a concatenation), so the Concat copies bytes.
 //  - Split / Slice / Resize (nearest) of an Int8Table's floats move the bytes, each part mapped
@@ -92,6 +94,24 @@ float quantize(float x, const PerTensor& q) {
   return std::clamp(r, lo, hi);
 }
 
+// Whether a byte table (entries as quantize() gives them) gives back each byte. Then it reads and
+// writes one type as well: a signed table over unsigned bytes (or the other way) cannot, since
+// its entries would have to fall from 127 to -128 where its input's values rise.
+bool maps_each_byte_to_itself(const std::vector<float>& t, bool is_signed) {
+  for (int b = 0; b < 256; ++b) {
+    const int v = static_cast<int>(t[static_cast<size_t>(b)]);
+    if ((is_signed ? static_cast<uint8_t>(static_cast<int8_t>(v)) : static_cast<uint8_t>(v)) != b) return false;
+  }
+  return true;
+}
+
+// Every node input that reads `from` reads `to` instead.
+void replace_uses(Graph& g, int from, int to) {
+  for (auto& node : g.nodes)
+    for (int& in : node.inputs)
+      if (in == from) in = to;
+}
+
 struct Index {
   std::vector<int> prod;
   std::vector<int> uses;
@@ -137,6 +157,15 @@ bool rewrite_at(Graph& g, size_t i, const Index& ix) {
     if (is_float_table(*src)) {  // the table's floats quantized: one byte table
       std::vector<float> t;
       for (float f : src->attrs.get_floats("table")) t.push_back(quantize(f, *q));
+      const bool graph_output = std::find(g.outputs.begin(), g.outputs.end(), n.outputs[0]) != g.outputs.end();
+      if (!graph_output && maps_each_byte_to_itself(t, q->is_signed)) {
+        // The quantization undoes the dequantization (one scale and zero point on both sides, as
+        // ONNX Runtime's quantizer gives the tensors around Split, Resize, Reshape...): its
+        // readers read the bytes themselves, and no pass over them is made.
+        replace_uses(g, n.outputs[0], src->inputs[0]);
+        g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(i));
+        return true;
+      }
       n = table_node(n.name, src->inputs[0], n.outputs[0], std::move(t), q->is_signed ? 3 : 2);
       return true;
     }
