@@ -98,6 +98,7 @@ float quantize(float x, const PerTensor& q) {
 // writes one type as well: a signed table over unsigned bytes (or the other way) cannot, since
 // its entries would have to fall from 127 to -128 where its input's values rise.
 bool maps_each_byte_to_itself(const std::vector<float>& t, bool is_signed) {
+  if (t.size() != 256) return false;
   for (int b = 0; b < 256; ++b) {
     const int v = static_cast<int>(t[static_cast<size_t>(b)]);
     if ((is_signed ? static_cast<uint8_t>(static_cast<int8_t>(v)) : static_cast<uint8_t>(v)) != b) return false;
