@@ -20,6 +20,7 @@
 #include "core/cpu_isa.h"
 #include "engine/native/cpu/activation_kernels.h"
 #include "engine/native/cpu/winograd_conv.h"
+#include "engine/native/cpu/winograd_int16.h"
 
 namespace sd::native::ops {
 namespace {
@@ -131,6 +132,60 @@ BENCHMARK(BM_Conv3x3Winograd6Avx2)
     ->ArgsProduct({{80}, {80}, {80, 40, 20}, {2, 5}, {1, 2}})
     ->ArgsProduct({{128}, {128}, {40, 20}, {2, 5}, {1, 2}})
     ->ArgsProduct({{256}, {256}, {20}, {2, 5}, {1, 2}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// An int8 convolution on a processor without VNNI (AVX2): our float32 Winograd on the dequantized
+// source, as int8_conv_in_float.cpp computed it before (0: F(4x4, 3x3), 1: F(6x6, 3x3); the
+// dequantization and quantization passes around it not counted), against the int16 Winograd on
+// the bytes (2, cpu/winograd_int16.h). Args: channels, output channels, side, implementation,
+// threads. YOLOv8n's 3x3 stride-1 shapes at 640. --benchmark_filter=WinogradInt16.
+void BM_Conv3x3WinogradInt16(benchmark::State& state) {
+  const int64_t c = state.range(0), oc = state.range(1), side = state.range(2), impl = state.range(3);
+  const int threads = static_cast<int>(state.range(4));
+  if (cpu::detected_isa() < cpu::Isa::kAvx2) {
+    state.SkipWithError("this processor has no AVX2 + FMA");
+    return;
+  }
+  std::mt19937 rng(1);
+  std::uniform_int_distribution<int> byte(0, 255), weight(-127, 127);
+  std::vector<uint8_t> xq(static_cast<size_t>(c * side * side));
+  std::vector<int8_t> wq(static_cast<size_t>(oc * c * 9));
+  for (auto& v : xq) v = static_cast<uint8_t>(byte(rng));
+  for (auto& v : wq) v = static_cast<int8_t>(weight(rng) / 4);  // trained layers' weights are mostly small
+  const float xs = 0.02f, ws = 0.004f;
+  std::vector<float> x(xq.size()), w(wq.size()), b(static_cast<size_t>(oc), 0.1f), y(static_cast<size_t>(oc * side * side));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(xq[i] - 3) * xs;
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(wq[i]) * ws;
+  omp_set_num_threads(threads);
+  if (impl < 2) {
+    const WinogradConv conv({1, c, side, side, oc}, w.data(), b.data(), {}, cpu::Isa::kAvx2, WinoGemm::kFloat32,
+                            impl == 1 ? WinoTile::k6x6 : WinoTile::k4x4);
+    state.SetLabel(conv.name());
+    for (auto _ : state) {
+      conv.run(x.data(), y.data(), nullptr, threads);
+      benchmark::DoNotOptimize(y.data());
+    }
+  } else {
+    const ConvGeometry g{1, c, side, side, oc, 3, 3, side, side, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    const Int16Winograd conv(g, wq.data(), {ws}, b.data(), xs, 3, false);
+    state.SetLabel(std::string(conv.name()) + " chunk " + std::to_string(conv.chunk_channels()));
+    for (auto _ : state) {
+      conv.run(xq.data(), y.data(), threads);
+      benchmark::DoNotOptimize(y.data());
+    }
+  }
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(static_cast<double>(2 * 9 * c * oc * side * side), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_Conv3x3WinogradInt16)
+    ->ArgsProduct({{16}, {16}, {160}, {0, 1, 2}, {1, 2}})
+    ->ArgsProduct({{32}, {32}, {80}, {0, 1, 2}, {1, 2}})
+    ->ArgsProduct({{64}, {64}, {80, 40}, {0, 1, 2}, {1, 2}})
+    ->ArgsProduct({{64}, {80}, {80}, {0, 1, 2}, {1, 2}})
+    ->ArgsProduct({{80}, {80}, {80, 40, 20}, {0, 1, 2}, {1, 2}})
+    ->ArgsProduct({{128}, {128}, {40, 20}, {0, 1, 2}, {1, 2}})
+    ->ArgsProduct({{256}, {256}, {20}, {0, 1, 2}, {1, 2}})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 

@@ -10,6 +10,7 @@
 #include <optional>
 #include <random>
 
+#include "core/cpu_isa.h"
 #include "engine/native/conv_choice.h"
 #include "engine/native/cpu/int8_support.h"
 #include "engine/native/session.h"
@@ -163,7 +164,10 @@ Ran run(const std::string& bytes, const HostTensor& x, bool fuse, int conv_candi
 // w_max: the weights' range, [-w_max, w_max]. Every QDQ convolution is one Int8Conv; without
 // exact int8 kernels (no VNNI: the processor's, or int8_exact false) only those with a uint8
 // source and 7-bit weights (63) run oneDNN's int8 kernels, the others are computed in float32.
-void expect_matches_unfused(const std::vector<ConvSpec>& convs, int64_t size, int w_max, std::optional<bool> int8_exact = {}) {
+// conv_candidate forced (conv_choice.h): on the nodes computed without oneDNN's int8 kernels, 0 is
+// float32 and 1 the int16 Winograd (cpu/winograd_int16.h) wherever it takes the node.
+void expect_matches_unfused(const std::vector<ConvSpec>& convs, int64_t size, int w_max, std::optional<bool> int8_exact = {},
+                            int conv_candidate = kTimedCandidate) {
   const std::string bytes = qdq_model(convs, size, w_max);
   const bool exact = int8_exact.value_or(int8_dot_products_exact());
   long in_float = 0;
@@ -175,13 +179,26 @@ void expect_matches_unfused(const std::vector<ConvSpec>& convs, int64_t size, in
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> u(0.f, 1.f);
   for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = u(rng);
-  const Ran fused = run(bytes, x, true, kTimedCandidate, int8_exact), plain = run(bytes, x, false);
+  const Ran fused = run(bytes, x, true, conv_candidate, int8_exact), plain = run(bytes, x, false);
   ASSERT_EQ(fused.y.shape(), plain.y.shape());
   // Folded: one Int8Conv per convolution, no DequantizeLinear between them (int8 stays int8).
   EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "Int8Conv"), static_cast<long>(convs.size()));
   // Those that could run either way: oneDNN's int8 kernel where that is exact (VNNI), else the
   // faster of it and float32 (timed, cpu/dnnl_qconv.cpp).
-  const auto float_convs = std::count_if(fused.int8_convs.begin(), fused.int8_convs.end(), [](const std::string& im) { return im.rfind("float32 ", 0) == 0; });
+  // (Computed in float32, or by the int16 Winograd on the 3x3 stride-1 layers it takes.)
+  const auto float_convs = std::count_if(fused.int8_convs.begin(), fused.int8_convs.end(), [](const std::string& im) {
+    return im.rfind("float32 ", 0) == 0 || im.rfind("int16 ", 0) == 0;
+  });
+  if (!exact && conv_candidate >= 1 && cpu::detected_isa() >= cpu::Isa::kAvx2) {
+    long int16_takes = 0;
+    for (size_t i = 0; i < convs.size(); ++i) {
+      const ConvSpec& c = convs[i];
+      const bool u8_source = i == 0 || convs[i - 1].y_type == onnx::TensorProto::UINT8;
+      int16_takes += !(u8_source && w_max <= 63) && c.k == 3 && c.stride == 1 && c.group == 1 && c.in % 16 == 0 && c.out % 16 == 0;
+    }
+    EXPECT_EQ(std::count_if(fused.int8_convs.begin(), fused.int8_convs.end(), [](const std::string& im) { return im.rfind("int16 ", 0) == 0; }),
+              int16_takes);
+  }
   if (int8_dot_products_exact()) EXPECT_EQ(float_convs, in_float);
   else EXPECT_GE(float_convs, in_float);
   // The output's DequantizeLinear is a table of its bytes (passes/int8_dataflow.cpp).
@@ -234,6 +251,23 @@ TEST(QdqFusion, WithoutExactInt8KernelsTheConvolutionsAreComputedInFloat) {
   expect_matches_unfused(chain, 24, 127, false);
   for (auto& c : chain) c.silu_read_as_float = true;
   expect_matches_unfused(chain, 24, 127, false);
+}
+
+// 3x3 stride-1 layers as the int16 Winograd takes them (channels multiples of 16), on a processor
+// without exact int8 kernels: uint8 and int8 sources, per-channel and per-tensor weights, each
+// bias form, SiLU quantized and read as float; forced (candidate 1), then timed against float32.
+// Its values are the graph's as written, within the float roundings after the exact integer sums.
+TEST(QdqFusion, Int16WinogradMatchesTheDequantizedGraph) {
+  std::vector<ConvSpec> chain = {{16, 32, 3, 1, 1, true, 1, 0.05f, onnx::TensorProto::INT8, -3},
+                                 {32, 32, 3, 1, 1, false, 3, 0.05f, onnx::TensorProto::UINT8, 120},
+                                 {32, 16, 3, 1, 1, true, 2, 0.05f, onnx::TensorProto::INT8, 5},
+                                 {16, 16, 3, 1, 1, true, 0, 0.05f, onnx::TensorProto::UINT8, 0}};
+  expect_matches_unfused(chain, 21, 127, false, 1);
+  expect_matches_unfused(chain, 21, 127, false);
+  for (auto& c : chain) c.silu = true;
+  expect_matches_unfused(chain, 21, 127, false, 1);
+  for (auto& c : chain) c.silu_read_as_float = true;
+  expect_matches_unfused(chain, 21, 127, false, 1);
 }
 
 // YOLOv8's pattern: every quantized convolution followed by a quantized SiLU.
@@ -295,11 +329,12 @@ TEST(QdqFusion, EveryInt8ImplementationGivesTheSameBytes) {
   if (int8_dot_products_exact()) EXPECT_GT(several, 0u) << "oneDNN has two int8 kernels for 64-channel 3x3 layers with VNNI";
   const Ran timed = run(bytes, x, true);
   ASSERT_EQ(timed.int8_convs.size(), chain.size());
-  // Without VNNI the timing may also take a node computed in float32 (dnnl_qconv.cpp's faster_of):
+  // Without VNNI the timing may also take a node computed in float32 or by the int16 Winograd
+  // (dnnl_qconv.cpp's faster_of):
   // its values are the graph's as written, not these bytes (expect_matches_unfused checks them).
   bool any_float = false;
   for (size_t node = 0; node < chain.size(); ++node) {
-    if (timed.int8_convs[node].rfind("float32 ", 0) == 0) {
+    if (timed.int8_convs[node].rfind("float32 ", 0) == 0 || timed.int8_convs[node].rfind("int16 ", 0) == 0) {
       EXPECT_FALSE(int8_dot_products_exact()) << "node " << node << ": " << timed.int8_convs[node];
       any_float = true;
       continue;

@@ -34,7 +34,9 @@ int mark_conv3x3_choice(Graph& g, Conv3x3Choice choice);
 // oneDNN's int8 implementations for its shape (its first, then the others of the same
 // instruction set by name: cpu/dnnl_qconv.cpp says why); a float Conv / FusedConv under --precision bf16 that our Winograd does not take,
 // between oneDNN's bf16 convolution (0) and its float32 one (1; more accurate, so always acceptable
-// under bf16). kTimedCandidate: the fastest on the node's shape, timed at load (cpu/timed_choice.h);
+// under bf16); an Int8Conv computed without oneDNN's int8 kernels (cpu/int8_conv_in_float.h), between
+// float32 (0) and the int16 Winograd (1) where that takes the node. kTimedCandidate: the fastest on
+// the node's shape, timed at load (cpu/timed_choice.h);
 // else that index, the last candidate where the node has fewer (the tests, to compare them on one
 // machine). Candidate 0 is what ran before the timing was added.
 inline constexpr int kTimedCandidate = -1;

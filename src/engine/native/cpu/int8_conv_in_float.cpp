@@ -5,10 +5,15 @@
 #include <string>
 #include <vector>
 
+#include "core/cpu_isa.h"
 #include "engine/native/conv_attrs.h"
+#include "engine/native/conv_choice.h"
 #include "engine/native/cpu/int8_float_convert.h"
 #include "engine/native/cpu/quantized_silu.h"
+#include "engine/native/cpu/timed_choice.h"
+#include "engine/native/cpu/winograd_int16.h"
 #include "engine/native/host_tensor.h"
+#include "engine/native/layout_attrs.h"
 #include "engine/native/op_util.h"
 #include "engine/native/parallel.h"
 
@@ -43,7 +48,7 @@ class Int8ConvInFloat : public Kernel {
     weights_ = HostTensor(DType::kFloat32, wq.shape());
     const int64_t per_oc = wq.numel() / g.oc;
     for (int64_t i = 0; i < wq.numel(); ++i) weights_.as<float>()[i] = static_cast<float>(wq.as<int8_t>()[i]) * w_scale(i / per_oc);
-    const bool has_bias = has_input(ctx, 2);
+    const bool has_bias = has_bias_ = has_input(ctx, 2);
     if (has_bias) {
       bias_ = HostTensor(DType::kFloat32, Shape{g.oc});
       for (int64_t c = 0; c < g.oc; ++c) bias_.as<float>()[c] = ctx.constants[2]->as<float>()[c] * (xs * w_scale(c));
@@ -75,26 +80,85 @@ class Int8ConvInFloat : public Kernel {
     }
     dequantize_ = int8_float::dequantize_kernel(cpu::active_isa());
     quantize_ = int8_float::quantize_kernel(cpu::active_isa());
+    choose_int16_winograd(ctx, g, ws, has_bias);
     return ok();
   }
 
-  // [the dequantized source | the float result (unless the output is float) | the convolution's]
-  size_t scratch_bytes() const override { return src_bytes_ + dst_bytes_ + conv_->scratch_bytes(); }
-  std::string implementation() const override { return "float32 " + conv_->implementation() + (silu_ ? "+silu_table" : ""); }
+  // The 3x3 stride-1 layers: the int16 Winograd on the bytes (winograd_int16.h) where it takes
+  // the node, against the float32 convolution of the dequantized source: the faster on the
+  // node's shape, timed at load (kept per shape for the process); or forced by kConvCandidate
+  // (0: float32, 1 and up: int16).
+  void choose_int16_winograd(const OpContext& ctx, const ConvGeometry& g, const std::vector<float>& ws, bool has_bias) {
+    const auto& a = ctx.node.attrs;
+    const int64_t lo = x_q_.is_signed ? -128 : 0;
+    const bool dense_nhwc = a.get_int(kSrcNhwc, 0) != 0 && a.get_int(kDstNhwc, 0) != 0 && a.get_int(kSrcPixelStride, 0) == 0 &&
+                            a.get_int(kDstPixelStride, 0) == 0;
+    if (!Int16Winograd::applies(g) || !dense_nhwc || cpu::active_isa() < cpu::Isa::kAvx2 || x_q_.zero_point < lo ||
+        x_q_.zero_point > lo + 255)
+      return;
+    const int64_t candidate = a.get_int(kConvCandidate, kTimedCandidate);
+    if (candidate == 0) return;
+    channels_ = g.c;
+    wino16_ = std::make_unique<Int16Winograd>(g, ctx.constants[1]->as<int8_t>(), ws, has_bias ? bias_.as<float>() : nullptr, x_q_.scale,
+                                              x_q_.zero_point, x_q_.is_signed);
+    if (candidate == kTimedCandidate) {
+      const int64_t threads = std::max<int64_t>(1, a.get_int(kPlanThreads, 1));
+      const std::string key = "int8|f32|i16," + dnnl_ops::geometry_key(g, threads) + "," + std::to_string(x_q_.is_signed) + "," +
+                              conv_->implementation();
+      const size_t best = dnnl_ops::remembered_choice(key, [&] {
+        const auto bytes = [](size_t n) { return HostTensor(DType::kUInt8, Shape{static_cast<int64_t>(std::max<size_t>(n, 64))}); };
+        const size_t xn = static_cast<size_t>(ctx.inputs[0].shape.numel()), yn = static_cast<size_t>(ctx.outputs[0].shape.numel());
+        HostTensor x = bytes(xn), y = bytes(yn * sizeof(float)), scratch = bytes(scratch_bytes());
+        for (size_t i = 0; i < xn; ++i) x.as<uint8_t>()[i] = static_cast<uint8_t>((i * 37) % 251);
+        ExecContext ec;
+        ec.threads = static_cast<int>(threads);
+        ec.scratch = static_cast<unsigned char*>(scratch.data());
+        const TensorRef in(ctx.inputs[0].dtype, ctx.inputs[0].shape, x.data());
+        const TensorRef out(DType::kFloat32, ctx.outputs[0].shape, y.data());
+        // A float path that fails does not run the node, however fast it fails.
+        if (!run_float(in, out, ec)) return size_t{1};
+        return dnnl_ops::fastest_candidate(
+            2, [&](size_t i) { i == 0 ? (void)run_float(in, out, ec) : wino16_->run(x.as<uint8_t>(), out.as<float>(), ec.threads); },
+            dnnl_ops::TimingRule{0.8, 0.95, true, 0.0});
+      });
+      if (best == 0) {
+        wino16_.reset();
+        return;
+      }
+    }
+    conv_.reset();  // the float32 path is not run again: its packed weights go
+    src_bytes_ = 0;
+  }
 
-  Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
+  // The float32 path: the source dequantized into scratch, the float convolution into `result`.
+  Status run_float(const TensorRef& xq_ref, const TensorRef& result, const ExecContext& ctx) {
     auto* x = static_cast<float*>(static_cast<void*>(ctx.scratch));
-    const int64_t xn = in[0].numel(), yn = out[0].numel();
-    const auto* xq = static_cast<const uint8_t*>(in[0].data);
-    parallel_for(xn, ctx.threads, kChunk, [&](int64_t b, int64_t e) { dequantize_(xq + b, e - b, x_q_, x + b); });
-
-    const std::array<TensorRef, 3> conv_in{TensorRef(DType::kFloat32, in[0].shape, x),
+    const auto* xq = static_cast<const uint8_t*>(xq_ref.data);
+    parallel_for(xq_ref.numel(), ctx.threads, kChunk, [&](int64_t b, int64_t e) { dequantize_(xq + b, e - b, x_q_, x + b); });
+    const std::array<TensorRef, 3> conv_in{TensorRef(DType::kFloat32, xq_ref.shape, x),
                                            TensorRef(DType::kFloat32, weights_.shape(), const_cast<void*>(weights_.data())),
                                            TensorRef(DType::kFloat32, bias_.shape(), const_cast<void*>(bias_.data()))};
-    TensorRef result = y_float_ ? out[0] : TensorRef(DType::kFloat32, out[0].shape, ctx.scratch + src_bytes_);
     ExecContext inner = ctx;
     inner.scratch = ctx.scratch + src_bytes_ + dst_bytes_;
-    SD_TRY(conv_->run(std::span<const TensorRef>(conv_in.data(), in.size()), std::span<const TensorRef>(&result, 1), inner));
+    TensorRef out = result;
+    return conv_->run(std::span<const TensorRef>(conv_in.data(), has_bias_ ? 3 : 2), std::span<const TensorRef>(&out, 1), inner);
+  }
+
+  // [the dequantized source (float32 path) | the float result (unless the output is float) | the convolution's (float32 path)]
+  size_t scratch_bytes() const override { return src_bytes_ + dst_bytes_ + (conv_ ? conv_->scratch_bytes() : 0); }
+  std::string implementation() const override {
+    // The int16 Winograd's chunk where its int32 sums take fewer than all the channels at once.
+    const std::string chunk = wino16_ && wino16_->chunk_channels() < channels_ ? "(chunks of " + std::to_string(wino16_->chunk_channels()) + ")" : "";
+    return (wino16_ ? std::string("int16 ") + wino16_->name() + chunk : "float32 " + conv_->implementation()) + (silu_ ? "+silu_table" : "");
+  }
+
+  Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
+    const int64_t yn = out[0].numel();
+    TensorRef result = y_float_ ? out[0] : TensorRef(DType::kFloat32, out[0].shape, ctx.scratch + src_bytes_);
+    if (wino16_)
+      wino16_->run(static_cast<const uint8_t*>(in[0].data), result.as<float>(), ctx.threads);
+    else
+      SD_TRY(run_float(in[0], result, ctx));
     if (y_float_) return ok();
 
     const float* y = result.as<float>();
@@ -106,12 +170,15 @@ class Int8ConvInFloat : public Kernel {
 
  private:
   bool y_float_ = false;
+  bool has_bias_ = false;
+  int64_t channels_ = 0;
   int8_float::Quantization x_q_, y_q_;
   HostTensor weights_, bias_;
   Node inner_node_;
   std::vector<ValueType> inner_types_, inner_out_;
   std::vector<const HostTensor*> inner_constants_;
-  std::unique_ptr<Kernel> conv_;
+  std::unique_ptr<Kernel> conv_;  // the float32 path (null where the int16 Winograd runs the node)
+  std::unique_ptr<Int16Winograd> wino16_;
   size_t src_bytes_ = 0, dst_bytes_ = 0;
   std::optional<std::array<int32_t, 256>> silu_;  // the quantized SiLU's bytes, by the quantized byte
   int8_float::DequantizeFn dequantize_ = int8_float::dequantize_baseline;

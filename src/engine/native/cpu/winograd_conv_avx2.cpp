@@ -18,28 +18,7 @@
 namespace sd::native::ops::wino {
 namespace {
 
-// This file's vectors for the shared transforms (winograd_transforms.inc).
-struct Ops {
-  using V = __m256;
-  static constexpr int64_t kLanes = 8;
-  static V set1(float x) { return _mm256_set1_ps(x); }
-  static V zero() { return _mm256_setzero_ps(); }
-  static V add(V x, V y) { return _mm256_add_ps(x, y); }
-  static V sub(V x, V y) { return _mm256_sub_ps(x, y); }
-  static V fmadd(V x, V y, V z) { return _mm256_fmadd_ps(x, y, z); }
-  static V fnmadd(V x, V y, V z) { return _mm256_fnmadd_ps(x, y, z); }
-  static V loadu(const float* p) { return _mm256_loadu_ps(p); }
-  static void storeu(float* p, V x) { _mm256_storeu_ps(p, x); }
-  // No bf16 tensors on this variant (WinogradConv::bf16_io): declared for the shared template
-  // code, never called.
-  static constexpr bool kBf16Io = false;
-  static V load_bf16(const uint16_t* p);
-  static V load_rounded(const float* p);
-};
-
-#include "engine/native/cpu/winograd_transforms.inc"
-
-using V8 = V;
+#include "engine/native/cpu/winograd_avx2_common.inc"
 
 // c[R][NR] = a[R][k] x b[k][NR]: a's rows lda apart, b packed [k][NR], c's rows ldc apart. R = 6
 // but for a block's last rows (multiply).
@@ -98,42 +77,6 @@ void multiply(const RunArgs& a, const Tiling& d, int64_t tpad, int64_t count, co
         for (int64_t t = 0; t < count; t += 6) micro_rows<16>(std::min<int64_t>(6, count - t), vp + t * C, C, panel, C, mp + t * OC + o0, OC);
       } else {
         for (int64_t t = 0; t < count; t += 6) micro_rows<8>(std::min<int64_t>(6, count - t), vp + t * C, C, panel, C, mp + t * OC + o0, OC);
-      }
-    }
-  }
-}
-
-// Bias and the post ops on 8 output channels; `at` is the element offset in sum.
-inline V8 epilogue(const RunArgs& a, V8 x, int64_t at) { return avx2_epilogue::apply(a.posts, a.post_count, x, a.sum, at); }
-
-// M[kP][tpad][oc] of tiles [t0, t0 + count) back to kM x kM outputs, with bias and epilogue, into dst.
-template <int kM>
-void output_transform(const RunArgs& a, const Tiling& d, int64_t t0, int64_t count, int64_t tpad, const float* m) {
-  constexpr int kA = Tile<kM>::kA;
-  const int64_t OC = d.oc;
-  // SiLU alone, YOLOv8's every 3x3, without epilogue()'s loop and switch per vector.
-  const bool silu_only = a.post_count == 1 && a.posts[0].kind == WinoPostKind::kSilu;
-  for (int64_t tl = 0; tl < count; ++tl) {
-    const int64_t t = t0 + tl, img = t / (d.th * d.tw), r = t % (d.th * d.tw), oy0 = r / d.tw * kM, ox0 = r % d.tw * kM;
-    const int64_t rows = std::min<int64_t>(kM, d.h - oy0), cols = std::min<int64_t>(kM, d.w - ox0);
-    const float* mt = m + tl * OC;
-    for (int64_t o = 0; o < OC; o += 8) {
-      V8 tmp[kM][kA];
-      for (int j = 0; j < kA; ++j) {
-        V8 col[kA], o4[kM];
-        for (int i = 0; i < kA; ++i) col[i] = _mm256_loadu_ps(mt + (i * kA + j) * tpad * OC + o);
-        output_rows<kM>(col, o4);
-        for (int i = 0; i < kM; ++i) tmp[i][j] = o4[i];
-      }
-      const V8 bias = _mm256_loadu_ps(a.bias + o);
-      for (int64_t i = 0; i < rows; ++i) {
-        V8 o4[kM];
-        output_rows<kM>(tmp[i], o4);
-        for (int64_t j = 0; j < cols; ++j) {
-          const int64_t px = (img * d.h + oy0 + i) * d.w + ox0 + j;
-          const V8 x = _mm256_add_ps(o4[j], bias);
-          _mm256_storeu_ps(a.dst + px * a.dst_stride + o, silu_only ? avx2_math::silu(x) : epilogue(a, x, px * a.sum_stride + o));
-        }
       }
     }
   }
