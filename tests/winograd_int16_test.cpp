@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/cpu_isa.h"
+#include "engine/native/cpu/int8_float_convert.h"
 #include "engine/native/cpu/winograd_int16.h"
 
 namespace sd {
@@ -141,6 +142,31 @@ TEST(WinogradInt16, WorstCaseSumsAreTakenInChunksAndStayRight) {
   // Small weights, as trained layers have them: all 256 channels in one int32 sum.
   for (auto& v : k.w) v = static_cast<int8_t>(v / 64);
   EXPECT_EQ(Int16Winograd(g, k.w.data(), k.w_scales, nullptr, k.x_scale, 0, false).chunk_channels(), g.c);
+}
+
+// Quantized as it is computed (run_quantized: each tile's rows through the quantization, with and
+// without a table, into uint8 or int8 bytes) gives the bytes of run()'s floats quantized afterwards:
+// the same floats, at the picture's edges too (7x10: tiles cut in both directions).
+TEST(WinogradInt16, QuantizedTilesGiveTheBytesOfTheQuantizedResult) {
+  if (skip_without_avx2()) GTEST_SKIP() << "the int16 Winograd kernel needs AVX2; this processor has " << cpu::isa_name(cpu::detected_isa());
+  namespace q8 = native::ops::int8_float;
+  std::mt19937 rng(3);
+  const Case k = random_case(geometry(2, 32, 7, 10, 48), false, 9, true, rng);
+  const Int16Winograd conv(k.g, k.w.data(), k.w_scales, k.bias.data(), k.x_scale, k.x_zero, k.x_signed);
+  const size_t n = static_cast<size_t>(k.g.n * k.g.h * k.g.w * k.g.oc);
+  std::vector<float> y(n);
+  conv.run(k.x.data(), y.data(), 2);
+  std::vector<int32_t> table(256);
+  for (size_t b = 0; b < 256; ++b) table[b] = static_cast<int32_t>((b * 7 + 3) % 256);
+  const q8::QuantizeFn quantize = q8::quantize_kernel(cpu::active_isa());
+  for (const bool is_signed : {false, true})
+    for (const int32_t* t : {static_cast<const int32_t*>(nullptr), static_cast<const int32_t*>(table.data())}) {
+      const q8::Quantization yq{0.05f, is_signed ? -4 : 100, is_signed};
+      std::vector<uint8_t> want(n), got(n, 0xAB);
+      quantize(y.data(), static_cast<int64_t>(n), yq, t, want.data());
+      conv.run_quantized(k.x.data(), got.data(), yq, t, quantize, 3);
+      EXPECT_EQ(got, want) << (is_signed ? "int8" : "uint8") << (t ? " with a table" : "");
+    }
 }
 
 TEST(WinogradInt16, TakesOnlyItsShapes) {

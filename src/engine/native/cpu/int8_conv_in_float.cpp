@@ -103,8 +103,8 @@ class Int8ConvInFloat : public Kernel {
                                               x_q_.zero_point, x_q_.is_signed);
     if (candidate == kTimedCandidate) {
       const int64_t threads = std::max<int64_t>(1, a.get_int(kPlanThreads, 1));
-      const std::string key = "int8|f32|i16," + dnnl_ops::geometry_key(g, threads) + "," + std::to_string(x_q_.is_signed) + "," +
-                              conv_->implementation();
+      const std::string key = "int8|f32|i16," + dnnl_ops::geometry_key(g, threads) + "," + std::to_string(x_q_.is_signed) +
+                              std::to_string(y_float_) + std::to_string(silu_.has_value()) + "," + conv_->implementation();
       const size_t best = dnnl_ops::remembered_choice(key, [&] {
         const auto bytes = [](size_t n) { return HostTensor(DType::kUInt8, Shape{static_cast<int64_t>(std::max<size_t>(n, 64))}); };
         const size_t xn = static_cast<size_t>(ctx.inputs[0].shape.numel()), yn = static_cast<size_t>(ctx.outputs[0].shape.numel());
@@ -114,20 +114,38 @@ class Int8ConvInFloat : public Kernel {
         ec.threads = static_cast<int>(threads);
         ec.scratch = static_cast<unsigned char*>(scratch.data());
         const TensorRef in(ctx.inputs[0].dtype, ctx.inputs[0].shape, x.data());
-        const TensorRef out(DType::kFloat32, ctx.outputs[0].shape, y.data());
+        const TensorRef out(ctx.outputs[0].dtype, ctx.outputs[0].shape, y.data());
         // A float path that fails does not run the node, however fast it fails.
-        if (!run_float(in, out, ec)) return size_t{1};
-        return dnnl_ops::fastest_candidate(
-            2, [&](size_t i) { i == 0 ? (void)run_float(in, out, ec) : wino16_->run(x.as<uint8_t>(), out.as<float>(), ec.threads); },
-            dnnl_ops::TimingRule{0.8, 0.95, true, 0.0});
+        if (!run_with(false, in, out, ec)) return size_t{1};
+        return dnnl_ops::fastest_candidate(2, [&](size_t i) { (void)run_with(i == 1, in, out, ec); }, dnnl_ops::TimingRule{0.8, 0.95, true, 0.0});
       });
       if (best == 0) {
         wino16_.reset();
         return;
       }
     }
-    conv_.reset();  // the float32 path is not run again: its packed weights go
-    src_bytes_ = 0;
+    conv_.reset();  // the float32 path is not run again: its packed weights and scratch go
+    src_bytes_ = dst_bytes_ = 0;
+  }
+
+  // The whole node, by the int16 Winograd (quantizing its tiles as they come) or in float32.
+  Status run_with(bool int16, const TensorRef& x, const TensorRef& y, const ExecContext& ctx) {
+    const int32_t* table = silu_ ? silu_->data() : nullptr;
+    const auto* xq = static_cast<const uint8_t*>(x.data);
+    if (int16) {
+      if (y_float_)
+        wino16_->run(xq, static_cast<float*>(y.data), ctx.threads);
+      else
+        wino16_->run_quantized(xq, static_cast<uint8_t*>(y.data), y_q_, table, quantize_, ctx.threads);
+      return ok();
+    }
+    const TensorRef result = y_float_ ? y : TensorRef(DType::kFloat32, y.shape, ctx.scratch + src_bytes_);
+    SD_TRY(run_float(x, result, ctx));
+    if (y_float_) return ok();
+    const float* r = result.as<float>();
+    auto* q = static_cast<uint8_t*>(y.data);
+    parallel_for(y.numel(), ctx.threads, kChunk, [&](int64_t b, int64_t e) { quantize_(r + b, e - b, y_q_, table, q + b); });
+    return ok();
   }
 
   // The float32 path: the source dequantized into scratch, the float convolution into `result`.
@@ -144,7 +162,7 @@ class Int8ConvInFloat : public Kernel {
     return conv_->run(std::span<const TensorRef>(conv_in.data(), has_bias_ ? 3 : 2), std::span<const TensorRef>(&out, 1), inner);
   }
 
-  // [the dequantized source (float32 path) | the float result (unless the output is float) | the convolution's (float32 path)]
+  // The float32 path's: [the dequantized source | the float result (unless the output is float) | the convolution's]
   size_t scratch_bytes() const override { return src_bytes_ + dst_bytes_ + (conv_ ? conv_->scratch_bytes() : 0); }
   std::string implementation() const override {
     // The int16 Winograd's chunk where its int32 sums take fewer than all the channels at once.
@@ -153,19 +171,7 @@ class Int8ConvInFloat : public Kernel {
   }
 
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
-    const int64_t yn = out[0].numel();
-    TensorRef result = y_float_ ? out[0] : TensorRef(DType::kFloat32, out[0].shape, ctx.scratch + src_bytes_);
-    if (wino16_)
-      wino16_->run(static_cast<const uint8_t*>(in[0].data), result.as<float>(), ctx.threads);
-    else
-      SD_TRY(run_float(in[0], result, ctx));
-    if (y_float_) return ok();
-
-    const float* y = result.as<float>();
-    auto* q = static_cast<uint8_t*>(out[0].data);
-    const int32_t* table = silu_ ? silu_->data() : nullptr;
-    parallel_for(yn, ctx.threads, kChunk, [&](int64_t b, int64_t e) { quantize_(y + b, e - b, y_q_, table, q + b); });
-    return ok();
+    return run_with(wino16_ != nullptr, in[0], out[0], ctx);
   }
 
  private:

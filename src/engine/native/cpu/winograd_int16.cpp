@@ -89,4 +89,17 @@ void Int16Winograd::run(const uint8_t* src, float* dst, int threads) const {
 #endif
 }
 
+void Int16Winograd::run_quantized(const uint8_t* src, uint8_t* dst, const int8_float::Quantization& y, const int32_t* table,
+                                  int8_float::QuantizeFn quantize, int threads) const {
+#if defined(__x86_64__)
+  wino16::Args a{g_.n, g_.h, g_.w, g_.c, g_.oc, packed_.data(), scale_.data(), bias_.data(), chunk_, x_zero_, x_signed_,
+                 src,  nullptr, std::max(1, threads)};
+  a.dst_q = dst, a.y_q = &y, a.table = table, a.quantize = quantize;
+  wino16::run_avx2(a);
+#else
+  (void)src, (void)dst, (void)y, (void)table, (void)quantize, (void)threads;
+  std::abort();  // as run()
+#endif
+}
+
 }  // namespace sd::native::ops

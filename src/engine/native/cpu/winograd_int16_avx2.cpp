@@ -164,6 +164,21 @@ void multiply16(const wino16::Args& a, const Tiling& d, int64_t tpad, int64_t co
   }
 }
 
+// The output transform into bytes: each tile's outputs into `stage` (4 x 4 x oc floats, in L1),
+// then each of its rows (cols pixels of oc channels, contiguous in NHWC) quantized into dst_q.
+void output_quantized(const wino16::Args& a, const RunArgs& out, const Tiling& d, int64_t t0, int64_t count, int64_t tpad, const float* m,
+                      float* stage) {
+  const int64_t OC = d.oc;
+  for (int64_t tl = 0; tl < count; ++tl) {
+    const int64_t t = t0 + tl, img = t / (d.th * d.tw), r = t % (d.th * d.tw), oy0 = r / d.tw * 4, ox0 = r % d.tw * 4;
+    const int64_t rows = std::min<int64_t>(4, d.h - oy0), cols = std::min<int64_t>(4, d.w - ox0);
+    output_tile<4>(out, m + tl * OC, tpad, OC, rows, cols,
+                   [&](int64_t i, int64_t j, int64_t o, V8 x) { _mm256_storeu_ps(stage + (i * 4 + j) * OC + o, x); });
+    for (int64_t i = 0; i < rows; ++i)
+      a.quantize(stage + i * 4 * OC, cols * OC, *a.y_q, a.table, a.dst_q + ((img * d.h + oy0 + i) * d.w + ox0) * OC);
+  }
+}
+
 template <bool kSigned>
 void run_blocks16(const wino16::Args& a) {
   Tiling d{a.n, a.h, a.w, a.c, a.oc, (a.h + 3) / 4, (a.w + 3) / 4, 0, 36};
@@ -177,14 +192,18 @@ void run_blocks16(const wino16::Args& a) {
   const int64_t tpad = block_tiles_for(d, a.threads, 6, static_cast<int64_t>(sizeof(int16_t)));
   const int64_t v_floats = 36 * tpad * a.c / 2;  // int16 V in floats (c is even)
   parallel_for(d.tiles, a.threads, 1, [&](int64_t begin, int64_t end) {
-    float* buf = thread_buffer(static_cast<size_t>(v_floats + 36 * tpad * a.oc));
+    float* buf = thread_buffer(static_cast<size_t>(v_floats + 36 * tpad * a.oc + 16 * a.oc));
     auto* v = reinterpret_cast<int16_t*>(buf);
     float* m = buf + v_floats;
+    float* stage = m + 36 * tpad * a.oc;
     for (int64_t t0 = begin; t0 < end; t0 += tpad) {
       const int64_t count = std::min(tpad, end - t0);
       input_transform16<kSigned>(a, d, t0, count, tpad, v);
       multiply16(a, d, tpad, count, v, m);
-      output_transform<4>(out, d, t0, count, tpad, m);
+      if (a.dst_q)
+        output_quantized(a, out, d, t0, count, tpad, m, stage);
+      else
+        output_transform<4>(out, d, t0, count, tpad, m);
     }
   });
 }
