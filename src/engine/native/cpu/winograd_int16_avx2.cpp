@@ -105,6 +105,8 @@ void input_transform16(const wino16::Args& a, const Tiling& d, int64_t t0, int64
     _mm256_storeu_ps(o, first ? _mm256_mul_ps(f0, s0) : _mm256_fmadd_ps(f0, s0, _mm256_loadu_ps(o)));         \
     _mm256_storeu_ps(o + 8, first ? _mm256_mul_ps(f1, s1) : _mm256_fmadd_ps(f1, s1, _mm256_loadu_ps(o + 8))); \
   }
+// STEP(row, its two accumulators) for the six rows.
+#define SD_I16_EACH_ROW(STEP) STEP(0, c00, c01) STEP(1, c10, c11) STEP(2, c20, c21) STEP(3, c30, c31) STEP(4, c40, c41) STEP(5, c50, c51)
 template <int R>
 inline void micro_chunk16(const int16_t* a, int64_t lda, const int16_t* b, int64_t k0, int64_t k1, bool first, float* out, int64_t ldo,
                           const float* scale) {
@@ -113,21 +115,12 @@ inline void micro_chunk16(const int16_t* a, int64_t lda, const int16_t* b, int64
   for (int64_t i = k0; i < k1; i += 2) {
     const I16 b0 = _mm256_loadu_si256(reinterpret_cast<const I16*>(b + i * 16));
     const I16 b1 = _mm256_loadu_si256(reinterpret_cast<const I16*>(b + i * 16 + 16));
-    SD_I16_ROW(0, c00, c01)
-    SD_I16_ROW(1, c10, c11)
-    SD_I16_ROW(2, c20, c21)
-    SD_I16_ROW(3, c30, c31)
-    SD_I16_ROW(4, c40, c41)
-    SD_I16_ROW(5, c50, c51)
+    SD_I16_EACH_ROW(SD_I16_ROW)
   }
   const __m256 s0 = _mm256_loadu_ps(scale), s1 = _mm256_loadu_ps(scale + 8);
-  SD_I16_STORE(0, c00, c01)
-  SD_I16_STORE(1, c10, c11)
-  SD_I16_STORE(2, c20, c21)
-  SD_I16_STORE(3, c30, c31)
-  SD_I16_STORE(4, c40, c41)
-  SD_I16_STORE(5, c50, c51)
+  SD_I16_EACH_ROW(SD_I16_STORE)
 }
+#undef SD_I16_EACH_ROW
 #undef SD_I16_ROW
 #undef SD_I16_STORE
 
