@@ -11,7 +11,7 @@
 #include "engine/native/cpu/int8_float_convert.h"
 #include "engine/native/cpu/quantized_silu.h"
 #include "engine/native/cpu/timed_choice.h"
-#include "engine/native/cpu/winograd_int16.h"
+#include "engine/native/cpu/int16_conv.h"
 #include "engine/native/host_tensor.h"
 #include "engine/native/layout_attrs.h"
 #include "engine/native/op_util.h"
@@ -80,27 +80,26 @@ class Int8ConvInFloat : public Kernel {
     }
     dequantize_ = int8_float::dequantize_kernel(cpu::active_isa());
     quantize_ = int8_float::quantize_kernel(cpu::active_isa());
-    choose_int16_winograd(ctx, g, ws, has_bias);
+    choose_int16(ctx, g, ws, has_bias);
     return ok();
   }
 
-  // The 3x3 stride-1 layers: the int16 Winograd on the bytes (winograd_int16.h) where it takes
-  // the node, against the float32 convolution of the dequantized source: the faster on the
-  // node's shape, timed at load (kept per shape for the process); or forced by kConvCandidate
+  // The layers an int16 kernel takes (int16_conv.h: 3x3 stride-1 by Winograd, 1x1 by a GEMM) run
+  // there on the bytes, against the float32 convolution of the dequantized source: the faster on
+  // the node's shape, timed at load (kept per shape for the process); or forced by kConvCandidate
   // (0: float32, 1 and up: int16; conv_choice.h's order, what ran before first).
-  void choose_int16_winograd(const OpContext& ctx, const ConvGeometry& g, const std::vector<float>& ws, bool has_bias) {
+  void choose_int16(const OpContext& ctx, const ConvGeometry& g, const std::vector<float>& ws, bool has_bias) {
     const auto& a = ctx.node.attrs;
     const int64_t lo = x_q_.is_signed ? -128 : 0;
     const bool dense_nhwc = a.get_int(kSrcNhwc, 0) != 0 && a.get_int(kDstNhwc, 0) != 0 && a.get_int(kSrcPixelStride, 0) == 0 &&
                             a.get_int(kDstPixelStride, 0) == 0;
-    if (!Int16Winograd::applies(g) || !dense_nhwc || cpu::active_isa() < cpu::Isa::kAvx2 || x_q_.zero_point < lo ||
-        x_q_.zero_point > lo + 255)
-      return;
+    if (!dense_nhwc || cpu::active_isa() < cpu::Isa::kAvx2 || x_q_.zero_point < lo || x_q_.zero_point > lo + 255) return;
     const int64_t candidate = a.get_int(kConvCandidate, kTimedCandidate);
     if (candidate == 0) return;
     channels_ = g.c;
-    wino16_ = std::make_unique<Int16Winograd>(g, ctx.constants[1]->as<int8_t>(), ws, has_bias ? bias_.as<float>() : nullptr, x_q_.scale,
-                                              x_q_.zero_point, x_q_.is_signed);
+    int16_ = make_int16_conv(g, ctx.constants[1]->as<int8_t>(), ws, has_bias ? bias_.as<float>() : nullptr, x_q_.scale, x_q_.zero_point,
+                             x_q_.is_signed);
+    if (!int16_) return;
     if (candidate == kTimedCandidate) {
       const int64_t threads = std::max<int64_t>(1, a.get_int(kPlanThreads, 1));
       const std::string key = "int8|f32|i16," + dnnl_ops::geometry_key(g, threads) + "," + std::to_string(x_q_.is_signed) +
@@ -117,13 +116,13 @@ class Int8ConvInFloat : public Kernel {
         const TensorRef out(ctx.outputs[0].dtype, ctx.outputs[0].shape, y.data());
         // A float path that fails does not run the node, however fast it fails.
         if (!run_with(false, in, out, ec)) return size_t{0};
-        // The int16 Winograd is the incumbent (candidate 0): 1.3-1.8x float32's speed on YOLOv8n's
+        // The int16 kernel is the incumbent (candidate 0): 1.3-1.8x float32's speed on YOLOv8n's
         // 3x3 layers at 20x20 to 160x160 (docs/benchmarks.md), so float32 must win every round by
         // 5% to take a node, and a busy machine's noise leaves the faster kernel in place.
         return dnnl_ops::fastest_candidate(2, [&](size_t i) { (void)run_with(i == 0, in, out, ec); }, dnnl_ops::TimingRule{0.8, 0.95, true, 0.0});
       });
       if (best == 1) {
-        wino16_.reset();
+        int16_.reset();
         return;
       }
     }
@@ -131,15 +130,15 @@ class Int8ConvInFloat : public Kernel {
     src_bytes_ = dst_bytes_ = 0;
   }
 
-  // The whole node, by the int16 Winograd (quantizing its tiles as they come) or in float32.
+  // The whole node, by the int16 kernel (quantizing its outputs as they come) or in float32.
   Status run_with(bool int16, const TensorRef& x, const TensorRef& y, const ExecContext& ctx) {
     const int32_t* table = silu_ ? silu_->data() : nullptr;
     const auto* xq = static_cast<const uint8_t*>(x.data);
     if (int16) {
       if (y_float_)
-        wino16_->run(xq, static_cast<float*>(y.data), ctx.threads);
+        int16_->run(xq, static_cast<float*>(y.data), ctx.threads);
       else
-        wino16_->run_quantized(xq, static_cast<uint8_t*>(y.data), y_q_, table, quantize_, ctx.threads);
+        int16_->run_quantized(xq, static_cast<uint8_t*>(y.data), y_q_, table, quantize_, ctx.threads);
       return ok();
     }
     const TensorRef result = y_float_ ? y : TensorRef(DType::kFloat32, y.shape, ctx.scratch + src_bytes_);
@@ -168,13 +167,13 @@ class Int8ConvInFloat : public Kernel {
   // The float32 path's: [the dequantized source | the float result (unless the output is float) | the convolution's]
   size_t scratch_bytes() const override { return src_bytes_ + dst_bytes_ + (conv_ ? conv_->scratch_bytes() : 0); }
   std::string implementation() const override {
-    // The int16 Winograd's chunk where its int32 sums take fewer than all the channels at once.
-    const std::string chunk = wino16_ && wino16_->chunk_channels() < channels_ ? "(chunks of " + std::to_string(wino16_->chunk_channels()) + ")" : "";
-    return (wino16_ ? std::string("int16 ") + wino16_->name() + chunk : "float32 " + conv_->implementation()) + (silu_ ? "+silu_table" : "");
+    // The int16 kernel's chunk where its int32 sums take fewer than all the channels at once.
+    const std::string chunk = int16_ && int16_->chunk_channels() < channels_ ? "(chunks of " + std::to_string(int16_->chunk_channels()) + ")" : "";
+    return (int16_ ? std::string("int16 ") + int16_->name() + chunk : "float32 " + conv_->implementation()) + (silu_ ? "+silu_table" : "");
   }
 
   Status run(std::span<const TensorRef> in, std::span<const TensorRef> out, const ExecContext& ctx) override {
-    return run_with(wino16_ != nullptr, in[0], out[0], ctx);
+    return run_with(int16_ != nullptr, in[0], out[0], ctx);
   }
 
  private:
@@ -186,8 +185,8 @@ class Int8ConvInFloat : public Kernel {
   Node inner_node_;
   std::vector<ValueType> inner_types_, inner_out_;
   std::vector<const HostTensor*> inner_constants_;
-  std::unique_ptr<Kernel> conv_;  // the float32 path (null where the int16 Winograd runs the node)
-  std::unique_ptr<Int16Winograd> wino16_;
+  std::unique_ptr<Kernel> conv_;  // the float32 path (null where an int16 kernel runs the node)
+  std::unique_ptr<Int16Conv> int16_;
   size_t src_bytes_ = 0, dst_bytes_ = 0;
   std::optional<std::array<int32_t, 256>> silu_;  // the quantized SiLU's bytes, by the quantized byte
   int8_float::DequantizeFn dequantize_ = int8_float::dequantize_baseline;

@@ -30,11 +30,12 @@
 #include <vector>
 
 #include "engine/native/conv_attrs.h"
+#include "engine/native/cpu/int16_conv.h"
 #include "engine/native/cpu/int8_float_convert.h"
 
 namespace sd::native::ops {
 
-class Int16Winograd {
+class Int16Winograd final : public Int16Conv {
  public:
   // Whether the kernel takes this convolution (the processor is the caller's business: run()
   // needs AVX2).
@@ -46,16 +47,16 @@ class Int16Winograd {
                 int32_t x_zero_point, bool x_signed);
 
   // src: [n, h, w, c] bytes; dst: [n, h, w, oc] float32. Needs AVX2 (cpu::detected_isa() >= kAvx2).
-  void run(const uint8_t* src, float* dst, int threads) const;
+  void run(const uint8_t* src, float* dst, int threads) const override;
   // The same, quantized as it is computed: each tile's outputs (in a thread's buffer) through
   // `quantize` with y's quantization and table (int8_float_convert.h) into dst [n, h, w, oc] bytes,
   // without a float32 copy of the whole output.
   void run_quantized(const uint8_t* src, uint8_t* dst, const int8_float::Quantization& y, const int32_t* table,
-                     int8_float::QuantizeFn quantize, int threads) const;
+                     int8_float::QuantizeFn quantize, int threads) const override;
 
   // Channels summed in int32 before a float32 addition (all of them where the weights allow).
-  int64_t chunk_channels() const { return chunk_; }
-  const char* name() const { return "streamdet:wino16_4x3:avx2"; }
+  int64_t chunk_channels() const override { return chunk_; }
+  const char* name() const override { return "streamdet:wino16_4x3:avx2"; }
 
  private:
   ConvGeometry g_;

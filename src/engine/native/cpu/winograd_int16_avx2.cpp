@@ -24,12 +24,7 @@ namespace {
 
 using I16 = __m256i;
 
-// 16 source bytes (16 channels of a pixel) as int16, minus the zero point.
-template <bool kSigned>
-inline I16 load_source16(const uint8_t* p, I16 zero_point) {
-  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  return _mm256_sub_epi16(kSigned ? _mm256_cvtepi8_epi16(b) : _mm256_cvtepu8_epi16(b), zero_point);
-}
+#include "engine/native/cpu/int16_gemm_avx2.inc"
 
 // B^T z for one column (or row) of 6, in int16: input_rows<4>'s arithmetic with shifts for the
 // factors 2, 4 and 5. No intermediate passes 25500 in magnitude (winograd_int16.h).
@@ -76,70 +71,6 @@ void input_transform16(const wino16::Args& a, const Tiling& d, int64_t t0, int64
         for (int j = 0; j < kA; ++j) _mm256_storeu_si256(reinterpret_cast<I16*>(vt + (i * kA + j) * tpad * C + c), rr[j]);
       }
     }
-  }
-}
-
-// out[R][16] (+)= (a[R][k] x b[k][16]) * scale[16] for the channels [k0, k1): a's rows lda apart
-// (int16, channel pairs read as one int32), b packed [k / 2][16][2], out's rows ldo apart. The
-// sums are exact in int32 (Int16Winograd::chunk_channels bounds the chunk); `first` stores, else
-// adds in float32.
-// The accumulators are named variables and each row's step one asm statement: 12 accumulators, 2
-// weight vectors, the broadcast pair and a product are the 16 registers. Written in intrinsics,
-// GCC loads every row's pair first and keeps accumulators on the stack, storing them back every
-// iteration (half the kernel's time, measured).
-#define SD_I16_ROW(r, a0, a1)                                                                                    \
-  if constexpr (R > r) {                                                                                         \
-    I16 av, t;                                                                                                   \
-    asm("vpbroadcastd %[p], %[av]\n\t"                                                                           \
-        "vpmaddwd %[b0], %[av], %[t]\n\t"                                                                        \
-        "vpaddd %[t], %[x0], %[x0]\n\t"                                                                          \
-        "vpmaddwd %[b1], %[av], %[t]\n\t"                                                                        \
-        "vpaddd %[t], %[x1], %[x1]"                                                                               \
-        : [x0] "+x"(a0), [x1] "+x"(a1), [av] "=&x"(av), [t] "=&x"(t)                                               \
-        : [p] "m"(*reinterpret_cast<const int32_t*>(a + r * lda + i)), [b0] "x"(b0), [b1] "x"(b1));               \
-  }
-#define SD_I16_STORE(r, a0, a1)                                                                   \
-  if constexpr (R > r) {                                                                          \
-    float* o = out + r * ldo;                                                                     \
-    const __m256 f0 = _mm256_cvtepi32_ps(a0), f1 = _mm256_cvtepi32_ps(a1);                        \
-    _mm256_storeu_ps(o, first ? _mm256_mul_ps(f0, s0) : _mm256_fmadd_ps(f0, s0, _mm256_loadu_ps(o)));         \
-    _mm256_storeu_ps(o + 8, first ? _mm256_mul_ps(f1, s1) : _mm256_fmadd_ps(f1, s1, _mm256_loadu_ps(o + 8))); \
-  }
-// STEP(row, its two accumulators) for the six rows.
-#define SD_I16_EACH_ROW(STEP) STEP(0, c00, c01) STEP(1, c10, c11) STEP(2, c20, c21) STEP(3, c30, c31) STEP(4, c40, c41) STEP(5, c50, c51)
-template <int R>
-inline void micro_chunk16(const int16_t* a, int64_t lda, const int16_t* b, int64_t k0, int64_t k1, bool first, float* out, int64_t ldo,
-                          const float* scale) {
-  I16 c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-  I16 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-  for (int64_t i = k0; i < k1; i += 2) {
-    const I16 b0 = _mm256_loadu_si256(reinterpret_cast<const I16*>(b + i * 16));
-    const I16 b1 = _mm256_loadu_si256(reinterpret_cast<const I16*>(b + i * 16 + 16));
-    SD_I16_EACH_ROW(SD_I16_ROW)
-  }
-  const __m256 s0 = _mm256_loadu_ps(scale), s1 = _mm256_loadu_ps(scale + 8);
-  SD_I16_EACH_ROW(SD_I16_STORE)
-}
-#undef SD_I16_EACH_ROW
-#undef SD_I16_ROW
-#undef SD_I16_STORE
-
-// The channels in chunks of `chunk` (each one's int32 sums exact), the first stored, the rest added.
-template <int R>
-inline void micro_kernel16(const int16_t* a, int64_t lda, const int16_t* b, int64_t k, int64_t chunk, float* out, int64_t ldo,
-                           const float* scale) {
-  for (int64_t k0 = 0; k0 < k; k0 += chunk) micro_chunk16<R>(a, lda, b, k0, std::min(k, k0 + chunk), k0 == 0, out, ldo, scale);
-}
-
-inline void micro_rows16(int64_t rows, const int16_t* a, int64_t lda, const int16_t* b, int64_t k, int64_t chunk, float* out, int64_t ldo,
-                         const float* scale) {
-  switch (rows) {
-    case 6: micro_kernel16<6>(a, lda, b, k, chunk, out, ldo, scale); break;
-    case 5: micro_kernel16<5>(a, lda, b, k, chunk, out, ldo, scale); break;
-    case 4: micro_kernel16<4>(a, lda, b, k, chunk, out, ldo, scale); break;
-    case 3: micro_kernel16<3>(a, lda, b, k, chunk, out, ldo, scale); break;
-    case 2: micro_kernel16<2>(a, lda, b, k, chunk, out, ldo, scale); break;
-    default: micro_kernel16<1>(a, lda, b, k, chunk, out, ldo, scale); break;
   }
 }
 

@@ -1,0 +1,42 @@
+// The int8 convolutions computed in 16-bit integers, for processors whose int8 kernels are not
+// exact or not fast (AVX2 without VNNI): an Int8Conv there runs one of these where it takes the
+// node and is faster than float32 on the node's shape (int8_conv_in_float.cpp times them at load).
+// - Int16Winograd (winograd_int16.h): 3x3 stride-1 layers, Winograd F(4x4, 3x3);
+// - Int16Pointwise (pointwise_int16.h): 1x1 layers, a GEMM.
+// Both: the source bytes minus their zero point as int16, the int8 weights as int16, `vpmaddwd`
+// summing the products of channel pairs in int32 exactly (twice a float FMA's multiply-adds an
+// instruction), the sums scaled to float32, the bias added, the result written float32 or
+// quantized as it is computed (int8_float_convert.h's quantization, with a fused SiLU's table).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/native/conv_attrs.h"
+#include "engine/native/cpu/int8_float_convert.h"
+
+namespace sd::native::ops {
+
+class Int16Conv {
+ public:
+  virtual ~Int16Conv() = default;
+  // src: [n, h, w, c] bytes; dst: [n, oh, ow, oc] float32. Needs AVX2 (cpu::detected_isa() >= kAvx2).
+  virtual void run(const uint8_t* src, float* dst, int threads) const = 0;
+  // The same, quantized as it is computed (y's quantization, table: null or 256 entries), into
+  // dst [n, oh, ow, oc] bytes, without a float32 copy of the whole output.
+  virtual void run_quantized(const uint8_t* src, uint8_t* dst, const int8_float::Quantization& y, const int32_t* table,
+                             int8_float::QuantizeFn quantize, int threads) const = 0;
+  // The implementation's name for the profile ("streamdet:wino16_4x3:avx2", ...).
+  virtual const char* name() const = 0;
+  // Channels summed in int32 before a float32 addition (all of them where the weights allow).
+  virtual int64_t chunk_channels() const = 0;
+};
+
+// The int16 kernel that takes the convolution (NHWC, dense), or null. weights: int8 OIHW;
+// w_scales: 1 or oc; bias: float32 [oc] in the output's units, or null; the source's scale, zero
+// point (within its type's range) and type.
+std::unique_ptr<Int16Conv> make_int16_conv(const ConvGeometry& g, const int8_t* weights, const std::vector<float>& w_scales, const float* bias,
+                                           float x_scale, int32_t x_zero_point, bool x_signed);
+
+}  // namespace sd::native::ops

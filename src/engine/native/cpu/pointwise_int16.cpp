@@ -1,0 +1,63 @@
+// Int16Pointwise's weight packing (once, at load) and the dispatch to its AVX2 kernel; and
+// make_int16_conv, which picks the int16 kernel for a convolution.
+#include "engine/native/cpu/pointwise_int16.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "engine/native/cpu/winograd_int16.h"
+
+namespace sd::native::ops {
+
+bool Int16Pointwise::applies(const ConvGeometry& g) {
+  return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.group == 1 && g.pt == 0 && g.pl == 0 && g.pb == 0 && g.pr == 0 &&
+         g.oh == g.h && g.ow == g.w && g.c >= 16 && g.c % 16 == 0 && g.c <= 32768 && g.oc % 16 == 0;
+}
+
+Int16Pointwise::Int16Pointwise(const ConvGeometry& g, const int8_t* weights, const std::vector<float>& w_scales, const float* bias,
+                               float x_scale, int32_t x_zero_point, bool x_signed)
+    : g_(g), x_zero_(x_zero_point), x_signed_(x_signed) {
+  const int64_t C = g.c, OC = g.oc;
+  packed_.assign(static_cast<size_t>(C * OC), 0);
+  scale_.resize(static_cast<size_t>(OC));
+  for (int64_t o = 0; o < OC; ++o) {
+    scale_[static_cast<size_t>(o)] = x_scale * w_scales[w_scales.size() == 1 ? 0 : static_cast<size_t>(o)];
+    for (int64_t c = 0; c < C; ++c)
+      packed_[static_cast<size_t>(((o / 16) * (C / 2) + c / 2) * 32 + (o % 16) * 2 + c % 2)] = weights[o * C + c];
+  }
+  bias_.assign(static_cast<size_t>(OC), 0.f);
+  if (bias) std::copy(bias, bias + OC, bias_.begin());
+}
+
+void Int16Pointwise::run(const uint8_t* src, float* dst, int threads) const {
+#if defined(__x86_64__)
+  const pw16::Args a{g_.n * g_.h * g_.w, g_.c, g_.oc, packed_.data(), scale_.data(), bias_.data(), x_zero_, x_signed_, src, dst,
+                     std::max(1, threads)};
+  pw16::run_avx2(a);
+#else
+  (void)src, (void)dst, (void)threads;
+  std::abort();  // callers check cpu::detected_isa() >= kAvx2 first, which never holds here
+#endif
+}
+
+void Int16Pointwise::run_quantized(const uint8_t* src, uint8_t* dst, const int8_float::Quantization& y, const int32_t* table,
+                                   int8_float::QuantizeFn quantize, int threads) const {
+#if defined(__x86_64__)
+  pw16::Args a{g_.n * g_.h * g_.w, g_.c, g_.oc, packed_.data(), scale_.data(), bias_.data(), x_zero_, x_signed_, src, nullptr,
+               std::max(1, threads)};
+  a.dst_q = dst, a.y_q = &y, a.table = table, a.quantize = quantize;
+  pw16::run_avx2(a);
+#else
+  (void)src, (void)dst, (void)y, (void)table, (void)quantize, (void)threads;
+  std::abort();  // as run()
+#endif
+}
+
+std::unique_ptr<Int16Conv> make_int16_conv(const ConvGeometry& g, const int8_t* weights, const std::vector<float>& w_scales, const float* bias,
+                                           float x_scale, int32_t x_zero_point, bool x_signed) {
+  if (Int16Winograd::applies(g)) return std::make_unique<Int16Winograd>(g, weights, w_scales, bias, x_scale, x_zero_point, x_signed);
+  if (Int16Pointwise::applies(g)) return std::make_unique<Int16Pointwise>(g, weights, w_scales, bias, x_scale, x_zero_point, x_signed);
+  return nullptr;
+}
+
+}  // namespace sd::native::ops

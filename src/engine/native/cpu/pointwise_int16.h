@@ -1,0 +1,67 @@
+// An int8 1x1 convolution as a GEMM in 16-bit integers (int16_conv.h), for processors without
+// exact or fast int8 kernels (AVX2 without VNNI): there an 8-bit-weight or int8-source 1x1 layer
+// was computed in float32 (int8_conv_in_float.h), at float FMA's rate; `vpmaddwd` does twice the
+// multiply-adds an instruction, exactly. The sums cannot overflow: |x - zero point| <= 255 and
+// |w| <= 128 make each pair's sum at most 65280, so int32 holds the sum over up to 32768 channels.
+//
+// Shapes: 1x1, stride 1, no padding, one group, channels and output channels multiples of 16 (at
+// most 32768 channels); int8 or uint8 source, int8 weights (zero point 0, per tensor or per output
+// channel), NHWC.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/native/conv_attrs.h"
+#include "engine/native/cpu/int16_conv.h"
+
+namespace sd::native::ops {
+
+class Int16Pointwise final : public Int16Conv {
+ public:
+  static bool applies(const ConvGeometry& g);
+
+  // As make_int16_conv takes them (int16_conv.h).
+  Int16Pointwise(const ConvGeometry& g, const int8_t* weights, const std::vector<float>& w_scales, const float* bias, float x_scale,
+                 int32_t x_zero_point, bool x_signed);
+
+  void run(const uint8_t* src, float* dst, int threads) const override;
+  void run_quantized(const uint8_t* src, uint8_t* dst, const int8_float::Quantization& y, const int32_t* table,
+                     int8_float::QuantizeFn quantize, int threads) const override;
+  const char* name() const override { return "streamdet:pointwise16:avx2"; }
+  int64_t chunk_channels() const override { return g_.c; }
+
+ private:
+  ConvGeometry g_;
+  int32_t x_zero_ = 0;
+  bool x_signed_ = false;
+  std::vector<int16_t> packed_;  // [oc / 16][c / 2][16][2]
+  std::vector<float> scale_;     // [oc]: x_scale * w_scale[oc]
+  std::vector<float> bias_;      // [oc]
+};
+
+namespace pw16 {
+
+struct Args {
+  int64_t pixels, c, oc;
+  const int16_t* packed;
+  const float* scale;
+  const float* bias;
+  int32_t x_zero;
+  bool x_signed;
+  const uint8_t* src;
+  float* dst;  // float32 output, or null with dst_q
+  int threads;
+  uint8_t* dst_q = nullptr;
+  const int8_float::Quantization* y_q = nullptr;
+  const int32_t* table = nullptr;
+  int8_float::QuantizeFn quantize = nullptr;
+};
+
+#if defined(__x86_64__)
+void run_avx2(const Args& a);
+#endif
+
+}  // namespace pw16
+
+}  // namespace sd::native::ops
