@@ -194,7 +194,7 @@ void expect_matches_unfused(const std::vector<ConvSpec>& convs, int64_t size, in
     for (size_t i = 0; i < convs.size(); ++i) {
       const ConvSpec& c = convs[i];
       const bool u8_source = i == 0 || convs[i - 1].y_type == onnx::TensorProto::UINT8;
-      int16_takes += !(u8_source && w_max <= 63) && (c.k == 3 || c.k == 1) && c.stride == 1 && c.group == 1 && c.in % 16 == 0 && c.out % 16 == 0;
+      int16_takes += !(u8_source && w_max <= 63) && c.group == 1 && c.in % 16 == 0 && c.out % 16 == 0;
     }
     EXPECT_EQ(std::count_if(fused.int8_convs.begin(), fused.int8_convs.end(), [](const std::string& im) { return im.rfind("int16 ", 0) == 0; }),
               int16_takes);
@@ -253,15 +253,16 @@ TEST(QdqFusion, WithoutExactInt8KernelsTheConvolutionsAreComputedInFloat) {
   expect_matches_unfused(chain, 24, 127, false);
 }
 
-// 3x3 stride-1 and 1x1 layers as the int16 kernels take them (cpu/int16_conv.h: channels multiples
-// of 16), on a processor without exact int8 kernels: uint8 and int8 sources, per-channel and
-// per-tensor weights, each bias form, SiLU quantized and read as float; forced (candidate 1), then
-// timed against float32. Their values are the graph's as written, within the float roundings after
-// the exact integer sums.
+// 3x3 stride-1, 1x1 and 3x3 stride-2 layers as the int16 kernels take them (cpu/int16_conv.h:
+// Winograd, rows as they are, rows of taps; channels multiples of 16), on a processor without
+// exact int8 kernels: uint8 and int8 sources, per-channel and per-tensor weights, each bias form,
+// SiLU quantized and read as float; forced (candidate 1), then timed against float32. Their values
+// are the graph's as written, within the float roundings after the exact integer sums.
 TEST(QdqFusion, Int16KernelsMatchTheDequantizedGraph) {
   std::vector<ConvSpec> chain = {{16, 32, 3, 1, 1, true, 1, 0.05f, onnx::TensorProto::INT8, -3},
                                  {32, 32, 3, 1, 1, false, 3, 0.05f, onnx::TensorProto::UINT8, 120},
                                  {32, 48, 1, 1, 1, true, 1, 0.05f, onnx::TensorProto::INT8, 7},
+                                 {48, 48, 3, 2, 1, true, 1, 0.05f, onnx::TensorProto::UINT8, 100},
                                  {48, 16, 3, 1, 1, true, 2, 0.05f, onnx::TensorProto::INT8, 5},
                                  {16, 16, 1, 1, 1, false, 0, 0.05f, onnx::TensorProto::UINT8, 3},
                                  {16, 16, 3, 1, 1, true, 0, 0.05f, onnx::TensorProto::UINT8, 0}};

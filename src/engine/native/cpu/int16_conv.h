@@ -2,7 +2,8 @@
 // exact or not fast (AVX2 without VNNI): an Int8Conv there runs one of these where it takes the
 // node and is faster than float32 on the node's shape (int8_conv_in_float.cpp times them at load).
 // - Int16Winograd (winograd_int16.h): 3x3 stride-1 layers, Winograd F(4x4, 3x3);
-// - Int16Pointwise (pointwise_int16.h): 1x1 layers, a GEMM.
+// - Int16Pointwise (pointwise_int16.h): the other layers of one group, a GEMM over rows of taps
+//   (a 1x1 layer's rows as they are).
 // Both: the source bytes minus their zero point as int16, the int8 weights as int16, `vpmaddwd`
 // summing the products of channel pairs in int32 exactly (twice a float FMA's multiply-adds an
 // instruction), the sums scaled to float32, the bias added, the result written float32 or

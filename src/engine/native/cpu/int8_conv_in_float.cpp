@@ -84,7 +84,7 @@ class Int8ConvInFloat : public Kernel {
     return ok();
   }
 
-  // The layers an int16 kernel takes (int16_conv.h: 3x3 stride-1 by Winograd, 1x1 by a GEMM) run
+  // The layers an int16 kernel takes (int16_conv.h: 3x3 stride-1 by Winograd, others by a GEMM) run
   // there on the bytes, against the float32 convolution of the dequantized source: the faster on
   // the node's shape, timed at load (kept per shape for the process); or forced by kConvCandidate
   // (0: float32, 1 and up: int16; conv_choice.h's order, what ran before first).

@@ -10,9 +10,9 @@
 // original with every QuantizeLinear, DequantizeLinear, Sigmoid and Mul as a node.
 // Its values: those of the graph as written, but for the float sums' rounding (a value may land
 // one quantization step apart, as when the graph itself runs).
-// The 3x3 stride-1 and 1x1 layers our int16 kernels take (int16_conv.h: channels multiples of 16,
+// The layers our int16 kernels take (int16_conv.h: one group, channels multiples of 16,
 // channels-last, AVX2) run there instead where that is faster on the node's shape (timed at
-// load): the source bytes multiplied in exact 16-bit integer arithmetic (the 3x3 ones by
+// load): the source bytes multiplied in exact 16-bit integer arithmetic (the 3x3 stride-1 ones by
 // Winograd), no dequantized copy of the source; the result quantized as it is computed.
 #pragma once
 

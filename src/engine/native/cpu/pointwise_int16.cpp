@@ -1,4 +1,4 @@
-// Int16Pointwise's weight packing (once, at load) and the dispatch to its AVX2 kernel; and
+// Int16Pointwise's weight packing (tap by tap) (once, at load) and the dispatch to its AVX2 kernel; and
 // make_int16_conv, which picks the int16 kernel for a convolution.
 #include "engine/native/cpu/pointwise_int16.h"
 
@@ -10,20 +10,23 @@
 namespace sd::native::ops {
 
 bool Int16Pointwise::applies(const ConvGeometry& g) {
-  return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.group == 1 && g.pt == 0 && g.pl == 0 && g.pb == 0 && g.pr == 0 &&
-         g.oh == g.h && g.ow == g.w && g.c >= 16 && g.c % 16 == 0 && g.c <= 32768 && g.oc % 16 == 0;
+  return g.group == 1 && g.c >= 16 && g.c % 16 == 0 && g.oc % 16 == 0 && g.kh * g.kw * g.c <= 65536 && g.sh >= 1 && g.sw >= 1 &&
+         g.dh >= 1 && g.dw >= 1;
 }
 
 Int16Pointwise::Int16Pointwise(const ConvGeometry& g, const int8_t* weights, const std::vector<float>& w_scales, const float* bias,
                                float x_scale, int32_t x_zero_point, bool x_signed)
     : g_(g), x_zero_(x_zero_point), x_signed_(x_signed) {
-  const int64_t C = g.c, OC = g.oc;
-  packed_.assign(static_cast<size_t>(C * OC), 0);
+  const int64_t C = g.c, OC = g.oc, taps = g.kh * g.kw, K = taps * C;
+  packed_.assign(static_cast<size_t>(K * OC), 0);
   scale_.resize(static_cast<size_t>(OC));
   for (int64_t o = 0; o < OC; ++o) {
     scale_[static_cast<size_t>(o)] = x_scale * w_scales[w_scales.size() == 1 ? 0 : static_cast<size_t>(o)];
     for (int64_t c = 0; c < C; ++c)
-      packed_[static_cast<size_t>(((o / 16) * (C / 2) + c / 2) * 32 + (o % 16) * 2 + c % 2)] = weights[o * C + c];
+      for (int64_t t = 0; t < taps; ++t) {
+        const int64_t k = t * C + c;  // the row's order: tap by tap, each tap's channels
+        packed_[static_cast<size_t>(((o / 16) * (K / 2) + k / 2) * 32 + (o % 16) * 2 + k % 2)] = weights[(o * C + c) * taps + t];
+      }
   }
   bias_.assign(static_cast<size_t>(OC), 0.f);
   if (bias) std::copy(bias, bias + OC, bias_.begin());
@@ -31,7 +34,7 @@ Int16Pointwise::Int16Pointwise(const ConvGeometry& g, const int8_t* weights, con
 
 void Int16Pointwise::run(const uint8_t* src, float* dst, int threads) const {
 #if defined(__x86_64__)
-  const pw16::Args a{g_.n * g_.h * g_.w, g_.c, g_.oc, packed_.data(), scale_.data(), bias_.data(), x_zero_, x_signed_, src, dst,
+  const pw16::Args a{g_, packed_.data(), scale_.data(), bias_.data(), x_zero_, x_signed_, src, dst,
                      std::max(1, threads)};
   pw16::run_avx2(a);
 #else
@@ -43,7 +46,7 @@ void Int16Pointwise::run(const uint8_t* src, float* dst, int threads) const {
 void Int16Pointwise::run_quantized(const uint8_t* src, uint8_t* dst, const int8_float::Quantization& y, const int32_t* table,
                                    int8_float::QuantizeFn quantize, int threads) const {
 #if defined(__x86_64__)
-  pw16::Args a{g_.n * g_.h * g_.w, g_.c, g_.oc, packed_.data(), scale_.data(), bias_.data(), x_zero_, x_signed_, src, nullptr,
+  pw16::Args a{g_, packed_.data(), scale_.data(), bias_.data(), x_zero_, x_signed_, src, nullptr,
                std::max(1, threads)};
   a.dst_q = dst, a.y_q = &y, a.table = table, a.quantize = quantize;
   pw16::run_avx2(a);

@@ -1,12 +1,14 @@
-// An int8 1x1 convolution as a GEMM in 16-bit integers (int16_conv.h), for processors without
-// exact or fast int8 kernels (AVX2 without VNNI): there an 8-bit-weight or int8-source 1x1 layer
-// was computed in float32 (int8_conv_in_float.h), at float FMA's rate; `vpmaddwd` does twice the
-// multiply-adds an instruction, exactly. The sums cannot overflow: |x - zero point| <= 255 and
-// |w| <= 128 make each pair's sum at most 65280, so int32 holds the sum over up to 32768 channels.
+// An int8 convolution as a GEMM in 16-bit integers (int16_conv.h), for processors without exact
+// or fast int8 kernels (AVX2 without VNNI): there an 8-bit-weight or int8-source layer was
+// computed in float32 (int8_conv_in_float.h), at float FMA's rate; `vpmaddwd` does twice the
+// multiply-adds an instruction, exactly. 1x1 layers read the source's rows as they are; any other
+// window (YOLOv8n's stride-2 3x3 layers) gathers each block of output pixels' taps first (kh x kw
+// x c int16 a pixel, in L1/L2: im2col by blocks). The sums cannot overflow: |x - zero point| <=
+// 255 and |w| <= 128 make each product at most 32640, so int32 holds the sum of 65536 of them.
 //
-// Shapes: 1x1, stride 1, no padding, one group, channels and output channels multiples of 16 (at
-// most 32768 channels); int8 or uint8 source, int8 weights (zero point 0, per tensor or per output
-// channel), NHWC.
+// Shapes: one group, channels and output channels multiples of 16, kh x kw x c at most 65536;
+// any kernel size, stride, padding and dilation; int8 or uint8 source, int8 weights (zero point
+// 0, per tensor or per output channel), NHWC.
 #pragma once
 
 #include <cstdint>
@@ -28,14 +30,15 @@ class Int16Pointwise final : public Int16Conv {
   void run(const uint8_t* src, float* dst, int threads) const override;
   void run_quantized(const uint8_t* src, uint8_t* dst, const int8_float::Quantization& y, const int32_t* table,
                      int8_float::QuantizeFn quantize, int threads) const override;
-  const char* name() const override { return "streamdet:pointwise16:avx2"; }
+  const char* name() const override { return pointwise() ? "streamdet:pointwise16:avx2" : "streamdet:gemm16:avx2"; }
   int64_t chunk_channels() const override { return g_.c; }
 
  private:
+  bool pointwise() const { return g_.kh == 1 && g_.kw == 1 && g_.sh == 1 && g_.sw == 1 && g_.pt == 0 && g_.pl == 0; }
   ConvGeometry g_;
   int32_t x_zero_ = 0;
   bool x_signed_ = false;
-  std::vector<int16_t> packed_;  // [oc / 16][c / 2][16][2]
+  std::vector<int16_t> packed_;  // [oc / 16][k / 2][16][2], k = (ky * kw + kx) * c + channel
   std::vector<float> scale_;     // [oc]: x_scale * w_scale[oc]
   std::vector<float> bias_;      // [oc]
 };
@@ -43,7 +46,7 @@ class Int16Pointwise final : public Int16Conv {
 namespace pw16 {
 
 struct Args {
-  int64_t pixels, c, oc;
+  ConvGeometry g;
   const int16_t* packed;
   const float* scale;
   const float* bias;
