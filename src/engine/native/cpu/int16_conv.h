@@ -19,19 +19,41 @@
 
 namespace sd::native::ops {
 
+// Where an int16 kernel writes its result: float32 (dst), or quantized as it is computed (dst_q,
+// with y's quantization and table, null or 256 entries, through `quantize`), without a float32
+// copy of the whole output. Both [n, oh, ow, oc].
+struct Int16Output {
+  float* dst = nullptr;
+  uint8_t* dst_q = nullptr;
+  const int8_float::Quantization* y_q = nullptr;
+  const int32_t* table = nullptr;
+  int8_float::QuantizeFn quantize = nullptr;
+};
+
 class Int16Conv {
  public:
   virtual ~Int16Conv() = default;
   // src: [n, h, w, c] bytes; dst: [n, oh, ow, oc] float32. Needs AVX2 (cpu::detected_isa() >= kAvx2).
-  virtual void run(const uint8_t* src, float* dst, int threads) const = 0;
-  // The same, quantized as it is computed (y's quantization, table: null or 256 entries), into
-  // dst [n, oh, ow, oc] bytes, without a float32 copy of the whole output.
-  virtual void run_quantized(const uint8_t* src, uint8_t* dst, const int8_float::Quantization& y, const int32_t* table,
-                             int8_float::QuantizeFn quantize, int threads) const = 0;
+  void run(const uint8_t* src, float* dst, int threads) const {
+    Int16Output out;
+    out.dst = dst;
+    compute(src, out, threads);
+  }
+  // The same, quantized as it is computed into dst [n, oh, ow, oc] bytes.
+  void run_quantized(const uint8_t* src, uint8_t* dst, const int8_float::Quantization& y, const int32_t* table,
+                     int8_float::QuantizeFn quantize, int threads) const {
+    Int16Output out;
+    out.dst_q = dst, out.y_q = &y, out.table = table, out.quantize = quantize;
+    compute(src, out, threads);
+  }
   // The implementation's name for the profile ("streamdet:wino16_4x3:avx2", ...).
   virtual const char* name() const = 0;
   // Channels summed in int32 before a float32 addition (all of them where the weights allow).
   virtual int64_t chunk_channels() const = 0;
+
+ protected:
+  // The kernel (AVX2; aborts in a build without x86 kernels, where callers never get here).
+  virtual void compute(const uint8_t* src, const Int16Output& out, int threads) const = 0;
 };
 
 // The int16 kernel that takes the convolution (NHWC, dense), or null. weights: int8 OIHW;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 
 #include "engine/native/cpu/winograd_int16.h"
 
@@ -32,27 +33,12 @@ Int16Pointwise::Int16Pointwise(const ConvGeometry& g, const int8_t* weights, con
   if (bias) std::copy(bias, bias + OC, bias_.begin());
 }
 
-void Int16Pointwise::run(const uint8_t* src, float* dst, int threads) const {
+void Int16Pointwise::compute(const uint8_t* src, const Int16Output& out, int threads) const {
 #if defined(__x86_64__)
-  const pw16::Args a{g_, packed_.data(), scale_.data(), bias_.data(), x_zero_, x_signed_, src, dst,
-                     std::max(1, threads)};
-  pw16::run_avx2(a);
+  pw16::run_avx2({g_, packed_.data(), scale_.data(), bias_.data(), x_zero_, x_signed_, src, out, std::max(1, threads)});
 #else
-  (void)src, (void)dst, (void)threads;
+  (void)src, (void)out, (void)threads;
   std::abort();  // callers check cpu::detected_isa() >= kAvx2 first, which never holds here
-#endif
-}
-
-void Int16Pointwise::run_quantized(const uint8_t* src, uint8_t* dst, const int8_float::Quantization& y, const int32_t* table,
-                                   int8_float::QuantizeFn quantize, int threads) const {
-#if defined(__x86_64__)
-  pw16::Args a{g_, packed_.data(), scale_.data(), bias_.data(), x_zero_, x_signed_, src, nullptr,
-               std::max(1, threads)};
-  a.dst_q = dst, a.y_q = &y, a.table = table, a.quantize = quantize;
-  pw16::run_avx2(a);
-#else
-  (void)src, (void)dst, (void)y, (void)table, (void)quantize, (void)threads;
-  std::abort();  // as run()
 #endif
 }
 

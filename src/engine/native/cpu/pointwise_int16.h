@@ -27,11 +27,11 @@ class Int16Pointwise final : public Int16Conv {
   Int16Pointwise(const ConvGeometry& g, const int8_t* weights, const std::vector<float>& w_scales, const float* bias, float x_scale,
                  int32_t x_zero_point, bool x_signed);
 
-  void run(const uint8_t* src, float* dst, int threads) const override;
-  void run_quantized(const uint8_t* src, uint8_t* dst, const int8_float::Quantization& y, const int32_t* table,
-                     int8_float::QuantizeFn quantize, int threads) const override;
   const char* name() const override { return pointwise() ? "streamdet:pointwise16:avx2" : "streamdet:gemm16:avx2"; }
   int64_t chunk_channels() const override { return g_.c; }
+
+ protected:
+  void compute(const uint8_t* src, const Int16Output& out, int threads) const override;
 
  private:
   bool pointwise() const { return g_.kh == 1 && g_.kw == 1 && g_.sh == 1 && g_.sw == 1 && g_.pt == 0 && g_.pl == 0; }
@@ -53,12 +53,8 @@ struct Args {
   int32_t x_zero;
   bool x_signed;
   const uint8_t* src;
-  float* dst;  // float32 output, or null with dst_q
+  Int16Output out;
   int threads;
-  uint8_t* dst_q = nullptr;
-  const int8_float::Quantization* y_q = nullptr;
-  const int32_t* table = nullptr;
-  int8_float::QuantizeFn quantize = nullptr;
 };
 
 #if defined(__x86_64__)

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "engine/native/cpu/pointwise_int16.h"
+#include "engine/native/cpu/thread_floats.h"
 #include "engine/native/parallel.h"
 
 namespace sd::native::ops::pw16 {
@@ -23,20 +24,6 @@ using I16 = __m256i;
 // channels, 54 KiB) and float outputs (48 x oc) stay in L1/L2 while the packed weights stream
 // through once a block; 24 where the rows are longer.
 inline int64_t block_pixels(int64_t k) { return k <= 1152 ? 48 : 24; }
-
-float* thread_buffer(size_t floats) {
-  struct Freer {
-    void operator()(float* p) const { std::free(p); }
-  };
-  thread_local std::unique_ptr<float, Freer> buf;
-  thread_local size_t have = 0;
-  if (have < floats) {
-    buf.reset(static_cast<float*>(std::aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64)));
-    if (!buf) std::abort();  // out of memory for a few hundred KiB: nothing sensible to do
-    have = floats;
-  }
-  return buf.get();
-}
 
 // Output pixel p's row of taps (kh x kw x c int16, tap by tap; zeros outside the picture).
 template <bool kSigned>
@@ -61,7 +48,7 @@ void run_blocks(const Args& a) {
   const int64_t C = g.c, OC = g.oc, K = g.kh * g.kw * C, pixels = g.n * g.oh * g.ow, block = block_pixels(K);
   const bool rows_as_they_are = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0;
   parallel_for(pixels, a.threads, block, [&](int64_t begin, int64_t end) {
-    float* buf = thread_buffer(static_cast<size_t>(block * K / 2 + block * OC));
+    float* buf = thread_floats(static_cast<size_t>(block * K / 2 + block * OC));
     auto* x = reinterpret_cast<int16_t*>(buf);
     float* y = buf + block * K / 2;
     const I16 zp = _mm256_set1_epi16(static_cast<int16_t>(a.x_zero));
@@ -81,10 +68,10 @@ void run_blocks(const Args& a) {
         float* row = y + px * OC;
         for (int64_t o = 0; o < OC; o += 8) _mm256_storeu_ps(row + o, _mm256_add_ps(_mm256_loadu_ps(row + o), _mm256_loadu_ps(a.bias + o)));
       }
-      if (a.dst_q)
-        a.quantize(y, count * OC, *a.y_q, a.table, a.dst_q + p0 * OC);
+      if (a.out.dst_q)
+        a.out.quantize(y, count * OC, *a.out.y_q, a.out.table, a.out.dst_q + p0 * OC);
       else
-        std::copy(y, y + count * OC, a.dst + p0 * OC);
+        std::copy(y, y + count * OC, a.out.dst + p0 * OC);
     }
   });
 }

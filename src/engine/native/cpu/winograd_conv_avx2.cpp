@@ -12,6 +12,7 @@
 
 #include "engine/native/cpu/epilogue_avx2.h"
 #include "engine/native/cpu/sigmoid_avx2.h"
+#include "engine/native/cpu/thread_floats.h"
 #include "engine/native/cpu/winograd_conv.h"
 #include "engine/native/parallel.h"
 

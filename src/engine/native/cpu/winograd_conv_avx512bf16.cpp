@@ -21,6 +21,7 @@
 #include "engine/native/cpu/bf16_round_avx512.h"
 #include "engine/native/cpu/epilogue_avx512.h"
 #include "engine/native/cpu/sigmoid_avx512.h"
+#include "engine/native/cpu/thread_floats.h"
 #include "engine/native/cpu/winograd_conv.h"
 #include "engine/native/parallel.h"
 

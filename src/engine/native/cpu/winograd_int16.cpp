@@ -78,27 +78,13 @@ Int16Winograd::Int16Winograd(const ConvGeometry& g, const int8_t* weights, const
   chunk_ = safe_chunk(abs_u, C, OC, d_max);
 }
 
-void Int16Winograd::run(const uint8_t* src, float* dst, int threads) const {
+void Int16Winograd::compute(const uint8_t* src, const Int16Output& out, int threads) const {
 #if defined(__x86_64__)
-  const wino16::Args a{g_.n, g_.h, g_.w, g_.c, g_.oc, packed_.data(), scale_.data(), bias_.data(), chunk_, x_zero_, x_signed_,
-                       src,  dst,  std::max(1, threads)};
-  wino16::run_avx2(a);
+  wino16::run_avx2({g_.n, g_.h, g_.w, g_.c, g_.oc, packed_.data(), scale_.data(), bias_.data(), chunk_, x_zero_, x_signed_, src, out,
+                    std::max(1, threads)});
 #else
-  (void)src, (void)dst, (void)threads;
+  (void)src, (void)out, (void)threads;
   std::abort();  // callers check cpu::detected_isa() >= kAvx2 first, which never holds here
-#endif
-}
-
-void Int16Winograd::run_quantized(const uint8_t* src, uint8_t* dst, const int8_float::Quantization& y, const int32_t* table,
-                                  int8_float::QuantizeFn quantize, int threads) const {
-#if defined(__x86_64__)
-  wino16::Args a{g_.n, g_.h, g_.w, g_.c, g_.oc, packed_.data(), scale_.data(), bias_.data(), chunk_, x_zero_, x_signed_,
-                 src,  nullptr, std::max(1, threads)};
-  a.dst_q = dst, a.y_q = &y, a.table = table, a.quantize = quantize;
-  wino16::run_avx2(a);
-#else
-  (void)src, (void)dst, (void)y, (void)table, (void)quantize, (void)threads;
-  std::abort();  // as run()
 #endif
 }
 

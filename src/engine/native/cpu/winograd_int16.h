@@ -46,17 +46,12 @@ class Int16Winograd final : public Int16Conv {
   Int16Winograd(const ConvGeometry& g, const int8_t* weights, const std::vector<float>& w_scales, const float* bias, float x_scale,
                 int32_t x_zero_point, bool x_signed);
 
-  // src: [n, h, w, c] bytes; dst: [n, h, w, oc] float32. Needs AVX2 (cpu::detected_isa() >= kAvx2).
-  void run(const uint8_t* src, float* dst, int threads) const override;
-  // The same, quantized as it is computed: each tile's outputs (in a thread's buffer) through
-  // `quantize` with y's quantization and table (int8_float_convert.h) into dst [n, h, w, oc] bytes,
-  // without a float32 copy of the whole output.
-  void run_quantized(const uint8_t* src, uint8_t* dst, const int8_float::Quantization& y, const int32_t* table,
-                     int8_float::QuantizeFn quantize, int threads) const override;
-
   // Channels summed in int32 before a float32 addition (all of them where the weights allow).
   int64_t chunk_channels() const override { return chunk_; }
   const char* name() const override { return "streamdet:wino16_4x3:avx2"; }
+
+ protected:
+  void compute(const uint8_t* src, const Int16Output& out, int threads) const override;
 
  private:
   ConvGeometry g_;
@@ -79,12 +74,8 @@ struct Args {
   int32_t x_zero;
   bool x_signed;
   const uint8_t* src;
-  float* dst;  // float32 output, or null with dst_q
+  Int16Output out;
   int threads;
-  uint8_t* dst_q = nullptr;  // quantized output: y_q, table and quantize as run_quantized takes them
-  const int8_float::Quantization* y_q = nullptr;
-  const int32_t* table = nullptr;
-  int8_float::QuantizeFn quantize = nullptr;
 };
 
 #if defined(__x86_64__)

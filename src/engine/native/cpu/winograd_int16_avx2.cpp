@@ -13,6 +13,7 @@
 
 #include "engine/native/cpu/epilogue_avx2.h"
 #include "engine/native/cpu/sigmoid_avx2.h"
+#include "engine/native/cpu/thread_floats.h"
 #include "engine/native/cpu/winograd_conv.h"
 #include "engine/native/cpu/winograd_int16.h"
 #include "engine/native/parallel.h"
@@ -99,7 +100,7 @@ void output_quantized(const wino16::Args& a, const RunArgs& out, const Tiling& d
     output_tile<4>(out, m + tl * OC, tpad, OC, rows, cols,
                    [&](int64_t i, int64_t j, int64_t o, V8 x) { _mm256_storeu_ps(stage + (i * 4 + j) * OC + o, x); });
     for (int64_t i = 0; i < rows; ++i)
-      a.quantize(stage + i * 4 * OC, cols * OC, *a.y_q, a.table, a.dst_q + ((img * d.h + oy0 + i) * d.w + ox0) * OC);
+      a.out.quantize(stage + i * 4 * OC, cols * OC, *a.out.y_q, a.out.table, a.out.dst_q + ((img * d.h + oy0 + i) * d.w + ox0) * OC);
   }
 }
 
@@ -111,7 +112,7 @@ void run_blocks16(const wino16::Args& a) {
   RunArgs out{};
   out.g = WinogradGeometry{a.n, a.c, a.h, a.w, a.oc};
   out.bias = a.bias;
-  out.dst = a.dst;
+  out.dst = a.out.dst;
   out.dst_stride = a.oc;
   const int64_t tpad = block_tiles_for(d, a.threads, 6, static_cast<int64_t>(sizeof(int16_t)));
   const int64_t v_floats = 36 * tpad * a.c / 2;  // int16 V in floats (c is even)
@@ -124,7 +125,7 @@ void run_blocks16(const wino16::Args& a) {
       const int64_t count = std::min(tpad, end - t0);
       input_transform16<kSigned>(a, d, t0, count, tpad, v);
       multiply16(a, d, tpad, count, v, m);
-      if (a.dst_q)
+      if (a.out.dst_q)
         output_quantized(a, out, d, t0, count, tpad, m, stage);
       else
         output_transform<4>(out, d, t0, count, tpad, m);
