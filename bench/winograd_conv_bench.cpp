@@ -20,6 +20,7 @@
 #include "core/cpu_isa.h"
 #include "engine/native/cpu/activation_kernels.h"
 #include "engine/native/cpu/winograd_conv.h"
+#include "engine/native/cpu/pointwise_int16.h"
 #include "engine/native/cpu/winograd_int16.h"
 
 namespace sd::native::ops {
@@ -186,6 +187,47 @@ BENCHMARK(BM_Conv3x3WinogradInt16)
     ->ArgsProduct({{80}, {80}, {80, 40, 20}, {0, 1, 2}, {1, 2}})
     ->ArgsProduct({{128}, {128}, {40, 20}, {0, 1, 2}, {1, 2}})
     ->ArgsProduct({{256}, {256}, {20}, {0, 1, 2}, {1, 2}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// The int16 GEMM (cpu/pointwise_int16.h) on YOLOv8n's stride-2 3x3 layers and a 1x1 one, quantized
+// with a SiLU table as the int8 plan runs it. Args: channels, output channels, input side, kernel
+// (1 or 3: stride 2 pad 1 for 3), threads. --benchmark_filter=Int16Gemm.
+void BM_Int16Gemm(benchmark::State& state) {
+  const int64_t c = state.range(0), oc = state.range(1), side = state.range(2), k = state.range(3);
+  const int threads = static_cast<int>(state.range(4));
+  if (cpu::detected_isa() < cpu::Isa::kAvx2) {
+    state.SkipWithError("this processor has no AVX2");
+    return;
+  }
+  const int64_t s = k == 3 ? 2 : 1, p = k == 3 ? 1 : 0, out = (side + 2 * p - k) / s + 1;
+  const ConvGeometry g{1, c, side, side, oc, k, k, out, out, 1, s, s, 1, 1, p, p, p, p};
+  std::mt19937 rng(1);
+  std::uniform_int_distribution<int> byte(0, 255), weight(-127, 127);
+  std::vector<uint8_t> xq(static_cast<size_t>(c * side * side)), yq(static_cast<size_t>(oc * out * out));
+  std::vector<int8_t> wq(static_cast<size_t>(oc * c * k * k));
+  for (auto& v : xq) v = static_cast<uint8_t>(byte(rng));
+  for (auto& v : wq) v = static_cast<int8_t>(weight(rng));
+  std::vector<float> b(static_cast<size_t>(oc), 0.1f);
+  std::vector<int32_t> table(256);
+  for (size_t i = 0; i < 256; ++i) table[i] = static_cast<int32_t>(i);
+  omp_set_num_threads(threads);
+  const Int16Pointwise conv(g, wq.data(), {0.004f}, b.data(), 0.02f, 3, false);
+  const int8_float::Quantization y{0.05f, 10, false};
+  const auto quantize = int8_float::quantize_kernel(cpu::active_isa());
+  state.SetLabel(conv.name());
+  for (auto _ : state) {
+    conv.run_quantized(xq.data(), yq.data(), y, table.data(), quantize, threads);
+    benchmark::DoNotOptimize(yq.data());
+  }
+  state.counters["GMAC/s"] = benchmark::Counter(static_cast<double>(k * k * c * oc * out * out), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_Int16Gemm)
+    ->Args({16, 32, 320, 3, 1})
+    ->Args({32, 64, 160, 3, 1})
+    ->Args({64, 128, 80, 3, 1})
+    ->Args({128, 256, 40, 3, 1})
+    ->Args({64, 64, 80, 1, 1})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
