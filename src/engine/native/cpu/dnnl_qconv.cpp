@@ -208,10 +208,8 @@ class Int8ConvKernel : public Kernel {
   size_t time_implementations(std::vector<Implementation>& impls) {
     size_t pad_bytes = 64;
     for (const auto& im : impls) pad_bytes = std::max(pad_bytes, im.scratchpad.end());
-    auto bytes = [](size_t n) { return HostTensor(DType::kUInt8, Shape{static_cast<int64_t>(n)}); };
-    HostTensor src = bytes(impls[0].pd.src_desc().get_size()), dst = bytes(impls[0].pd.dst_desc().get_size()), scratch = bytes(pad_bytes);
-    auto* x = static_cast<uint8_t*>(src.data());
-    for (int64_t i = 0; i < src.numel(); ++i) x[i] = static_cast<uint8_t>((i * 37) % 251);
+    HostTensor src = timing_bytes(impls[0].pd.src_desc().get_size(), true), dst = timing_bytes(impls[0].pd.dst_desc().get_size()),
+               scratch = timing_bytes(pad_bytes);
     src_.set_data_handle(src.data());
     dst_.set_data_handle(dst.data());
     const size_t best = fastest_candidate(
@@ -258,10 +256,8 @@ std::unique_ptr<Kernel> faster_of(const OpContext& ctx, std::unique_ptr<Kernel> 
                     std::to_string(ctx.node.attrs.get_int(kSrcNhwc, 0)) + std::to_string(ctx.node.attrs.get_int(kDstNhwc, 0)) + "," +
                     int8->implementation() + "," + in_float->implementation();
   const size_t best = remembered_choice(key, [&] {
-    auto bytes = [](size_t n) { return HostTensor(DType::kUInt8, Shape{static_cast<int64_t>(std::max<size_t>(n, 64))}); };
-    HostTensor src = bytes(x0.bytes()), dst = bytes(y0.bytes()), scratch = bytes(std::max(int8->scratch_bytes(), in_float->scratch_bytes()));
-    auto* x = static_cast<uint8_t*>(src.data());
-    for (size_t i = 0; i < x0.bytes(); ++i) x[i] = static_cast<uint8_t>((i * 37) % 251);
+    HostTensor src = timing_bytes(x0.bytes(), true), dst = timing_bytes(y0.bytes()),
+               scratch = timing_bytes(std::max(int8->scratch_bytes(), in_float->scratch_bytes()));
     std::vector<TensorRef> in(ctx.inputs.size());
     in[0] = TensorRef(x0.dtype, x0.shape, src.data());
     for (size_t i = 1; i < in.size(); ++i)

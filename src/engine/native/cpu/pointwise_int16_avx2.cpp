@@ -6,8 +6,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <memory>
 
 #include "engine/native/cpu/pointwise_int16.h"
 #include "engine/native/cpu/thread_floats.h"

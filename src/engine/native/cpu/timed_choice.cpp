@@ -59,6 +59,15 @@ size_t remembered_choice(const std::string& key, const std::function<size_t()>& 
   return best;
 }
 
+HostTensor timing_bytes(size_t bytes, bool made_up_source) {
+  HostTensor t(DType::kUInt8, Shape{static_cast<int64_t>(std::max<size_t>(bytes, 64))});
+  if (made_up_source) {
+    auto* x = static_cast<uint8_t*>(t.data());
+    for (int64_t i = 0; i < t.numel(); ++i) x[i] = static_cast<uint8_t>((i * 37) % 251);
+  }
+  return t;
+}
+
 std::string geometry_key(const ops::ConvGeometry& g, int64_t threads) {
   std::string key;
   for (int64_t v : {g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, g.pb, g.pr, g.group})

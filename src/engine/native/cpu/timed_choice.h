@@ -9,6 +9,7 @@
 #include <string>
 
 #include "engine/native/conv_attrs.h"
+#include "engine/native/host_tensor.h"
 
 namespace sd::native::dnnl_ops {
 
@@ -49,6 +50,10 @@ size_t fastest_candidate(size_t count, const std::function<void(size_t)>& run, T
 // repeat their layer shapes, and later sessions plan at no cost. The key names everything the
 // answer depends on (shape, types, post ops, threads, ISA, which candidates).
 size_t remembered_choice(const std::string& key, const std::function<size_t()>& measure);
+
+// A buffer of `bytes` bytes (at least 64) to time candidates in: a made-up source (a fixed
+// pattern of bytes, not all alike) where `made_up_source`, else left as allocated.
+HostTensor timing_bytes(size_t bytes, bool made_up_source = false);
 
 // A convolution's geometry (sizes, kernel, strides, dilations, pads, groups) and the threads it
 // runs on, comma-separated: the part of remembered_choice's keys every convolution has.

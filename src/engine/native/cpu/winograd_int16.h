@@ -16,8 +16,8 @@
 //   summed in chunks (chunk_channels(), from the weights' own sums at load: all of them for most
 //   layers) and the chunks' sums added in float32;
 // - M = that sum times x_scale * w_scale[oc] / (the two positions' G' row scales), float32; the
-//   output transform A^T M A, the bias, written float32 NHWC (the caller quantizes, with its
-//   SiLU table: int8_conv_in_float.cpp).
+//   output transform A^T M A, the bias, written float32 NHWC or each tile quantized as it is
+//   computed (int16_conv.h's Int16Output, with a fused SiLU's table).
 // So the result differs from the exact integer convolution only by the float32 roundings after
 // the integer sums (the output transform's, as in every float Winograd), far below a quantization
 // step; a value may land one step apart, as when the graph runs as written.
@@ -31,7 +31,6 @@
 
 #include "engine/native/conv_attrs.h"
 #include "engine/native/cpu/int16_conv.h"
-#include "engine/native/cpu/int8_float_convert.h"
 
 namespace sd::native::ops {
 

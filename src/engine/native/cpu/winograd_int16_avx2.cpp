@@ -7,9 +7,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
-#include <memory>
 
 #include "engine/native/cpu/epilogue_avx2.h"
 #include "engine/native/cpu/sigmoid_avx2.h"
