@@ -27,8 +27,8 @@ void BM_QuantizeRow(benchmark::State& state) {
   std::uniform_real_distribution<float> u(-3.f, 9.f);
   std::vector<float> x(static_cast<size_t>(n));
   for (auto& v : x) v = u(rng);
-  std::vector<int32_t> table(256);
-  for (size_t i = 0; i < 256; ++i) table[i] = static_cast<int32_t>(255 - i);
+  std::vector<uint8_t> table(256);
+  for (size_t i = 0; i < 256; ++i) table[i] = static_cast<uint8_t>(255 - i);
   std::vector<uint8_t> y(static_cast<size_t>(n));
   const Quantization q{0.047f, 11, false};
   for (auto _ : state) {

@@ -209,8 +209,8 @@ void BM_Int16Gemm(benchmark::State& state) {
   for (auto& v : xq) v = static_cast<uint8_t>(byte(rng));
   for (auto& v : wq) v = static_cast<int8_t>(weight(rng));
   std::vector<float> b(static_cast<size_t>(oc), 0.1f);
-  std::vector<int32_t> table(256);
-  for (size_t i = 0; i < 256; ++i) table[i] = static_cast<int32_t>(i);
+  std::vector<uint8_t> table(256);
+  for (size_t i = 0; i < 256; ++i) table[i] = static_cast<uint8_t>(i);
   omp_set_num_threads(threads);
   const Int16Pointwise conv(g, wq.data(), {0.004f}, b.data(), 0.02f, 3, false);
   const int8_float::Quantization y{0.05f, 10, false};

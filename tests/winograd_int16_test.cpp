@@ -156,11 +156,11 @@ TEST(WinogradInt16, QuantizedTilesGiveTheBytesOfTheQuantizedResult) {
   const size_t n = static_cast<size_t>(k.g.n * k.g.h * k.g.w * k.g.oc);
   std::vector<float> y(n);
   conv.run(k.x.data(), y.data(), 2);
-  std::vector<int32_t> table(256);
-  for (size_t b = 0; b < 256; ++b) table[b] = static_cast<int32_t>((b * 7 + 3) % 256);
+  std::vector<uint8_t> table(256);
+  for (size_t b = 0; b < 256; ++b) table[b] = static_cast<uint8_t>((b * 7 + 3) % 256);
   const q8::QuantizeFn quantize = q8::quantize_kernel(cpu::active_isa());
   for (const bool is_signed : {false, true})
-    for (const int32_t* t : {static_cast<const int32_t*>(nullptr), static_cast<const int32_t*>(table.data())}) {
+    for (const uint8_t* t : {static_cast<const uint8_t*>(nullptr), static_cast<const uint8_t*>(table.data())}) {
       const q8::Quantization yq{0.05f, is_signed ? -4 : 100, is_signed};
       std::vector<uint8_t> want(n), got(n, 0xAB);
       quantize(y.data(), static_cast<int64_t>(n), yq, t, want.data());

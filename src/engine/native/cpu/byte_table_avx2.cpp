@@ -2,9 +2,8 @@
 // flags (CMakeLists.txt). Without them the AVX2 path ran the scalar loops: on YOLOv8n's QDQ model
 // (`--cpu-isa avx2`) the tables took 3.3 ms a run against 1.2 on AVX-512 (docs/benchmarks.md,
 // "int8 tables on the AVX2 path").
-// - Bytes to bytes: 32 at a time (then 16: rows of 16 channels), the 256-entry table as 16 rows of
-//   16, each row looked up by the low nibble (vpshufb) and taken where the high nibble is its row
-//   (vpcmpeqb, vpblendvb).
+// - Bytes to bytes: 32 at a time (then 16: rows of 16 channels), the 256-entry table by shuffles
+//   (byte_table_rows_avx2.h).
 // - Bytes to floats (a table, or the sum of two or three tables' entries, quantized as
 //   QuantizeLinear does or not): 8 at a time, gathers from the 1 KiB float tables (in L1).
 // - The quantized sum of two as one 64 KiB pair table: 8 at a time, a gather of 4 bytes at each
@@ -14,40 +13,10 @@
 #include <immintrin.h>
 
 #include "engine/native/cpu/byte_table_kernel.h"
+#include "engine/native/cpu/byte_table_rows_avx2.h"
 
 namespace sd::native::ops::byte_table {
 namespace {
-
-// The table as 16 rows of 16 bytes, each in both lanes of a register (vpshufb looks up per lane).
-struct Rows {
-  __m256i r[16];
-  explicit Rows(const uint8_t* table) {
-    for (int k = 0; k < 16; ++k) r[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * k)));
-  }
-  __m256i lookup(__m256i v) const {
-    const __m256i low4 = _mm256_set1_epi8(0x0F);
-    const __m256i lo = _mm256_and_si256(v, low4);
-    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
-    __m256i out = _mm256_setzero_si256();
-    for (int k = 0; k < 16; ++k)
-      out = _mm256_blendv_epi8(out, _mm256_shuffle_epi8(r[k], lo), _mm256_cmpeq_epi8(hi, _mm256_set1_epi8(static_cast<char>(k))));
-    return out;
-  }
-  // The same on 16 bytes (a row of 16 channels: YOLOv8n's narrowest Split parts and Concat
-  // inputs): the low lane of the 32-byte lookup.
-  __m128i lookup(__m128i v) const { return _mm256_castsi256_si128(lookup(_mm256_zextsi128_si256(v))); }
-  // n bytes: 32 at a time, then 16, then one by one.
-  void lookup(const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* table) const {
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32)
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), lookup(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i))));
-    if (i + 16 <= n) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), lookup(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
-      i += 16;
-    }
-    lookup_baseline(x + i, y + i, n - i, table);
-  }
-};
 
 inline __m256i indices8(const uint8_t* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
 

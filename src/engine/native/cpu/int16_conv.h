@@ -26,7 +26,7 @@ struct Int16Output {
   float* dst = nullptr;
   uint8_t* dst_q = nullptr;
   const int8_float::Quantization* y_q = nullptr;
-  const int32_t* table = nullptr;
+  const uint8_t* table = nullptr;
   int8_float::QuantizeFn quantize = nullptr;
 };
 
@@ -40,7 +40,7 @@ class Int16Conv {
     compute(src, out, threads);
   }
   // The same, quantized as it is computed into dst [n, oh, ow, oc] bytes.
-  void run_quantized(const uint8_t* src, uint8_t* dst, const int8_float::Quantization& y, const int32_t* table,
+  void run_quantized(const uint8_t* src, uint8_t* dst, const int8_float::Quantization& y, const uint8_t* table,
                      int8_float::QuantizeFn quantize, int threads) const {
     Int16Output out;
     out.dst_q = dst, out.y_q = &y, out.table = table, out.quantize = quantize;

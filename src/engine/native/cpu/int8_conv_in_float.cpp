@@ -74,9 +74,7 @@ class Int8ConvInFloat : public Kernel {
     src_bytes_ = aligned(static_cast<size_t>(ctx.inputs[0].shape.numel()) * sizeof(float));
     dst_bytes_ = y_float_ ? 0 : aligned(static_cast<size_t>(ctx.outputs[0].shape.numel()) * sizeof(float));
     if (a.has("silu_in_scale") && !y_float_) {
-      const auto silu = quantized_silu_table(a, y_q_.is_signed, ctx.outputs[0].dtype == DType::kInt8);
-      silu_.emplace();
-      for (size_t b = 0; b < 256; ++b) (*silu_)[b] = silu[b];
+      silu_ = quantized_silu_table(a, y_q_.is_signed, ctx.outputs[0].dtype == DType::kInt8);
     }
     dequantize_ = int8_float::dequantize_kernel(cpu::active_isa());
     quantize_ = int8_float::quantize_kernel(cpu::active_isa());
@@ -130,7 +128,7 @@ class Int8ConvInFloat : public Kernel {
 
   // The whole node, by the int16 kernel (quantizing its outputs as they come) or in float32.
   Status run_with(bool int16, const TensorRef& x, const TensorRef& y, const ExecContext& ctx) {
-    const int32_t* table = silu_ ? silu_->data() : nullptr;
+    const uint8_t* table = silu_ ? silu_->data() : nullptr;
     const auto* xq = static_cast<const uint8_t*>(x.data);
     if (int16) {
       if (y_float_)
@@ -186,7 +184,7 @@ class Int8ConvInFloat : public Kernel {
   std::unique_ptr<Kernel> conv_;  // the float32 path (null where an int16 kernel runs the node)
   std::unique_ptr<Int16Conv> int16_;
   size_t src_bytes_ = 0, dst_bytes_ = 0;
-  std::optional<std::array<int32_t, 256>> silu_;  // the quantized SiLU's bytes, by the quantized byte
+  std::optional<std::array<uint8_t, 256>> silu_;  // the quantized SiLU's bytes, by the quantized byte
   int8_float::DequantizeFn dequantize_ = int8_float::dequantize_baseline;
   int8_float::QuantizeFn quantize_ = int8_float::quantize_baseline;
 };

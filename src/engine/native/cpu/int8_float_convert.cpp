@@ -11,7 +11,7 @@ void dequantize_baseline(const uint8_t* x, int64_t n, const Quantization& q, flo
   }
 }
 
-void quantize_baseline(const float* x, int64_t n, const Quantization& q, const int32_t* table, uint8_t* y) {
+void quantize_baseline(const float* x, int64_t n, const Quantization& q, const uint8_t* table, uint8_t* y) {
   const float lo = q.is_signed ? -128.f : 0.f, hi = q.is_signed ? 127.f : 255.f, zf = static_cast<float>(q.zero_point);
   for (int64_t i = 0; i < n; ++i) {
     float r = __builtin_rintf(x[i] / q.scale) + zf;
@@ -21,7 +21,7 @@ void quantize_baseline(const float* x, int64_t n, const Quantization& q, const i
     y[i] = static_cast<uint8_t>(static_cast<int32_t>(r));  // an int8 value's two's-complement byte
   }
   if (table)
-    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<uint8_t>(table[y[i]]);
+    for (int64_t i = 0; i < n; ++i) y[i] = table[y[i]];
 }
 
 DequantizeFn dequantize_kernel(cpu::Isa isa) {
