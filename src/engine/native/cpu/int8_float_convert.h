@@ -4,7 +4,8 @@
 // - dequantize: y = (x - z) * s for bytes x (int8 or uint8): DequantizeLinear's;
 // - quantize: x / s rounded half to even, plus z, NaN to 0, saturated to int8 or uint8:
 //   QuantizeLinear's; then, with a table, table[byte] (a fused quantized SiLU), written as bytes;
-//   on AVX2 the table is applied 32 bytes at a time by shuffles (byte_table_rows_avx2.h).
+//   on AVX2 the table is applied 32 bytes at a time by shuffles (byte_table_rows_avx2.h), on
+//   AVX-512 by byte_table::lookup_avx512 over the bytes once quantized.
 #pragma once
 
 #include <cstdint>
