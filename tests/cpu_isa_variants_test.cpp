@@ -162,7 +162,7 @@ TEST_P(IsaVariant, ScoreScansMatchThePlainLoops) {
 INSTANTIATE_TEST_SUITE_P(CpuIsa, IsaVariant, ::testing::Values(Isa::kBaseline, Isa::kAvx2, Isa::kAvx512), isa_param_name);
 
 TEST(CpuIsa, NamesParseBackAndTheActiveLevelIsOneThisProcessorRuns) {
-  for (Isa isa : {Isa::kBaseline, Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Vnni, Isa::kAvx512Bf16}) EXPECT_EQ(cpu::parse_isa(cpu::isa_name(isa)), isa);
+  for (Isa isa : {Isa::kBaseline, Isa::kAvx2, Isa::kAvx2Vnni, Isa::kAvx512, Isa::kAvx512Vnni, Isa::kAvx512Bf16}) EXPECT_EQ(cpu::parse_isa(cpu::isa_name(isa)), isa);
   EXPECT_FALSE(cpu::parse_isa("avx3"));
   EXPECT_LE(cpu::active_isa(), cpu::detected_isa());
   const auto runnable = cpu::runnable_isas();

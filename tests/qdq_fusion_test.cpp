@@ -183,8 +183,8 @@ void expect_matches_unfused(const std::vector<ConvSpec>& convs, int64_t size, in
   ASSERT_EQ(fused.y.shape(), plain.y.shape());
   // Folded: one Int8Conv per convolution, no DequantizeLinear between them (int8 stays int8).
   EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "Int8Conv"), static_cast<long>(convs.size()));
-  // Those that could run either way: oneDNN's int8 kernel where that is exact (VNNI), else the
-  // faster of it and float32 (timed, cpu/dnnl_qconv.cpp).
+  // Those that could run either way: oneDNN's int8 kernel with AVX-512 VNNI, else the faster of it
+  // and float32 or int16 (timed, cpu/dnnl_qconv.cpp).
   // (Computed in float32, or by the int16 Winograd on the 3x3 stride-1 layers it takes.)
   const auto float_convs = std::count_if(fused.int8_convs.begin(), fused.int8_convs.end(), [](const std::string& im) {
     return im.rfind("float32 ", 0) == 0 || im.rfind("int16 ", 0) == 0;
@@ -199,8 +199,8 @@ void expect_matches_unfused(const std::vector<ConvSpec>& convs, int64_t size, in
     EXPECT_EQ(std::count_if(fused.int8_convs.begin(), fused.int8_convs.end(), [](const std::string& im) { return im.rfind("int16 ", 0) == 0; }),
               int16_takes);
   }
-  if (int8_dot_products_exact()) EXPECT_EQ(float_convs, in_float);
-  else EXPECT_GE(float_convs, in_float);
+  if (int8_kernels_avx512_vnni()) EXPECT_EQ(float_convs, in_float);
+  else EXPECT_GE(float_convs, in_float);  // the timing may take our kernels for layers oneDNN's compute exactly
   // The output's DequantizeLinear is a table of its bytes (passes/int8_dataflow.cpp).
   EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "DequantizeLinear"), 0);
   EXPECT_EQ(std::count(fused.ops.begin(), fused.ops.end(), "Int8Table"), 1);
@@ -330,16 +330,16 @@ TEST(QdqFusion, EveryInt8ImplementationGivesTheSameBytes) {
     std::cout << "[ info     ] Int8Conv " << node << ": " << count << " candidate(s):" << names << "\n";
     several += count > 1;
   }
-  if (int8_dot_products_exact()) EXPECT_GT(several, 0u) << "oneDNN has two int8 kernels for 64-channel 3x3 layers with VNNI";
+  if (int8_kernels_avx512_vnni()) EXPECT_GT(several, 0u) << "oneDNN has two int8 kernels for 64-channel 3x3 layers with AVX-512 VNNI";
   const Ran timed = run(bytes, x, true);
   ASSERT_EQ(timed.int8_convs.size(), chain.size());
-  // Without VNNI the timing may also take a node computed in float32 or by the int16 Winograd
-  // (dnnl_qconv.cpp's faster_of):
+  // Without AVX-512 VNNI the timing may also take a node computed in float32 or by the int16
+  // Winograd (dnnl_qconv.cpp's faster_of):
   // its values are the graph's as written, not these bytes (expect_matches_unfused checks them).
   bool any_float = false;
   for (size_t node = 0; node < chain.size(); ++node) {
     if (timed.int8_convs[node].rfind("float32 ", 0) == 0 || timed.int8_convs[node].rfind("int16 ", 0) == 0) {
-      EXPECT_FALSE(int8_dot_products_exact()) << "node " << node << ": " << timed.int8_convs[node];
+      EXPECT_FALSE(int8_kernels_avx512_vnni()) << "node " << node << ": " << timed.int8_convs[node];
       any_float = true;
       continue;
     }

@@ -1,4 +1,4 @@
-// The tests' main: GoogleTest's, plus --cpu-isa=NAME (sse4.2, avx2, avx512, avx512_vnni, avx512_bf16), which caps
+// The tests' main: GoogleTest's, plus --cpu-isa=NAME (sse4.2, avx2, avx2_vnni, avx512, avx512_vnni, avx512_bf16), which caps
 // our CPU kernels' instruction set for the whole run (sd::cpu::cap_isa) as the streamdet option of
 // the same name does: ctest runs the conformance suites a second time with AVX2 (tests/CMakeLists.txt);
 // and --exit-77-when-all-skipped: exit 77 when tests ran and every one of them skipped (none passed,
@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
     if (arg.rfind("--cpu-isa=", 0) != 0) continue;
     const auto isa = sd::cpu::parse_isa(arg.substr(10));
     if (!isa) {
-      std::fprintf(stderr, "%s: unknown instruction set (sse4.2, avx2, avx512, avx512_vnni, avx512_bf16)\n", argv[i]);
+      std::fprintf(stderr, "%s: unknown instruction set (sse4.2, avx2, avx2_vnni, avx512, avx512_vnni, avx512_bf16)\n", argv[i]);
       return 2;
     }
     if (!sd::cpu::cap_isa(*isa)) {

@@ -42,8 +42,8 @@ void add_model_info_options(CLI::App& cmd, ModelInfoOptions& options) {
   // first primitive), so that the plan shows the kernels of that ISA path.
   cmd.add_option_function<std::string>(
          "--cpu-isa", [](const std::string& text) { (void)cpu::cap_isa(*cpu::parse_isa(text)); },
-         "plan with the CPU kernels of this instruction set at most (as run's --cpu-isa): sse4.2|avx2|avx512|avx512_vnni|avx512_bf16")
-      ->check(CLI::IsMember({"sse4.2", "avx2", "avx512", "avx512_vnni", "avx512_bf16"}));
+         "plan with the CPU kernels of this instruction set at most (as run's --cpu-isa): sse4.2|avx2|avx2_vnni|avx512|avx512_vnni|avx512_bf16")
+      ->check(CLI::IsMember({"sse4.2", "avx2", "avx2_vnni", "avx512", "avx512_vnni", "avx512_bf16"}));
 }
 
 Status run_model_info(const ModelInfoOptions& options) {

@@ -85,9 +85,9 @@ void add_model_options(CLI::App& cmd, ModelOptions& m, std::string& layout) {
            if (!cpu::cap_isa(*cpu::parse_isa(text)))
              log_warn("--cpu-isa %s: oneDNN did not take the cap (its own ONEDNN_MAX_CPU_ISA is set?); our kernels are capped", text.c_str());
          },
-         "highest x86 instruction set the CPU engine may use, ours and oneDNN's: sse4.2|avx2|avx512|avx512_vnni|avx512_bf16 "
-         "(default: the best this processor runs); to measure the AVX2 path on an AVX-512 machine")
-      ->check(CLI::IsMember({"sse4.2", "avx2", "avx512", "avx512_vnni", "avx512_bf16"}));
+         "highest x86 instruction set the CPU engine may use, ours and oneDNN's: sse4.2|avx2|avx2_vnni|avx512|avx512_vnni|avx512_bf16 "
+         "(default: the best this processor runs); to measure the AVX2 (or AVX-VNNI) path on an AVX-512 machine")
+      ->check(CLI::IsMember({"sse4.2", "avx2", "avx2_vnni", "avx512", "avx512_vnni", "avx512_bf16"}));
   cmd.add_flag("--agnostic", m.agnostic, "class-agnostic NMS (boxes of different classes suppress each other)");
   cmd.add_option("--max-det", m.max_det, "maximum detections per frame")->capture_default_str()->check(integer_in(1, 100000));
 }

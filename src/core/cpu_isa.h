@@ -18,10 +18,13 @@
 
 namespace sd::cpu {
 
-// Ordered: each level includes the ones before it.
+// Ordered: each level includes the ones before it, but for kAvx2Vnni's AVX-VNNI, which the first
+// AVX-512 processors (Skylake-SP) lack; our kernels have no variant of their own for it (it runs
+// the AVX2 ones), it matters to oneDNN's int8 convolutions only (exact with VNNI).
 enum class Isa {
   kBaseline,    // x86-64-v2 (SSE4.2) on x86, the compiler's default elsewhere: the portable kernels
   kAvx2,        // AVX2 + FMA (x86-64-v3)
+  kAvx2Vnni,    // the above with AVX-VNNI (VEX vpdpbusd: Intel's client processors since Alder Lake)
   kAvx512,      // AVX-512 F, BW, DQ, VL (x86-64-v4)
   kAvx512Vnni,  // the above with VNNI (int8 dot products); our float kernels run their AVX-512 variant
   kAvx512Bf16,  // the above with AVX512_BF16 (vdpbf16ps): the bf16 Winograd kernel (--precision bf16)
@@ -41,7 +44,7 @@ bool cap_isa(Isa isa);
 // Every level this processor runs, lowest first (kBaseline always): the variants tests can call.
 std::vector<Isa> runnable_isas();
 
-// "sse4.2", "avx2", "avx512", "avx512_vnni", "avx512_bf16" ("portable" for kBaseline on other processors).
+// "sse4.2", "avx2", "avx2_vnni", "avx512", "avx512_vnni", "avx512_bf16" ("portable" for kBaseline on other processors).
 const char* isa_name(Isa isa);
 
 // The inverse of isa_name (also "baseline" and "portable" for kBaseline); nullopt if unknown.

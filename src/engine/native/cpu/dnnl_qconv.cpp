@@ -291,12 +291,14 @@ void register_qconv_ops(OpRegistry& r) {
     return ops::one_output(t, Shape{g.n, g.oc, g.oh, g.ow});
   };
   // Where the processor's int8 kernels would not compute it exactly (the pass marked it): float32.
-  // Where they compute it exactly without VNNI (a uint8 source, 7-bit weights), they run at about
-  // twice float32's FMA rate, which our float32 Winograd beats on 3x3 layers: the two timed.
+  // Where they compute it exactly without AVX-512 VNNI (a uint8 source and 7-bit weights on AVX2;
+  // anything on AVX-VNNI's 256-bit vpdpbusd), they run at two to four times float32's FMA rate,
+  // which our float32 and int16 Winograd beat on 3x3 layers: the two timed. With AVX-512 VNNI
+  // oneDNN's run every layer at 68-81% of the int8 peak: not timed (docs/benchmarks.md).
   s.create = [](const OpContext& ctx) -> Result<std::unique_ptr<Kernel>> {
     if (ctx.node.attrs.get_int(ops::kInt8InFloat, 0) != 0) return ops::make_int8_conv_in_float(ctx);
     SD_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> int8, ops::make_factory<Int8ConvKernel>()(ctx));
-    if (int8_dot_products_exact() || ctx.node.attrs.get_int(kConvCandidate, kTimedCandidate) != kTimedCandidate) return int8;
+    if (int8_kernels_avx512_vnni() || ctx.node.attrs.get_int(kConvCandidate, kTimedCandidate) != kTimedCandidate) return int8;
     auto in_float = ops::make_int8_conv_in_float(ctx);
     if (!in_float) return int8;
     return faster_of(ctx, std::move(int8), std::move(*in_float));
@@ -307,8 +309,10 @@ void register_qconv_ops(OpRegistry& r) {
 }  // namespace sd::native::dnnl_ops
 
 namespace sd::native {
-bool int8_dot_products_exact() {
+// oneDNN's effective instruction set (under any cap).
+bool int8_kernels_avx512_vnni() {
   const auto isa = dnnl::get_effective_cpu_isa();
   return isa == dnnl::cpu_isa::avx512_core_vnni || isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
 }
+bool int8_dot_products_exact() { return int8_kernels_avx512_vnni() || dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx2_vnni; }
 }  // namespace sd::native
