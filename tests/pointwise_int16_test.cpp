@@ -148,12 +148,15 @@ TEST(PointwiseInt16, QuantizedOutputsGiveTheBytesOfTheQuantizedResult) {
 TEST(PointwiseInt16, TakesOnlyItsShapes) {
   EXPECT_TRUE(Int16Pointwise::applies(geometry(1, 16, 8, 8, 16)));
   EXPECT_TRUE(Int16Pointwise::applies(window(1, 16, 8, 8, 16, 3, 3, 2, 1, 1, 1, 1, 1)));
-  EXPECT_STREQ(Int16Pointwise(geometry(1, 16, 2, 2, 16), std::vector<int8_t>(256).data(), {1.f}, nullptr, 1.f, 0, false).name(),
-               "streamdet:pointwise16:avx2");
-  EXPECT_STREQ(Int16Pointwise(window(1, 16, 2, 2, 16, 3, 3, 2, 1, 1, 1, 1, 1), std::vector<int8_t>(16 * 16 * 9).data(), {1.f}, nullptr, 1.f, 0,
-                              false)
-                   .name(),
-               "streamdet:gemm16:avx2");
+  // The micro-kernel's AVX-VNNI form where the processor has it and the level allows (the test
+  // runs capped at avx2 and avx2_vnni too: tests/cpu_isa_runs.cmake).
+  const std::string isa = cpu::has_avx_vnni() && cpu::active_isa() >= cpu::Isa::kAvx2Vnni ? "avx2_vnni" : "avx2";
+  EXPECT_EQ(Int16Pointwise(geometry(1, 16, 2, 2, 16), std::vector<int8_t>(256).data(), {1.f}, nullptr, 1.f, 0, false).name(),
+            "streamdet:pointwise16:" + isa);
+  EXPECT_EQ(Int16Pointwise(window(1, 16, 2, 2, 16, 3, 3, 2, 1, 1, 1, 1, 1), std::vector<int8_t>(16 * 16 * 9).data(), {1.f}, nullptr, 1.f, 0,
+                           false)
+                .name(),
+            "streamdet:gemm16:" + isa);
   EXPECT_FALSE(Int16Pointwise::applies(geometry(1, 24, 8, 8, 16)));  // channels not a multiple of 16
   EXPECT_FALSE(Int16Pointwise::applies(geometry(1, 16, 8, 8, 40)));  // output channels likewise
   ConvGeometry grouped = window(1, 32, 8, 8, 32, 3, 3, 1, 1, 1, 1, 1, 1);

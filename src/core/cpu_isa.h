@@ -33,6 +33,10 @@ enum class Isa {
 // What this processor (and its operating system) can run, by CPUID; computed once.
 Isa detected_isa();
 
+// Whether it has AVX-VNNI (the VEX-encoded vpdpbusd / vpdpwssd on 256 bits), whatever its level:
+// AVX-512 processors with VNNI may lack it (Ice Lake, Cascade Lake), Alder Lake's have it.
+bool has_avx_vnni();
+
 // min(detected_isa(), the cap): the level our kernels dispatch on.
 Isa active_isa();
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "core/cpu_isa.h"
 #include "engine/native/cpu/winograd_int16.h"
 
 namespace sd::native::ops {
@@ -17,7 +18,7 @@ bool Int16Pointwise::applies(const ConvGeometry& g) {
 
 Int16Pointwise::Int16Pointwise(const ConvGeometry& g, const int8_t* weights, const std::vector<float>& w_scales, const float* bias,
                                float x_scale, int32_t x_zero_point, bool x_signed)
-    : g_(g), x_zero_(x_zero_point), x_signed_(x_signed) {
+    : g_(g), x_zero_(x_zero_point), x_signed_(x_signed), avx_vnni_(cpu::has_avx_vnni() && cpu::active_isa() >= cpu::Isa::kAvx2Vnni) {
   const int64_t C = g.c, OC = g.oc, taps = g.kh * g.kw, K = taps * C;
   packed_.assign(static_cast<size_t>(K * OC), 0);
   scale_.resize(static_cast<size_t>(OC));
@@ -35,7 +36,7 @@ Int16Pointwise::Int16Pointwise(const ConvGeometry& g, const int8_t* weights, con
 
 void Int16Pointwise::compute(const uint8_t* src, const Int16Output& out, int threads) const {
 #if defined(__x86_64__)
-  pw16::run_avx2({g_, packed_.data(), scale_.data(), bias_.data(), x_zero_, x_signed_, src, out, std::max(1, threads)});
+  pw16::run_avx2({g_, packed_.data(), scale_.data(), bias_.data(), x_zero_, x_signed_, src, out, std::max(1, threads), avx_vnni_});
 #else
   (void)src, (void)out, (void)threads;
   std::abort();  // callers check cpu::detected_isa() >= kAvx2 first, which never holds here

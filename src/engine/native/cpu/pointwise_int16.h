@@ -27,7 +27,10 @@ class Int16Pointwise final : public Int16Conv {
   Int16Pointwise(const ConvGeometry& g, const int8_t* weights, const std::vector<float>& w_scales, const float* bias, float x_scale,
                  int32_t x_zero_point, bool x_signed);
 
-  const char* name() const override { return pointwise() ? "streamdet:pointwise16:avx2" : "streamdet:gemm16:avx2"; }
+  const char* name() const override {
+    return pointwise() ? (avx_vnni_ ? "streamdet:pointwise16:avx2_vnni" : "streamdet:pointwise16:avx2")
+                       : (avx_vnni_ ? "streamdet:gemm16:avx2_vnni" : "streamdet:gemm16:avx2");
+  }
   int64_t chunk_channels() const override { return g_.c; }
 
  protected:
@@ -38,6 +41,7 @@ class Int16Pointwise final : public Int16Conv {
   ConvGeometry g_;
   int32_t x_zero_ = 0;
   bool x_signed_ = false;
+  bool avx_vnni_ = false;        // AVX-VNNI's vpdpwssd in the micro-kernel (where the processor has it and the level allows)
   std::vector<int16_t> packed_;  // [oc / 16][k / 2][16][2], k = (ky * kw + kx) * c + channel
   std::vector<float> scale_;     // [oc]: x_scale * w_scale[oc]
   std::vector<float> bias_;      // [oc]
@@ -55,6 +59,7 @@ struct Args {
   const uint8_t* src;
   Int16Output out;
   int threads;
+  bool avx_vnni;  // the micro-kernel's vpdpwssd form (cpu::has_avx_vnni())
 };
 
 #if defined(__x86_64__)

@@ -60,7 +60,8 @@ void run_blocks(const Args& a) {
       }
       for (int64_t o0 = 0; o0 < OC; o0 += 16)
         for (int64_t t = 0; t < count; t += 6)
-          micro_rows16(std::min<int64_t>(6, count - t), x + t * K, K, a.packed + o0 * K, K, K, y + t * OC + o0, OC, a.scale + o0);
+          (a.avx_vnni ? micro_rows16<true> : micro_rows16<false>)(std::min<int64_t>(6, count - t), x + t * K, K, a.packed + o0 * K, K, K,
+                                                                 y + t * OC + o0, OC, a.scale + o0);
       // The bias, then the block's pixels (consecutive in NHWC) written or quantized in one pass.
       for (int64_t px = 0; px < count; ++px) {
         float* row = y + px * OC;

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <limits>
 
+#include "core/cpu_isa.h"
+
 namespace sd::native::ops {
 namespace {
 
@@ -46,7 +48,7 @@ bool Int16Winograd::applies(const ConvGeometry& g) {
 
 Int16Winograd::Int16Winograd(const ConvGeometry& g, const int8_t* weights, const std::vector<float>& w_scales, const float* bias,
                              float x_scale, int32_t x_zero_point, bool x_signed)
-    : g_(g), x_zero_(x_zero_point), x_signed_(x_signed) {
+    : g_(g), x_zero_(x_zero_point), x_signed_(x_signed), avx_vnni_(cpu::has_avx_vnni() && cpu::active_isa() >= cpu::Isa::kAvx2Vnni) {
   const int64_t C = g.c, OC = g.oc;
   packed_.assign(static_cast<size_t>(36 * C * OC), 0);
   scale_.assign(static_cast<size_t>(36 * OC), 0.f);
@@ -81,7 +83,7 @@ Int16Winograd::Int16Winograd(const ConvGeometry& g, const int8_t* weights, const
 void Int16Winograd::compute(const uint8_t* src, const Int16Output& out, int threads) const {
 #if defined(__x86_64__)
   wino16::run_avx2({g_.n, g_.h, g_.w, g_.c, g_.oc, packed_.data(), scale_.data(), bias_.data(), chunk_, x_zero_, x_signed_, src, out,
-                    std::max(1, threads)});
+                    std::max(1, threads), avx_vnni_});
 #else
   (void)src, (void)out, (void)threads;
   std::abort();  // callers check cpu::detected_isa() >= kAvx2 first, which never holds here

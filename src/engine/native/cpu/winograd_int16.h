@@ -47,7 +47,7 @@ class Int16Winograd final : public Int16Conv {
 
   // Channels summed in int32 before a float32 addition (all of them where the weights allow).
   int64_t chunk_channels() const override { return chunk_; }
-  const char* name() const override { return "streamdet:wino16_4x3:avx2"; }
+  const char* name() const override { return avx_vnni_ ? "streamdet:wino16_4x3:avx2_vnni" : "streamdet:wino16_4x3:avx2"; }
 
  protected:
   void compute(const uint8_t* src, const Int16Output& out, int threads) const override;
@@ -57,6 +57,7 @@ class Int16Winograd final : public Int16Conv {
   int32_t x_zero_ = 0;
   bool x_signed_ = false;
   int64_t chunk_ = 0;
+  bool avx_vnni_ = false;        // AVX-VNNI's vpdpwssd in the micro-kernel (where the processor has it and the level allows)
   std::vector<int16_t> packed_;  // U' by position: [36][oc / 16][c / 2][16][2] (channel pairs side by side, as vpmaddwd takes them)
   std::vector<float> scale_;     // [36][oc]: x_scale * w_scale[oc] / (G' row scales)
   std::vector<float> bias_;      // [oc]
@@ -75,6 +76,7 @@ struct Args {
   const uint8_t* src;
   Int16Output out;
   int threads;
+  bool avx_vnni;  // the micro-kernel's vpdpwssd form (cpu::has_avx_vnni())
 };
 
 #if defined(__x86_64__)

@@ -81,7 +81,8 @@ void multiply16(const wino16::Args& a, const Tiling& d, int64_t tpad, int64_t co
     for (int64_t o0 = 0; o0 < OC; o0 += 16) {
       const int16_t* panel = a.packed + (p * OC + o0) * C;  // [p][o0 / 16][c / 2][16][2]
       for (int64_t t = 0; t < count; t += 6)
-        micro_rows16(std::min<int64_t>(6, count - t), vp + t * C, C, panel, C, a.chunk, mp + t * OC + o0, OC, a.scale + p * OC + o0);
+        (a.avx_vnni ? micro_rows16<true> : micro_rows16<false>)(std::min<int64_t>(6, count - t), vp + t * C, C, panel, C, a.chunk,
+                                                                 mp + t * OC + o0, OC, a.scale + p * OC + o0);
     }
   }
 }
