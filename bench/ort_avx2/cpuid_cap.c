@@ -1,6 +1,7 @@
 // A stand-in for an AVX2-only processor, for ONNX Runtime: preloaded into a process whose copy of
 // libonnxruntime has each `cpuid` instruction replaced by `ud2` (bench/ort_avx2/ort-avx2.sh), it
-// answers those with the processor's own CPUID, less every AVX-512, AMX and AVX-VNNI feature bit.
+// answers those with the processor's own CPUID, less every AVX-512, AMX and AVX-VNNI feature bit
+// (AVX-VNNI kept on request, below).
 // ONNX Runtime (MLAS and its CPUIDInfo) then picks the kernels it picks on a Zen 2/3 class
 // processor: AVX2 and FMA3, no VNNI. streamdet caps itself with `--cpu-isa avx2`; ONNX Runtime has
 // no such switch, and this machine's hypervisor offers no CPUID faulting (`cpuid_fault`), hence
@@ -22,6 +23,11 @@ static const uint32_t kLeaf7Ecx = (1u << 1) | (1u << 6) | (1u << 11) | (1u << 12
 static const uint32_t kLeaf7Edx = (1u << 2) | (1u << 3) | (1u << 8) | (1u << 22) | (1u << 23) | (1u << 24) | (1u << 25);
 // CPUID.(EAX=7, ECX=1).EAX: AVX-VNNI, AVX512_BF16, AMX-FP16, AVX-IFMA.
 static const uint32_t kLeaf7Sub1Eax = (1u << 4) | (1u << 5) | (1u << 21) | (1u << 23);
+static const uint32_t kAvxVnni = 1u << 4;
+// The bits taken out of that leaf: all of the above, or all but AVX-VNNI where the environment has
+// CPUID_CAP_AVX_VNNI=1 (the stand-in for an AVX-VNNI processor, Alder Lake's kind: ort-avx2.sh's
+// ORT_AVX_VNNI=1).
+static uint32_t leaf7_sub1_cleared = kLeaf7Sub1Eax;
 
 static unsigned long answered;
 
@@ -42,7 +48,7 @@ static void on_sigill(int sig, siginfo_t* info, void* uc_void) {
     c &= ~kLeaf7Ecx;
     d &= ~kLeaf7Edx;
   } else if (leaf == 7 && sub == 1) {
-    a &= ~kLeaf7Sub1Eax;
+    a &= ~leaf7_sub1_cleared;
   }
   r[REG_RAX] = a;
   r[REG_RBX] = b;
@@ -63,5 +69,7 @@ __attribute__((constructor)) static void install(void) {
   sa.sa_flags = SA_SIGINFO;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGILL, &sa, NULL);
+  const char* keep = getenv("CPUID_CAP_AVX_VNNI");
+  if (keep && strcmp(keep, "1") == 0) leaf7_sub1_cleared &= ~kAvxVnni;
   atexit(report);
 }

@@ -4,6 +4,8 @@
 # (same arguments) on a copy of its onnxruntime-node whose libonnxruntime has every `cpuid`
 # replaced by `ud2`, with cpuid_cap.c preloaded to answer them without AVX-512, AMX and AVX-VNNI.
 #   bench/ort_avx2/ort-avx2.sh MODEL.onnx [ort-bench options]
+# ORT_AVX_VNNI=1: AVX-VNNI left in (the stand-in for an AVX2 processor with AVX-VNNI, Intel's
+# clients since Alder Lake; streamdet's `--cpu-isa avx2_vnni`).
 # The copy is made once under $ORT_AVX2_DIR (default ~/.cache/ort-bench-avx2).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -40,4 +42,4 @@ print(f"ort-avx2: {n} cpuid instructions of {lib} answered by cpuid_cap.so", fil
 PY
   touch "$dst/patched"
 fi
-ORT_BENCH_CACHE=$dst LD_PRELOAD=$dst/cpuid_cap.so exec "$ort_bench" "$@"
+CPUID_CAP_AVX_VNNI=${ORT_AVX_VNNI:-0} ORT_BENCH_CACHE=$dst LD_PRELOAD=$dst/cpuid_cap.so exec "$ort_bench" "$@"
