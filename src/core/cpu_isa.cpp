@@ -44,7 +44,7 @@ std::atomic<int> g_cap{static_cast<int>(Isa::kAvx512Bf16)};
 
 bool has_avx_vnni() {
 #if defined(__x86_64__) || defined(__i386__)
-  static const bool yes = __builtin_cpu_supports("avx2") && avx_vnni();
+  static const bool yes = (__builtin_cpu_init(), __builtin_cpu_supports("avx2")) && avx_vnni();
   return yes;
 #else
   return false;
