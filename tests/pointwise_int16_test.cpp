@@ -150,7 +150,7 @@ TEST(PointwiseInt16, TakesOnlyItsShapes) {
   EXPECT_TRUE(Int16Pointwise::applies(window(1, 16, 8, 8, 16, 3, 3, 2, 1, 1, 1, 1, 1)));
   // The micro-kernel's AVX-VNNI form where the processor has it and the level allows (the test
   // runs capped at avx2 and avx2_vnni too: tests/cpu_isa_runs.cmake).
-  const std::string isa = cpu::has_avx_vnni() && cpu::active_isa() >= cpu::Isa::kAvx2Vnni ? "avx2_vnni" : "avx2";
+  const std::string isa = cpu::avx_vnni_active() ? "avx2_vnni" : "avx2";
   EXPECT_EQ(Int16Pointwise(geometry(1, 16, 2, 2, 16), std::vector<int8_t>(256).data(), {1.f}, nullptr, 1.f, 0, false).name(),
             "streamdet:pointwise16:" + isa);
   EXPECT_EQ(Int16Pointwise(window(1, 16, 2, 2, 16, 3, 3, 2, 1, 1, 1, 1, 1), std::vector<int8_t>(16 * 16 * 9).data(), {1.f}, nullptr, 1.f, 0,

@@ -51,6 +51,8 @@ bool has_avx_vnni() {
 #endif
 }
 
+bool avx_vnni_active() { return has_avx_vnni() && active_isa() >= Isa::kAvx2Vnni; }
+
 Isa detected_isa() {
   static const Isa isa = detect();
   return isa;

@@ -37,6 +37,9 @@ Isa detected_isa();
 // AVX-512 processors with VNNI may lack it (Ice Lake, Cascade Lake), Alder Lake's have it.
 bool has_avx_vnni();
 
+// Whether our kernels may use it: the processor has it and active_isa() is kAvx2Vnni or above.
+bool avx_vnni_active();
+
 // min(detected_isa(), the cap): the level our kernels dispatch on.
 Isa active_isa();
 

@@ -18,7 +18,7 @@ bool Int16Pointwise::applies(const ConvGeometry& g) {
 
 Int16Pointwise::Int16Pointwise(const ConvGeometry& g, const int8_t* weights, const std::vector<float>& w_scales, const float* bias,
                                float x_scale, int32_t x_zero_point, bool x_signed)
-    : g_(g), x_zero_(x_zero_point), x_signed_(x_signed), avx_vnni_(cpu::has_avx_vnni() && cpu::active_isa() >= cpu::Isa::kAvx2Vnni) {
+    : g_(g), x_zero_(x_zero_point), x_signed_(x_signed), avx_vnni_(cpu::avx_vnni_active()) {
   const int64_t C = g.c, OC = g.oc, taps = g.kh * g.kw, K = taps * C;
   packed_.assign(static_cast<size_t>(K * OC), 0);
   scale_.resize(static_cast<size_t>(OC));

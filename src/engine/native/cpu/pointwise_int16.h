@@ -59,7 +59,7 @@ struct Args {
   const uint8_t* src;
   Int16Output out;
   int threads;
-  bool avx_vnni;  // the micro-kernel's vpdpwssd form (cpu::has_avx_vnni())
+  bool avx_vnni;  // the micro-kernel's vpdpwssd form (cpu::avx_vnni_active())
 };
 
 #if defined(__x86_64__)

@@ -48,7 +48,7 @@ bool Int16Winograd::applies(const ConvGeometry& g) {
 
 Int16Winograd::Int16Winograd(const ConvGeometry& g, const int8_t* weights, const std::vector<float>& w_scales, const float* bias,
                              float x_scale, int32_t x_zero_point, bool x_signed)
-    : g_(g), x_zero_(x_zero_point), x_signed_(x_signed), avx_vnni_(cpu::has_avx_vnni() && cpu::active_isa() >= cpu::Isa::kAvx2Vnni) {
+    : g_(g), x_zero_(x_zero_point), x_signed_(x_signed), avx_vnni_(cpu::avx_vnni_active()) {
   const int64_t C = g.c, OC = g.oc;
   packed_.assign(static_cast<size_t>(36 * C * OC), 0);
   scale_.assign(static_cast<size_t>(36 * OC), 0.f);
